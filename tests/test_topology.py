@@ -1,0 +1,80 @@
+"""The topology value: ids, ports, offsets, distances, load factors."""
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from simulator.topology import ABSENT, Graph, Torus
+
+dims_strategy = st.lists(st.integers(1, 6), min_size=1, max_size=4)
+
+
+@given(dims_strategy, st.data())
+@settings(max_examples=60, deadline=None)
+def test_ids_and_coordinates_round_trip_first_dimension_fastest(dims, data):
+    t = Torus(tuple(dims))
+    node = data.draw(st.integers(0, t.num_nodes - 1))
+    c = t.coords(node)
+    assert t.node(c) == node
+    assert node == sum(x * s for x, s in zip(c, t.strides))
+    assert t.strides[0] == 1
+
+
+@given(dims_strategy, st.data())
+@settings(max_examples=60, deadline=None)
+def test_distance_is_a_metric_and_equals_bfs_hops(dims, data):
+    t = Torus(tuple(dims))
+    a = data.draw(st.integers(0, t.num_nodes - 1))
+    b = data.draw(st.integers(0, t.num_nodes - 1))
+    assert t.distance(a, b) == t.distance(b, a)
+    # breadth-first search over the neighbour table gives the same hop count
+    seen, frontier, d = {a}, [a], 0
+    while b not in seen:
+        d += 1
+        frontier = [v for u in frontier for v in t.neighbor_table[u] if v != ABSENT and v not in seen]
+        seen.update(frontier)
+    assert t.distance(a, b) == d
+
+
+def test_size_two_dimension_is_one_link_each_way():
+    t = Torus((4, 2))
+    assert t.neighbor(0, 2) == 4 and t.neighbor(0, 3) == ABSENT   # y+ exists, y- does not
+    assert t.neighbor(4, 3) == 0 and t.neighbor(4, 2) == ABSENT
+    assert t.num_channels == 8 * 2 + 8
+
+
+def test_mesh_dimension_has_no_wraparound():
+    t = Torus((4, 4), wrap=(False, True))
+    assert t.neighbor(3, 0) == ABSENT
+    assert t.distance(0, 3) == 3
+    assert t.distance(0, 12) == 1
+
+
+def test_minimal_ports_offer_both_directions_at_half_ring_but_dor_goes_positive():
+    t = Torus((8, 8))
+    assert t.minimal_ports(0, 4) == (0, 1)
+    assert t.minimal_ports(0, 4, both_on_tie=False) == (0,)
+    assert t.dor_port(0, 4) == 0
+    assert t.dor_port(0, 7 + 8 * 3) == 1          # x offset -1 first
+
+
+@pytest.mark.parametrize("dims,expected", [((8, 8, 8), 1.0), ((16, 16, 16), 2.0),
+                                           ((5,), 24 / 40), ((4, 2, 2, 2), 0.5), ((8, 8, 16), 2.0)])
+def test_channel_load_factor_matches_spec(dims, expected):
+    assert Torus(dims).max_channel_load_factor == pytest.approx(expected)
+
+
+def test_graph_ports_follow_neighbour_order_and_reject_bad_edges():
+    g = Graph.from_edges(4, [(2, 0), (0, 1), (1, 2), (2, 3)])
+    assert g.adjacency[2] == (0, 1, 3)
+    assert g.port_to(2, 3) == 2
+    with pytest.raises(ValueError, match="not connected"):
+        Graph.from_edges(4, [(0, 1), (2, 3)])
+    with pytest.raises(ValueError, match="appears twice"):
+        Graph.from_edges(3, [(0, 1), (1, 0), (1, 2)])
+
+
+def test_random_regular_is_regular_connected_and_seeded():
+    g1, g2 = Graph.random_regular(32, 3, seed=7), Graph.random_regular(32, 3, seed=7)
+    assert g1 == g2
+    assert {len(a) for a in g1.adjacency} == {3}
+    assert (g1.distances >= 0).all()
