@@ -90,8 +90,9 @@ def read_trace(path: str | os.PathLike[str], num_nodes: int) -> list[TraceRecord
     >>> fd, name = tempfile.mkstemp(suffix=".csv")
     >>> with os.fdopen(fd, "w") as fh:
     ...     _ = fh.write("# demo\\ntime_ns,src,dst,bytes\\n0,0,3,512\\n10.5,2,1,1024\\n")
-    >>> read_trace(name, num_nodes=4)
-    [TraceRecord(time_ns=0.0, src=0, dst=3, bytes=512), TraceRecord(time_ns=10.5, src=2, dst=1, bytes=1024)]
+    >>> read_trace(name, num_nodes=4)   # doctest: +NORMALIZE_WHITESPACE
+    [TraceRecord(time_ns=0.0, src=0, dst=3, bytes=512),
+     TraceRecord(time_ns=10.5, src=2, dst=1, bytes=1024)]
     >>> read_trace(name, num_nodes=3)   # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
