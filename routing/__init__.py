@@ -1,0 +1,1 @@
+"""Routing algorithms (DOR, ABR, POR, OFR, table routing), table generation and analysis."""

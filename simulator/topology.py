@@ -231,6 +231,49 @@ class Torus:
                 return _port(dim, d)
         return ABSENT
 
+    # ------------------------------------------------------------------ routing lookup rows
+    def _offset_matrix(self) -> np.ndarray:
+        """Signed minimal offsets for every ordered pair: shape (N, N, n), int16."""
+        coords = np.array(self._coords, dtype=np.int64).reshape(self.num_nodes, self.n)
+        out = np.empty((self.num_nodes, self.num_nodes, self.n), dtype=np.int16)
+        for dim in range(self.n):
+            table = np.array(self.offset_table[dim], dtype=np.int16)
+            c = coords[:, dim]
+            out[:, :, dim] = table[c[:, None], c[None, :]]
+        return out
+
+    @cached_property
+    def dor_rows(self) -> tuple[bytes, ...]:
+        """``dor_rows[a][b]`` = :meth:`dor_port` (a, b), 255 when a == b; one ``bytes`` per node."""
+        off = self._offset_matrix()
+        nz = off != 0
+        first = np.where(nz.any(axis=2), nz.argmax(axis=2), -1)
+        sign = np.take_along_axis(off, np.maximum(first, 0)[:, :, None], axis=2)[:, :, 0]
+        port = np.where(first < 0, 255, 2 * first + (sign < 0))
+        return tuple(bytes(row) for row in port.astype(np.uint8))
+
+    def minimal_mask_rows(self, both_on_tie: bool) -> tuple:
+        """``rows[a][b]`` = bitmask of :meth:`minimal_ports` (a, b) (bit p for port p)."""
+        key = "_mask_rows_tie" if both_on_tie else "_mask_rows"
+        cached = self.__dict__.get(key)
+        if cached is not None:
+            return cached
+        off = self._offset_matrix().astype(np.int64)
+        mask = np.zeros(off.shape[:2], dtype=np.int64)
+        for dim in range(self.n):
+            d = off[:, :, dim]
+            mask |= np.where(d > 0, 1 << (2 * dim), 0)
+            mask |= np.where(d < 0, 1 << (2 * dim + 1), 0)
+            if both_on_tie and self.is_ring(dim) and self.dims[dim] % 2 == 0:
+                mask |= np.where(d == self.dims[dim] // 2, 1 << (2 * dim + 1), 0)
+        if self.num_ports <= 8:
+            rows = tuple(bytes(r) for r in mask.astype(np.uint8))
+        else:
+            from array import array
+            rows = tuple(array("Q", r.tolist()) for r in mask)
+        object.__setattr__(self, key, rows)
+        return rows
+
     # ------------------------------------------------------------------ load normalisation
     def channel_load_factor(self, dim: int) -> float:
         """Uniform-traffic load on the busiest channel of ``dim`` per unit of per-node injection

@@ -1,0 +1,49 @@
+"""Dimension-order routing (DOR): the baseline, and the escape network of the adaptive routers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from routing.registry import Groups, Routing, register
+
+
+def require_torus(topology: Any, algorithm: str) -> None:
+    if topology.kind != "torus":
+        raise ValueError(f"{algorithm} routes on tori; topology is {topology.describe()} "
+                         f"(use routing.algorithm: table on graphs)")
+
+
+@register("dor")
+class DimensionOrder(Routing):
+    """First dimension with a non-zero offset, in its minimal direction (+ at an exact k/2 tie),
+    on one escape VC per direction under the bubble rule.
+
+    Examples
+    --------
+    >>> from simulator.topology import Torus
+    >>> from simulator.packet import Packet
+    >>> from simulator.config import Config
+    >>> dor = DimensionOrder(Torus((4, 4)), Config(), eject_port=4)
+    >>> p = Packet(0, src=0, dst=6, birth=0, age=0, msg=0, measured=False)
+    >>> dor.candidates(0, p), dor.candidates(2, p), dor.candidates(6, p)
+    ((((0, 0),),), (((2, 0),),), (((4, 0),),))
+    """
+
+    vcs = ("escape",)
+    bubble_vcs = frozenset({0})
+
+    def __init__(self, topology: Any, config: Any, eject_port: int):
+        super().__init__(topology, config, eject_port)
+        self._rows = topology.dor_rows
+        self._groups = tuple(((((p, 0),),) if p < eject_port else None)
+                             for p in range(topology.num_ports))
+
+    @classmethod
+    def check_config(cls, topology: Any, config: Any) -> None:
+        require_torus(topology, "dor")
+
+    def candidates(self, node: int, packet) -> Groups:
+        port = self._rows[node][packet.dst]
+        if port == 255:
+            return self.eject_groups
+        return self._groups[port]
