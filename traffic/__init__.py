@@ -1,0 +1,1 @@
+"""Traffic: destination patterns, load normalisation, injection processes and workloads."""

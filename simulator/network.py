@@ -1,0 +1,507 @@
+"""The network model: routers, queues, channels, NICs and sinks, driven by SimPy.
+
+Time
+----
+SimPy's clock counts integer **picoseconds** so that clock edges and link times compare exactly
+(204.8 ns is not a float multiple of 0.8 ns); configs and results are in ns.  Every state change
+is an *action* scheduled at an exact time; all actions due at one time form a *batch* carried by
+a single SimPy event.  Routers decide only on clock edges: after a batch is applied, if its time
+is an edge, the **decision phase** runs; otherwise one is scheduled at the next edge.  So every
+decision sees everything that became ready by its edge, and the outcome never depends on the
+order in which same-time events were scheduled.
+
+Queues and ports
+----------------
+Routers are output-queued: a packet waits in the queue of the port it will leave by, one queue
+per (port, VC), each of ``queue_packets`` slots, plus an ejection queue.  A port id is
+``node * P + port`` (``P`` = direction ports + 1, the last being ejection); the NIC of ``node``
+is port id ``N * P + node``.  A queue id is ``port_id * V + vc``.
+
+Flow control (credit)
+---------------------
+A packet leaves a queue only when the downstream router has reserved room for it: at grant time
+the routing function is evaluated *for the downstream router* with its current occupancy, the
+slot there is reserved, the packet crosses the channel (serialisation, then propagation) and
+becomes visible in the reserved queue.  The upstream slot is freed at the end of serialisation.
+Nothing is ever dropped.
+
+Admission (bubble flow control)
+-------------------------------
+A queue of a VC in ``routing.bubble_vcs`` admits a packet that *enters the ring* (injected,
+turning, changing direction, coming from another VC) only with at least two free slots; a
+packet continuing on the same port and VC needs one.  Other queues need one free slot; packets
+from the NIC need ``router.injection_min_free`` if set.
+
+Arbitration
+-----------
+In each decision phase the head packets of all queues whose channel is idle and whose state
+changed are tried oldest first (message generation time, source, sequence); a port's channel
+goes to the first of its heads the downstream admits.  ``escape_priority`` instead tries a
+port's VCs in a fixed order (escape VCs first), oldest first inside a queue.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable
+
+import numpy as np
+import simpy
+from simpy.core import NORMAL
+from simpy.events import Event
+
+from simulator.packet import Packet
+
+PS_PER_NS = 1000
+
+
+def ps(ns: float) -> int:
+    """Nanoseconds -> integer picoseconds (the engine's clock)."""
+    return int(round(ns * PS_PER_NS))
+
+
+def serialisation_ps(size_bytes: int, bandwidth_gbps: float) -> int:
+    """Time to put ``size_bytes`` on a ``bandwidth_gbps`` channel, in ps (Gb/s = bits per ns)."""
+    return ps(size_bytes * 8 / bandwidth_gbps)
+
+
+class DeadlockError(RuntimeError):
+    """Packets are in the network and none has moved for the watchdog time."""
+
+
+class RandomStream:
+    """Uniform floats in [0, 1) from a numpy Generator, drawn in blocks (one draw per call is
+    the hot-path cost; a Python list index is cheap)."""
+
+    __slots__ = ("_gen", "_buf", "_i")
+
+    def __init__(self, gen: np.random.Generator, block: int = 8192):
+        self._gen = gen
+        self._buf: list[float] = []
+        self._i = 0
+
+    def __call__(self) -> float:
+        i = self._i
+        if i >= len(self._buf):
+            self._buf = self._gen.random(8192).tolist()
+            i = 0
+        self._i = i + 1
+        return self._buf[i]
+
+
+class Network:
+    """The SimPy model of one network.  Build, call :meth:`start`, post messages, run the env.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+        Its clock counts picoseconds.
+    topology : Torus or Graph
+    routing : routing.registry.Routing
+    config : simulator.config.Config
+    rand : callable
+        Uniform [0, 1) tie-break stream (:class:`RandomStream`).
+    sink : callable
+        ``sink(packet, consume_time_ps)`` for every packet consumed.
+    """
+
+    def __init__(self, env: simpy.Environment, topology: Any, routing: Any, config: Any,
+                 rand: Callable[[], float], sink: Callable[[Packet, int], None]):
+        self.env = env
+        self.topology = topology
+        self.routing = routing
+        self.cfg = config
+        self.rand = rand
+        self.sink = sink
+        rc, lc, nc = config.router, config.link, config.nic
+        size = config.packet.size_bytes
+
+        self.N = N = topology.num_nodes
+        self.EJ = topology.num_ports
+        self.P = P = topology.num_ports + 1
+        self.V = V = len(routing.vcs)
+        self.NP = N * P
+        self.cap = rc.queue_packets
+        self.nbr = [tuple(row) + (-1,) for row in topology.neighbor_table]
+        # per port id: its node, its port number, the node its channel leads to
+        self.node_of = [pid // P for pid in range(N * P)]
+        self.port_of = [pid % P for pid in range(N * P)]
+        self.down = [self.nbr[pid // P][pid % P] for pid in range(N * P)]
+
+        self.occ = [0] * (N * P * V)                 # reserved + present packets per queue
+        self.queues = [deque() for _ in range(N * P * V)]
+        self.busy = [False] * (N * P + N)            # channel of each port id (NICs last)
+        self.waiting: list[list[int] | None] = [None] * (N * P * V)  # port ids blocked on a queue
+        self.srcq = [deque() for _ in range(N)]      # NIC source queues (unbounded)
+        self.nic_wake = [-1] * N                      # pending NIC wake-up time
+        self.next_avail = [0] * N                     # NIC availability pacing
+
+        bubble = rc.bubble
+        self.bubble = [bubble and vc in routing.bubble_vcs for vc in range(V)]
+        self.inj_min = rc.injection_min_free or 1
+        self.ordered = rc.tie_break == "ordered"
+        self.escape_first = rc.arbitration == "escape_priority"
+        if self.escape_first:
+            order = sorted(range(V), key=lambda vc: (not routing.vcs[vc].startswith("escape"),
+                                                     -vc if routing.vcs[vc] == "escape2" else vc))
+            self.vc_order = tuple(order)
+        self.cut_through = rc.switching == "virtual_cut_through"
+
+        self.cyc = ps(rc.cycle_ns)
+        self.delay = rc.delay_cycles * self.cyc
+        self.ser_link = serialisation_ps(size, lc.bandwidth_gbps)
+        self.lat_link = ps(lc.latency_ns)
+        self.ser_nic = serialisation_ps(size, nc.bandwidth_gbps)
+        self.lat_nic = ps(nc.latency_ns)
+
+        self.dirty: set[int] = set()
+        self._batches: dict[int, list] = {}
+        self.progress_ps = 0          # last time any packet moved
+        self.in_network = 0           # packets accepted from NICs and not yet ejected
+        self.in_sources = 0           # packets waiting at NICs
+        self.actions = 0              # model events applied
+        self.link_hops = 0            # router-to-router channel traversals
+        self.link_busy_ps = [0] * (N * P)  # per port: serialisation time granted
+
+    # ================================================================== calendar
+    def at(self, t: int, fn: Callable, a: Any = None, b: Any = None) -> None:
+        """Schedule ``fn(a, b)`` at time ``t`` ps (>= now)."""
+        batch = self._batches.get(t)
+        if batch is None:
+            self._batches[t] = [(fn, a, b)]
+            env = self.env
+            ev = Event(env)
+            ev._ok = True
+            ev._value = t
+            ev.callbacks.append(self._run_batch)
+            env.schedule(ev, NORMAL, t - env._now)
+        else:
+            batch.append((fn, a, b))
+
+    def _run_batch(self, ev: Event) -> None:
+        t = ev._value
+        batch = self._batches.pop(t)
+        self.actions += len(batch)
+        for fn, a, b in batch:
+            fn(a, b)
+        if self.dirty:
+            cyc = self.cyc
+            if t % cyc:
+                edge = t - t % cyc + cyc
+                if edge not in self._batches:
+                    self.at(edge, _noop)
+            else:
+                self._decide()
+
+    def edge(self, t: int) -> int:
+        """The first clock edge at or after ``t``."""
+        r = t % self.cyc
+        return t if r == 0 else t - r + self.cyc
+
+    # ================================================================== traffic entry
+    def post_message(self, src: int, dst: int, packets: int, birth: int, first_pid: int,
+                     msg: int, measured: bool, avail_period: int) -> list[Packet]:
+        """Create a message's packets at the NIC of ``src`` (at time ``birth`` = now).
+
+        Packets become available to the NIC one per ``avail_period`` ps (0: all at once), after
+        the previous message's packets.
+        """
+        age = birth * self.N + src
+        start = max(birth, self.next_avail[src])
+        pkts = []
+        q = self.srcq[src]
+        for i in range(packets):
+            p = Packet(first_pid + i, src, dst, birth, age, msg, measured)
+            p.avail = start + i * avail_period
+            q.append(p)
+            pkts.append(p)
+        self.next_avail[src] = start + packets * avail_period
+        self.in_sources += packets
+        self.dirty.add(self.NP + src)
+        return pkts
+
+    # ================================================================== decision phase
+    def _decide(self) -> None:
+        dirty = self.dirty
+        busy = self.busy
+        queues = self.queues
+        V = self.V
+        NP = self.NP
+        heads = []
+        for pid in dirty:
+            if busy[pid]:
+                continue
+            if pid >= NP:
+                q = self.srcq[pid - NP]
+                if q:
+                    p = q[0]
+                    heads.append((p.age, p.pid, pid, -1, p))
+                continue
+            base = pid * V
+            for vc in range(V):
+                q = queues[base + vc]
+                if q:
+                    p = q[0]
+                    heads.append((p.age, p.pid, pid, vc, p))
+        dirty.clear()
+        if len(heads) > 1:
+            heads.sort()
+            if self.escape_first:
+                heads = self._escape_priority(heads)
+        elif not heads:
+            return
+        forward = self._try_forward
+        for h in heads:
+            pid = h[2]
+            if busy[pid]:
+                continue
+            vc = h[3]
+            if vc < 0:
+                self._try_inject(pid - NP, h[4])
+            else:
+                forward(pid, vc, h[4])
+
+    def _escape_priority(self, heads: list) -> list:
+        """Reorder so that within a port the VCs are tried in ``vc_order`` (escape first)."""
+        rank = {vc: i for i, vc in enumerate(self.vc_order)}
+        first_seen: dict[int, int] = {}
+        for i, h in enumerate(heads):
+            first_seen.setdefault(h[2], i)
+        return sorted(heads, key=lambda h: (first_seen[h[2]], rank.get(h[3], -1)))
+
+    def _select(self, node: int, groups, from_port: int, from_vc: int, need_min: int,
+                blocker: int) -> int:
+        """Admission and selection at ``node``: the queue id the packet may take, or -1 after
+        registering port ``blocker`` as waiting on every candidate queue."""
+        occ = self.occ
+        cap = self.cap
+        bubble = self.bubble
+        V = self.V
+        ej = self.EJ
+        base = node * self.P
+        for group in groups:
+            best = -1
+            best_free = 0
+            ties = 0
+            for port, vc in group:
+                q = (base + port) * V + vc
+                free = cap - occ[q]
+                # bubble: entering a ring needs two free slots, continuing on it one
+                need = 2 if (bubble[vc] and port != ej
+                             and (port != from_port or vc != from_vc)) else 1
+                if need < need_min:
+                    need = need_min
+                if free < need:
+                    continue
+                if free > best_free:
+                    best, best_free, ties = q, free, 1
+                elif free == best_free and not self.ordered:
+                    ties += 1
+                    if self.rand() * ties < 1.0:
+                        best = q
+            if best >= 0:
+                return best
+        waiting = self.waiting
+        for group in groups:
+            for port, vc in group:
+                q = (base + port) * V + vc
+                w = waiting[q]
+                if w is None:
+                    waiting[q] = [blocker]
+                else:
+                    w.append(blocker)
+        return -1
+
+    def _try_forward(self, pid: int, vc: int, p: Packet) -> bool:
+        port = self.port_of[pid]
+        if port == self.EJ:
+            self._eject(pid, p)
+            return True
+        v = self.down[pid]
+        q2 = self._select(v, self.routing.candidates(v, p), port, vc, 1, pid)
+        if q2 < 0:
+            return False
+        now = self.env._now
+        src_q = pid * self.V + vc
+        self.queues[src_q].popleft()
+        self.occ[q2] += 1
+        self.busy[pid] = True
+        self.progress_ps = now
+        self.link_hops += 1
+        ser = self.ser_link
+        self.link_busy_ps[pid] += ser
+        t_end = now + ser
+        at = self.at
+        at(t_end, self._tx_end, pid, src_q)
+        p.hops += 1
+        p.from_port = port
+        p.from_vc = vc
+        p.qid = q2
+        if self.routing.has_admit:
+            self._admitted(p, q2)
+        # store-and-forward: the whole packet must be in; cut-through: its header
+        t = (now if self.cut_through else t_end) + self.lat_link
+        cyc = self.cyc
+        r = t % cyc
+        if r:
+            t += cyc - r
+        at(t + self.delay, self._ready, p, q2)
+        return True
+
+    def _try_inject(self, node: int, p: Packet) -> bool:
+        now = self.env._now
+        if p.avail > now:
+            if self.nic_wake[node] != p.avail:
+                self.nic_wake[node] = p.avail
+                self.at(p.avail, self._wake_nic, node)
+            return False
+        routing = self.routing
+        if routing.has_inject:
+            routing.inject(node, p, self.local_adaptive_used(node), self.rand)
+        q2 = self._select(node, routing.candidates(node, p), -1, -1, self.inj_min, self.NP + node)
+        if q2 < 0:
+            return False
+        self.srcq[node].popleft()
+        self.in_sources -= 1
+        self.in_network += 1
+        self.occ[q2] += 1
+        self.busy[self.NP + node] = True
+        self.progress_ps = now
+        t_end = now + self.ser_nic
+        self.at(t_end, self._nic_tx_end, node)
+        p.enter = t_end + self.lat_nic
+        p.from_port = -1
+        p.from_vc = -1
+        self._arrive(p, q2, now, t_end, self.lat_nic)
+        return True
+
+    def _arrive(self, p: Packet, q2: int, start: int, t_end: int, latency: int) -> None:
+        """The packet, granted at ``start``, will be visible in queue ``q2`` downstream."""
+        p.qid = q2
+        if self.routing.has_admit:
+            self._admitted(p, q2)
+        t = (start if self.cut_through else t_end) + latency
+        self.at(self.edge(t) + self.delay, self._ready, p, q2)
+
+    def _admitted(self, p: Packet, q2: int) -> None:
+        pid2, vc2 = divmod(q2, self.V)
+        node, port = divmod(pid2, self.P)
+        self.routing.admitted(node, p, port, vc2)
+
+    def _eject(self, pid: int, p: Packet) -> None:
+        now = self.env._now
+        src_q = pid * self.V
+        self.queues[src_q].popleft()
+        self.busy[pid] = True
+        self.progress_ps = now
+        self.in_network -= 1
+        t_end = now + self.ser_nic
+        self.at(t_end, self._tx_end, pid, src_q)
+        self.sink(p, t_end + self.lat_nic)
+
+    # ================================================================== actions
+    def _ready(self, p: Packet, q2: int) -> None:
+        now = p.ready = self.env._now
+        q = self.queues[q2]
+        # canonical order among packets becoming ready together: oldest first
+        if q and q[-1].ready == now and (q[-1].age, q[-1].pid) > (p.age, p.pid):
+            q.append(p)
+            _bubble_back(q)
+        else:
+            q.append(p)
+        self.dirty.add(q2 // self.V)
+
+    def _tx_end(self, pid: int, src_q: int) -> None:
+        self.busy[pid] = False
+        self.occ[src_q] -= 1
+        dirty = self.dirty
+        dirty.add(pid)
+        w = self.waiting[src_q]
+        if w is not None:
+            dirty.update(w)
+            self.waiting[src_q] = None
+
+    def _nic_tx_end(self, node: int, _: Any = None) -> None:
+        self.busy[self.NP + node] = False
+        self.dirty.add(self.NP + node)
+
+    def _wake_nic(self, node: int, _: Any = None) -> None:
+        self.nic_wake[node] = -1
+        self.dirty.add(self.NP + node)
+
+    # ================================================================== views
+    def local_adaptive_used(self, node: int) -> list[int | None]:
+        """Used slots of the adaptive queue (VC 0) of each direction port of ``node``."""
+        occ, V, base = self.occ, self.V, node * self.P
+        row = self.nbr[node]
+        return [occ[(base + port) * V] if row[port] >= 0 else None for port in range(self.EJ)]
+
+    def queue_label(self, q: int) -> str:
+        pid, vc = divmod(q, self.V)
+        node, port = divmod(pid, self.P)
+        where = self.topology.coords(node) if self.topology.kind == "torus" else node
+        pname = "eject" if port == self.EJ else self.topology.port_name(port)
+        return f"node {node} {where} port {pname} vc {self.routing.describe_vc(vc)}"
+
+    def blocked_queues(self, limit: int = 12) -> list[str]:
+        out = []
+        for q, dq in enumerate(self.queues):
+            if dq:
+                head = dq[0]
+                out.append(f"{self.queue_label(q)}: {len(dq)}/{self.cap} packets, head "
+                           f"{head.src}->{head.dst} (target {head.target})")
+        return out
+
+    def check_invariants(self, generated: int, delivered: int) -> None:
+        """Assert the model's accounting (for tests): no queue over capacity, every packet in
+        exactly one place — a NIC source queue, a router queue, or on a channel towards the
+        queue it reserved — and ``generated == delivered + waiting at NICs + in network``."""
+        in_flight = sum(1 for batch in self._batches.values()
+                        for fn, a, b in batch if getattr(fn, "__name__", "") == "_ready")
+        visible = 0
+        for q, dq in enumerate(self.queues):
+            if self.occ[q] > self.cap or len(dq) > self.occ[q] or self.occ[q] < 0:
+                raise AssertionError(f"{self.queue_label(q)}: occupancy {self.occ[q]}, "
+                                     f"{len(dq)} visible, capacity {self.cap}")
+            visible += len(dq)
+        sources = sum(len(q) for q in self.srcq)
+        if sources != self.in_sources:
+            raise AssertionError(f"{sources} packets at NICs, counter says {self.in_sources}")
+        if visible + in_flight != self.in_network:
+            raise AssertionError(f"{visible} queued + {in_flight} on channels != "
+                                 f"{self.in_network} in network")
+        if generated != delivered + self.in_sources + self.in_network:
+            raise AssertionError(f"generated {generated} != delivered {delivered} + at NICs "
+                                 f"{self.in_sources} + in network {self.in_network}")
+
+    # ================================================================== watchdog
+    def start_watchdog(self, period: int) -> None:
+        self._watchdog_period = period
+        self.at(self.env._now + period, self._watchdog)
+
+    def _watchdog(self, _: Any = None, __: Any = None) -> None:
+        now = self.env._now
+        if self.in_network > 0 and now - self.progress_ps >= self._watchdog_period:
+            blocked = self.blocked_queues()
+            shown = "; ".join(blocked[:12])
+            more = f" (+{len(blocked) - 12} more)" if len(blocked) > 12 else ""
+            raise DeadlockError(
+                f"deadlock: {self.in_network} packets in the network and none has moved for "
+                f"{(now - self.progress_ps) / PS_PER_NS:.0f} ns (since t = "
+                f"{self.progress_ps / PS_PER_NS:.0f} ns); blocked queues: {shown}{more}")
+        self.at(now + self._watchdog_period, self._watchdog)
+
+
+def _noop(a: Any, b: Any) -> None:
+    pass
+
+
+def _bubble_back(q: deque) -> None:
+    """Move the last element of q left past same-time younger packets."""
+    p = q.pop()
+    stash = []
+    while q and q[-1].ready == p.ready and (q[-1].age, q[-1].pid) > (p.age, p.pid):
+        stash.append(q.pop())
+    q.append(p)
+    while stash:
+        q.append(stash.pop())

@@ -1,0 +1,36 @@
+"""Offered-load normalisation (SPEC §6).
+
+γ = 1 saturates the bisection under uniform traffic: the per-node packet rate at γ = 1 is
+``B_link / (S * max_i c_i)``, with c_i the uniform channel-load factor of dimension i
+(:meth:`simulator.topology.Torus.channel_load_factor`; for a graph, the busiest channel of its
+minimal routing, :attr:`simulator.topology.Graph.max_channel_load_factor`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def gamma1_packet_period_ns(topology: Any, packet_bytes: int, link_gbps: float) -> float:
+    """Per-node packet period at γ = 1, in ns (``S * 8 * max c_i / B``).
+
+    Examples
+    --------
+    >>> from simulator.topology import Torus
+    >>> gamma1_packet_period_ns(Torus((8, 8, 8)), 512, 20.0)
+    204.8
+    >>> gamma1_packet_period_ns(Torus((16, 16, 16)), 512, 20.0)
+    409.6
+    """
+    c = topology.max_channel_load_factor
+    if c <= 0:
+        raise ValueError("a single-node topology has no channel to normalise the load by")
+    return packet_bytes * 8 * c / link_gbps
+
+
+def message_interval_ns(topology: Any, packet_bytes: int, link_gbps: float,
+                        message_packets: int, load: float) -> float:
+    """Mean time between two messages of one node at offered load γ = ``load``."""
+    if load <= 0:
+        return float("inf")
+    return message_packets * gamma1_packet_period_ns(topology, packet_bytes, link_gbps) / load
