@@ -64,7 +64,7 @@ def test_packets_are_conserved_and_no_queue_exceeds_its_capacity(dims, load, see
     sim = Simulation(cfg)
     net, wl, col, env = sim.net, sim.workload, sim.collector, sim.env
     wl.start()
-    stop = int(stop_us * 1e6)
+    stop = int(stop_us * 1e6 + wl.interval_ps)      # every node has created a message
     steps = 0
     while env.peek() < stop:
         env.step()                       # between steps the model is quiescent
