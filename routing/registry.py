@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from simulator.packet import Packet
 
 ALGORITHMS: dict[str, type["Routing"]] = {}
-_MODULES = ("routing.dor",)
+_MODULES = ("routing.dor", "routing.adaptive")
 
 
 def algorithms() -> dict[str, type["Routing"]]:

@@ -32,6 +32,20 @@ turning, changing direction, coming from another VC) only with at least two free
 packet continuing on the same port and VC needs one.  Other queues need one free slot; packets
 from the NIC need ``router.injection_min_free`` if set.
 
+Flow control (ack_nak, the OutFlank reference simulator)
+--------------------------------------------------------
+Whenever a port's channel is idle it sends a head packet without asking; the receiver decides
+on arrival, with its own state, whether to store it and answers with a ``router.ack_bytes``
+ACK or NAK on the reverse channel, where control messages go before data.  The sender's slot
+stays held until the ACK returns; a NAKed packet goes back into its queue at its old position
+and is retransmitted.  NICs use the same protocol towards their router.
+
+NIC handshake
+-------------
+``none``: packets become available one per ``avail_period`` and leave whenever the injection
+link is free.  ``stop_and_wait``: the NIC polls on ticks of ``nic_tick_ps`` from t = 0 and keeps
+one packet outstanding until the router's acknowledgement is back.
+
 Arbitration
 -----------
 In each decision phase the head packets of all queues whose channel is idle and whose state
@@ -106,7 +120,8 @@ class Network:
     """
 
     def __init__(self, env: simpy.Environment, topology: Any, routing: Any, config: Any,
-                 rand: Callable[[], float], sink: Callable[[Packet, int], None]):
+                 rand: Callable[[], float], sink: Callable[[Packet, int], None],
+                 nic_tick_ps: float = 0.0):
         self.env = env
         self.topology = topology
         self.routing = routing
@@ -154,6 +169,23 @@ class Network:
         self.ser_nic = serialisation_ps(size, nc.bandwidth_gbps)
         self.lat_nic = ps(nc.latency_ns)
 
+        self.ack_nak = rc.flow_control == "ack_nak"
+        self.stop_and_wait = nc.handshake == "stop_and_wait"
+        if self.stop_and_wait and nic_tick_ps <= 0:
+            raise ValueError("a stop-and-wait NIC needs its polling tick")
+        self.nic_tick = nic_tick_ps
+        self.ser_ack_link = serialisation_ps(rc.ack_bytes, lc.bandwidth_gbps)
+        self.ser_ack_nic = serialisation_ps(rc.ack_bytes, nc.bandwidth_gbps)
+        self.outstanding = [0] * N            # NIC packets sent and not yet acknowledged
+        self.nic_free_at = [0] * N            # stop-and-wait: when the last ACK came back
+        self.arrivals: list[tuple[Packet, int]] = []      # ack_nak: awaiting a decision
+        self.ctrlq: list[deque | None] = [None] * (N * P)  # ack_nak: ACK/NAK waiting per port
+        self.rev = self._reverse_ports() if self.ack_nak else []
+        self.retransmissions = 0
+        self.free_at = [0] * (N * P)          # ack_nak: when each router channel is next idle
+        self.wake_at = [-1] * (N * P)         # ack_nak: pending channel wake-up
+        self._decide = self._decide_acknak if self.ack_nak else self._decide_credit
+
         self.dirty: set[int] = set()
         self._batches: dict[int, list] = {}
         self.progress_ps = 0          # last time any packet moved
@@ -184,7 +216,7 @@ class Network:
         self.actions += len(batch)
         for fn, a, b in batch:
             fn(a, b)
-        if self.dirty:
+        if self.dirty or self.arrivals:
             cyc = self.cyc
             if t % cyc:
                 edge = t - t % cyc + cyc
@@ -221,7 +253,7 @@ class Network:
         return pkts
 
     # ================================================================== decision phase
-    def _decide(self) -> None:
+    def _decide_credit(self) -> None:
         dirty = self.dirty
         busy = self.busy
         queues = self.queues
@@ -301,6 +333,8 @@ class Network:
                         best = q
             if best >= 0:
                 return best
+        if blocker < 0:
+            return -1
         waiting = self.waiting
         for group in groups:
             for port, vc in group:
@@ -348,12 +382,32 @@ class Network:
         at(t + self.delay, self._ready, p, q2)
         return True
 
+    def _nic_may_send(self, node: int, p: Packet, now: int) -> bool:
+        """Availability and handshake rules of the NIC; schedules a wake-up if not yet."""
+        if self.stop_and_wait:
+            if self.outstanding[node]:
+                return False            # the acknowledgement will wake the NIC
+            t_ok = self._next_tick(max(p.avail, self.nic_free_at[node]))
+        else:
+            t_ok = p.avail
+        if t_ok > now:
+            if self.nic_wake[node] != t_ok:
+                self.nic_wake[node] = t_ok
+                self.at(t_ok, self._wake_nic, node)
+            return False
+        return True
+
+    def _next_tick(self, t: int) -> int:
+        """The first NIC polling tick at or after ``t`` (ticks at k * nic_tick from 0)."""
+        tick = self.nic_tick
+        k = int(t // tick)
+        while int(round(k * tick)) < t:
+            k += 1
+        return int(round(k * tick))
+
     def _try_inject(self, node: int, p: Packet) -> bool:
         now = self.env._now
-        if p.avail > now:
-            if self.nic_wake[node] != p.avail:
-                self.nic_wake[node] = p.avail
-                self.at(p.avail, self._wake_nic, node)
+        if not self._nic_may_send(node, p, now):
             return False
         routing = self.routing
         if routing.has_inject:
@@ -372,6 +426,10 @@ class Network:
         p.enter = t_end + self.lat_nic
         p.from_port = -1
         p.from_vc = -1
+        if self.stop_and_wait:
+            # the router acknowledges on arrival, over the reverse internal link
+            self.outstanding[node] += 1
+            self.at(p.enter + self.ser_ack_nic + self.lat_nic, self._nic_ack, node)
         self._arrive(p, q2, now, t_end, self.lat_nic)
         return True
 
@@ -398,6 +456,185 @@ class Network:
         t_end = now + self.ser_nic
         self.at(t_end, self._tx_end, pid, src_q)
         self.sink(p, t_end + self.lat_nic)
+
+    # ================================================================== ack/nak protocol
+    def _reverse_ports(self) -> list[int]:
+        """For each router port id, the port id of the channel coming back (-1 for none)."""
+        topo, P = self.topology, self.P
+        rev = [-1] * (self.N * P)
+        for pid in range(self.N * P):
+            u, port = divmod(pid, P)
+            v = self.down[pid]
+            if port == self.EJ or v < 0:
+                continue
+            back = port ^ 1 if topo.kind == "torus" else topo.port_to(v, u)
+            if self.nbr[v][back] != u:
+                raise AssertionError(f"no reverse channel for node {u} port {port}")
+            rev[pid] = v * P + back
+        return rev
+
+    def _decide_acknak(self) -> None:
+        arrivals = self.arrivals
+        if arrivals:
+            if len(arrivals) > 1:
+                arrivals.sort(key=_arrival_key)
+            self.arrivals = []
+            for p, src in arrivals:
+                self._receive(p, src)
+        dirty = self.dirty
+        busy = self.busy
+        queues = self.queues
+        free_at = self.free_at
+        V, NP, EJ = self.V, self.NP, self.EJ
+        now = self.env._now
+        ports = list(dirty)    # sends of one phase are independent: order does not matter
+        dirty.clear()
+        for pid in ports:
+            if pid >= NP:
+                q = self.srcq[pid - NP]
+                if q and not busy[pid]:
+                    self._send_from_nic(pid - NP, q[0])
+                continue
+            if self.port_of[pid] == EJ:
+                if queues[pid * V] and not busy[pid]:
+                    self._eject(pid, queues[pid * V][0])
+                continue
+            fa = free_at[pid]
+            if fa > now:
+                # busy: come back when the channel is idle (one wake-up per busy period)
+                if self.wake_at[pid] != fa:
+                    self.wake_at[pid] = fa
+                    self.at(fa, self._chan_free, pid)
+                continue
+            cq = self.ctrlq[pid]
+            if cq:
+                self._send_control(pid, cq.popleft())
+            else:
+                base = pid * V
+                best = -1
+                if self.escape_first:
+                    for vc in self.vc_order:
+                        if queues[base + vc]:
+                            best = vc
+                            break
+                else:
+                    for vc in range(V):
+                        q = queues[base + vc]
+                        if q and (best < 0 or (q[0].age, q[0].pid) <
+                                  (queues[base + best][0].age, queues[base + best][0].pid)):
+                            best = vc
+                if best < 0:
+                    continue
+                self._send(pid, best, queues[base + best][0])
+            if cq or any(queues[pid * V + vc] for vc in range(V)):
+                fa = free_at[pid]       # more to send: come back when the channel is idle
+                self.wake_at[pid] = fa
+                self.at(fa, self._chan_free, pid)
+
+    def _send(self, pid: int, vc: int, p: Packet) -> None:
+        """Speculative transmission of the head of queue (pid, vc); its slot stays held."""
+        now = self.env._now
+        src_q = pid * self.V + vc
+        self.queues[src_q].popleft()
+        ser = self.ser_link
+        self.free_at[pid] = now + ser
+        self.link_busy_ps[pid] += ser
+        p.from_port = self.port_of[pid]
+        p.from_vc = vc
+        t = (now if self.cut_through else now + ser) + self.lat_link
+        self.at(t, self._arrival, p, src_q)
+
+    def _send_from_nic(self, node: int, p: Packet) -> None:
+        now = self.env._now
+        if not self._nic_may_send(node, p, now):
+            return
+        self.srcq[node].popleft()
+        self.outstanding[node] += 1
+        self.busy[self.NP + node] = True
+        t_end = now + self.ser_nic
+        self.at(t_end, self._nic_tx_end, node)
+        p.from_port = -1
+        p.from_vc = -1
+        self.at(t_end + self.lat_nic, self._arrival, p, -1 - node)
+
+    def _arrival(self, p: Packet, src: int) -> None:
+        self.arrivals.append((p, src))
+
+    def _receive(self, p: Packet, src: int) -> None:
+        """Accept (ACK) or reject (NAK) a packet that has just arrived, with this router's
+        state; ``src`` is the upstream queue id, or ``-1 - node`` for the local NIC."""
+        now = self.env._now
+        routing = self.routing
+        if src >= 0:
+            pid_up = src // self.V
+            v = self.down[pid_up]
+            q2 = self._select(v, routing.candidates(v, p), p.from_port, p.from_vc, 1, -1)
+        else:
+            v = -1 - src
+            if routing.has_inject:
+                routing.inject(v, p, self.local_adaptive_used(v), self.rand)
+            q2 = self._select(v, routing.candidates(v, p), -1, -1, self.inj_min, -1)
+        if q2 >= 0:
+            self.occ[q2] += 1
+            self.progress_ps = now
+            p.qid = q2
+            if src >= 0:
+                p.hops += 1
+                self.link_hops += 1
+            else:
+                self.in_sources -= 1
+                self.in_network += 1
+                p.enter = now
+            if routing.has_admit:
+                self._admitted(p, q2)
+            if self.delay:
+                self.at(now + self.delay, self._ready, p, q2)
+            else:
+                self._ready(p, q2)      # visible at once: sent in this same decision phase
+            nak = None
+        else:
+            p.retries += 1
+            self.retransmissions += 1
+            nak = p
+        if src >= 0:
+            rpid = self.rev[pid_up]
+            cq = self.ctrlq[rpid]
+            if cq is None:
+                cq = self.ctrlq[rpid] = deque()
+            cq.append((src, nak))
+            self.dirty.add(rpid)
+        else:
+            self.at(now + self.ser_ack_nic + self.lat_nic, self._nic_ack, v, nak)
+
+    def _send_control(self, pid: int, ctrl: tuple[int, Packet | None]) -> None:
+        now = self.env._now
+        ser = self.ser_ack_link
+        self.free_at[pid] = now + ser
+        self.link_busy_ps[pid] += ser
+        self.at(now + ser + self.lat_link, self._ack, ctrl[0], ctrl[1])
+
+    def _ack(self, src_q: int, nak: Packet | None) -> None:
+        """An ACK (nak is None: free the slot) or NAK (requeue the packet) reaches the sender."""
+        if nak is None:
+            self.occ[src_q] -= 1
+            w = self.waiting[src_q]
+            if w is not None:
+                self.dirty.update(w)
+                self.waiting[src_q] = None
+            return
+        _insert_by_order(self.queues[src_q], nak)
+        self.dirty.add(src_q // self.V)
+
+    def _nic_ack(self, node: int, nak: Packet | None = None) -> None:
+        self.outstanding[node] -= 1
+        self.nic_free_at[node] = self.env._now
+        if nak is not None:
+            _insert_by_order(self.srcq[node], nak, key=_age_key)
+        self.dirty.add(self.NP + node)
+
+    def _chan_free(self, pid: int, _: Any = None) -> None:
+        self.wake_at[pid] = -1
+        self.dirty.add(pid)
 
     # ================================================================== actions
     def _ready(self, p: Packet, q2: int) -> None:
@@ -453,23 +690,42 @@ class Network:
         return out
 
     def check_invariants(self, generated: int, delivered: int) -> None:
-        """Assert the model's accounting (for tests): no queue over capacity, every packet in
-        exactly one place — a NIC source queue, a router queue, or on a channel towards the
-        queue it reserved — and ``generated == delivered + waiting at NICs + in network``."""
-        in_flight = sum(1 for batch in self._batches.values()
-                        for fn, a, b in batch if getattr(fn, "__name__", "") == "_ready")
-        visible = 0
+        """Assert the model's accounting (for tests; call between SimPy steps).
+
+        Every generated, undelivered packet is in exactly one place — a NIC source queue, a
+        router queue, on a channel (a pending arrival), or travelling back in a NAK — no queue
+        holds more than its capacity, and ``generated == delivered + at NICs + in network``.
+        """
+        seen: dict[int, str] = {}
+
+        def place(p: Any, where: str) -> None:
+            if isinstance(p, Packet):
+                if p.pid in seen:
+                    raise AssertionError(f"packet {p.pid} both {seen[p.pid]} and {where}")
+                seen[p.pid] = where
+
         for q, dq in enumerate(self.queues):
-            if self.occ[q] > self.cap or len(dq) > self.occ[q] or self.occ[q] < 0:
+            if not 0 <= len(dq) <= self.occ[q] <= self.cap:
                 raise AssertionError(f"{self.queue_label(q)}: occupancy {self.occ[q]}, "
                                      f"{len(dq)} visible, capacity {self.cap}")
-            visible += len(dq)
-        sources = sum(len(q) for q in self.srcq)
-        if sources != self.in_sources:
-            raise AssertionError(f"{sources} packets at NICs, counter says {self.in_sources}")
-        if visible + in_flight != self.in_network:
-            raise AssertionError(f"{visible} queued + {in_flight} on channels != "
-                                 f"{self.in_network} in network")
+            for p in dq:
+                place(p, self.queue_label(q))
+        for node, dq in enumerate(self.srcq):
+            for p in dq:
+                place(p, f"at NIC {node}")
+        for t, batch in self._batches.items():
+            for fn, a, b in batch:
+                place(a, f"in action {getattr(fn, '__name__', fn)} at {t}")
+                place(b, f"in action {getattr(fn, '__name__', fn)} at {t}")
+        for p, _ in self.arrivals:
+            place(p, "arriving")
+        for cq in self.ctrlq:
+            for ctrl in cq or ():
+                place(ctrl[1], "in a NAK")
+        missing = generated - delivered - len(seen)
+        if missing:
+            raise AssertionError(f"{missing} packets unaccounted for (generated {generated}, "
+                                 f"delivered {delivered}, found {len(seen)})")
         if generated != delivered + self.in_sources + self.in_network:
             raise AssertionError(f"generated {generated} != delivered {delivered} + at NICs "
                                  f"{self.in_sources} + in network {self.in_network}")
@@ -494,6 +750,29 @@ class Network:
 
 def _noop(a: Any, b: Any) -> None:
     pass
+
+
+def _arrival_key(item: tuple) -> tuple:
+    p = item[0]
+    return (p.age, p.pid)
+
+
+def _queue_key(p: Packet) -> tuple:
+    return (p.ready, p.age, p.pid)
+
+
+def _age_key(p: Packet) -> tuple:
+    return (p.age, p.pid)
+
+
+def _insert_by_order(q: deque, p: Packet, key=_queue_key) -> None:
+    """Put a returned (NAKed) packet back at its original position."""
+    k = key(p)
+    for i, other in enumerate(q):
+        if key(other) > k:
+            q.insert(i, p)
+            return
+    q.append(p)
 
 
 def _bubble_back(q: deque) -> None:

@@ -77,14 +77,16 @@ class Simulation:
             w0 = ps(rc.warmup_us * 1000)
             self.window = (w0, w0 + ps(rc.measure_us * 1000))
         self.collector = Collector(self.window, self.topology.distance)
+        self.gamma1_period_ns = gamma1_packet_period_ns(
+            self.topology, config.packet.size_bytes, config.link.bandwidth_gbps)
         self.net = Network(self.env, self.topology, self.routing, config,
-                           RandomStream(streams["routing"]), self.collector)
+                           RandomStream(streams["routing"]), self.collector,
+                           nic_tick_ps=self.gamma1_period_ns * 1000.0
+                           / config.nic.injection_rate_factor)
         tc = config.traffic
         pattern = make_pattern(tc.pattern, self.topology, seed=config.seed, **tc.params)
         self.workload = OpenLoop(self.net, config, pattern, streams["nodes"], self.window,
                                  rc.messages_per_node if self.finite else None)
-        self.gamma1_period_ns = gamma1_packet_period_ns(
-            self.topology, config.packet.size_bytes, config.link.bandwidth_gbps)
         self._samples: list[tuple[int, int]] = []
         self._util0: list[int] | None = None
         self._util1: list[int] | None = None
@@ -188,6 +190,7 @@ class Simulation:
         res["source_queue_mean"] = (float(np.mean([s for _, s in self._samples])) / N
                                     if self._samples else None)
         res.update(self._utilisation())
+        res["retransmissions"] = net.retransmissions
         res["packet_hops"] = net.link_hops
         res["sim_time_ns"] = end / 1000.0
         res["wall_s"] = wall

@@ -18,9 +18,10 @@ def zero_load_ns(t1, h, delay_cycles=0, cycle_ns=0.8):
     return 2 * nic + h * link + (h + 1) * delay_cycles * cycle_ns
 
 
+@pytest.mark.parametrize("flow", ["credit", "ack_nak"])
 @pytest.mark.parametrize("dst,h", [(1, 1), (9, 2), (8 * 2 + 1, 3)])
-def test_a_packet_at_zero_load_takes_exactly_the_formula_on_an_8x8_torus(table1, dst, h):
-    got = send_one(small_config((8, 8)), 0, dst)
+def test_a_packet_at_zero_load_takes_exactly_the_formula_on_an_8x8_torus(table1, dst, h, flow):
+    got = send_one(small_config((8, 8), router={"flow_control": flow}), 0, dst)
     (p, t), = got
     assert p.hops == h
     assert t == pytest.approx(zero_load_ns(table1, h), rel=1e-3)
@@ -53,12 +54,20 @@ def test_self_addressed_packets_go_straight_to_ejection(table1):
 
 
 @given(dims=st.sampled_from([(4,), (5,), (3, 3), (4, 4), (4, 2, 2), (3, 4)]),
+       algorithm=st.sampled_from(["dor", "abr"]),
        load=st.floats(0.05, 2.0), seed=st.integers(0, 10_000),
-       queue=st.integers(2, 4), stop_us=st.floats(2.0, 30.0))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_packets_are_conserved_and_no_queue_exceeds_its_capacity(dims, load, seed, queue,
-                                                                 stop_us):
-    cfg = small_config(dims, seed=seed, router={"queue_packets": queue},
+       queue=st.integers(2, 4), stop_us=st.floats(2.0, 30.0),
+       flow=st.sampled_from(["credit", "ack_nak"]),
+       handshake=st.sampled_from(["none", "stop_and_wait"]),
+       arbitration=st.sampled_from(["oldest_first", "escape_priority"]),
+       switching=st.sampled_from(["store_and_forward", "virtual_cut_through"]))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_packets_are_conserved_and_no_queue_exceeds_its_capacity(
+        dims, algorithm, load, seed, queue, stop_us, flow, handshake, arbitration, switching):
+    cfg = small_config(dims, seed=seed,
+                       router={"queue_packets": queue, "flow_control": flow,
+                               "arbitration": arbitration, "switching": switching},
+                       nic={"handshake": handshake}, routing={"algorithm": algorithm},
                        traffic={"load": load, "message_packets": 4},
                        run={"warmup_us": 1, "measure_us": 10, "drain_us": 100})
     sim = Simulation(cfg)

@@ -52,7 +52,10 @@ class OpenLoop:
         self.interval_ps = self.M * self.gamma1_period_ps / tc.load if tc.load > 0 else 0.0
         self.exponential = tc.arrivals == "exponential"
         self.aligned = tc.phase == "aligned"
-        self.avail_period = ps(t1_ns / nc.injection_rate_factor)
+        # packets become available at injection_rate_factor x the γ = 1 rate; a stop-and-wait
+        # NIC instead has the whole message at once and paces itself by polling
+        self.avail_period = (0 if nc.handshake == "stop_and_wait"
+                             else ps(t1_ns / nc.injection_rate_factor))
         self.count = [0] * net.N
         self.phase = [0] * net.N
         self.next_pid = 0
