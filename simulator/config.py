@@ -243,5 +243,23 @@ def check_semantics(cfg: Config) -> None:
             raise ConfigError("traffic.pattern", str(exc)) from None
         except TypeError as exc:
             raise ConfigError("traffic.params", str(exc)) from None
-    if cfg.traffic.workload == "trace" and not cfg.traffic.trace:
-        raise ConfigError("traffic.trace", "a trace workload needs a trace file")
+    if cfg.traffic.workload == "trace":
+        from traffic.trace import TraceError, read_trace
+
+        if not cfg.traffic.trace:
+            raise ConfigError("traffic.trace", "a trace workload needs a trace file")
+        try:
+            read_trace(cfg.traffic.trace, topo.num_nodes)
+        except FileNotFoundError:
+            raise ConfigError("traffic.trace", f"no such trace file {cfg.traffic.trace!r}") \
+                from None
+        except TraceError as exc:
+            raise ConfigError("traffic.trace", str(exc)) from None
+    if cfg.traffic.workload == "collective":
+        from traffic.workloads import collective_messages
+
+        try:
+            collective_messages(cfg.traffic.collective, topo, cfg.traffic.message_bytes,
+                                cfg.packet.size_bytes, cfg.seed)
+        except PatternError as exc:
+            raise ConfigError("traffic.collective", str(exc)) from None

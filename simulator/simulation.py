@@ -61,7 +61,7 @@ class Simulation:
 
     def __init__(self, config: Config):
         from traffic.patterns import make_pattern
-        from traffic.workloads import OpenLoop
+        from traffic.workloads import OpenLoop, Scheduled, collective_messages, trace_messages
 
         self.config = config
         self.topology = build_topology(config.topology)
@@ -69,24 +69,33 @@ class Simulation:
         streams = seed_streams(config.seed, self.topology.num_nodes)
         algo = algorithms()[config.routing.algorithm]
         self.routing = algo(self.topology, config, eject_port=self.topology.num_ports)
-        rc = config.run
-        self.finite = rc.mode == "finite"
+        rc, tc = config.run, config.traffic
+        # collectives and traces run to completion like finite runs
+        self.finite = rc.mode == "finite" or tc.workload != "open"
         if self.finite:
             self.window = None
         else:
             w0 = ps(rc.warmup_us * 1000)
             self.window = (w0, w0 + ps(rc.measure_us * 1000))
-        self.collector = Collector(self.window, self.topology.distance)
+        self.collector = Collector(self.window, self.topology.distance,
+                                   self.topology.num_nodes)
         self.gamma1_period_ns = gamma1_packet_period_ns(
             self.topology, config.packet.size_bytes, config.link.bandwidth_gbps)
         self.net = Network(self.env, self.topology, self.routing, config,
                            RandomStream(streams["routing"]), self.collector,
                            nic_tick_ps=self.gamma1_period_ns * 1000.0
                            / config.nic.injection_rate_factor)
-        tc = config.traffic
-        pattern = make_pattern(tc.pattern, self.topology, seed=config.seed, **tc.params)
-        self.workload = OpenLoop(self.net, config, pattern, streams["nodes"], self.window,
-                                 rc.messages_per_node if self.finite else None)
+        size = config.packet.size_bytes
+        if tc.workload == "collective":
+            self.workload = Scheduled(self.net, collective_messages(
+                tc.collective, self.topology, tc.message_bytes, size, config.seed))
+        elif tc.workload == "trace":
+            self.workload = Scheduled(self.net, trace_messages(
+                tc.trace, self.topology.num_nodes, size))
+        else:
+            pattern = make_pattern(tc.pattern, self.topology, seed=config.seed, **tc.params)
+            self.workload = OpenLoop(self.net, config, pattern, streams["nodes"], self.window,
+                                     rc.messages_per_node if self.finite else None)
         self._samples: list[tuple[int, int]] = []
         self._util0: list[int] | None = None
         self._util1: list[int] | None = None
@@ -118,8 +127,11 @@ class Simulation:
         if horizon is not None:
             net.at(horizon, lambda a, b: done.succeed() if not done.triggered else None)
         if self.finite:
-            col.expected_measured = cfg.run.messages_per_node * cfg.traffic.message_packets \
-                * self.topology.num_nodes if cfg.traffic.load > 0 else 0
+            if cfg.traffic.workload == "open":
+                col.expected_measured = (cfg.run.messages_per_node * cfg.traffic.message_packets
+                                         * self.topology.num_nodes if cfg.traffic.load > 0 else 0)
+            else:
+                col.expected_measured = self.workload.measured_packets
         self.workload.start()
         net.start_watchdog(ps(cfg.run.watchdog_us * 1000))
 
@@ -174,6 +186,8 @@ class Simulation:
             res["accepted_load"] = (col.delivered / N) / (span / 1000.0) * t1 if span else 0.0
             res["offered_measured_load"] = cfg.traffic.load
             res["completion_time_ns"] = col.last_consume / 1000.0
+            if cfg.traffic.workload != "open":
+                res["finish_time_ns"] = [t / 1000.0 for t in col.finish]
             reason = "unfinished" if unfinished else None
         else:
             w0, w1 = self.window

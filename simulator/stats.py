@@ -23,7 +23,7 @@ class Collector:
         ``distance(src, dst)`` in hops, for path dilation of derouted packets.
     """
 
-    def __init__(self, window: tuple[int, int] | None, distance):
+    def __init__(self, window: tuple[int, int] | None, distance, num_nodes: int):
         self.window = window
         self.distance = distance
         self.latency = array("q")          # ps, measured packets
@@ -35,6 +35,7 @@ class Collector:
         self.derouted = dict.fromkeys(DEROUTE_KINDS, 0)
         self.dilation_extra = 0.0          # sum over derouted measured packets of (dilation - 1)
         self.last_consume = 0
+        self.finish = [0] * num_nodes      # per node: its last packet received
         self.on_measured_done = None       # callback(time) when all measured are consumed
         self.expected_measured = -1        # set once generation of measured packets is over
 
@@ -42,6 +43,8 @@ class Collector:
         self.delivered += 1
         if t > self.last_consume:
             self.last_consume = t
+        if t > self.finish[p.dst]:
+            self.finish[p.dst] = t
         w = self.window
         if w is not None and w[0] <= t < w[1]:
             self.window_delivered += 1

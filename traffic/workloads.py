@@ -109,3 +109,93 @@ class OpenLoop:
         else:
             nxt = self.phase[node] + int(round(idx * self.interval_ps))
         net.at(nxt, self._generate, node)
+
+
+class Scheduled:
+    """Messages posted at given times, run to completion: collectives and trace replay.
+
+    Every packet is measured; the result is the completion time (last consumption) and each
+    node's finish time (its last packet received).  A message's packets are handed to the NIC
+    at once (an application posting a buffer), so they leave at the injection link's rate.
+
+    Parameters
+    ----------
+    net : simulator.network.Network
+    messages : list of (time_ps, src, dst, packets)
+        In posting order; times non-decreasing.
+    """
+
+    def __init__(self, net: Any, messages: list[tuple[int, int, int, int]]):
+        self.net = net
+        self.messages = messages
+        self.limit = None
+        self.window = None
+        self.next_pid = 0
+        self.generated_packets = 0
+        self.measured_packets = sum(m[3] for m in messages)
+        self.interval_ps = 0.0
+
+    @property
+    def all_generated(self) -> bool:
+        return self.generated_packets == self.measured_packets
+
+    def start(self) -> None:
+        by_time: dict[int, list[int]] = {}
+        for i, m in enumerate(self.messages):
+            by_time.setdefault(m[0], []).append(i)
+        for t, idx in by_time.items():
+            self.net.at(t, self._post, idx)
+
+    def _post(self, idx: list[int], _: Any = None) -> None:
+        now = self.net.env._now
+        for i in idx:
+            _, src, dst, packets = self.messages[i]
+            self.net.post_message(src, dst, packets, now, self.next_pid, i, True, 0)
+            self.next_pid += packets
+            self.generated_packets += packets
+
+
+def packets_for(size_bytes: int, packet_bytes: int) -> int:
+    """Packets needed to carry ``size_bytes`` (the last one padded to a full packet)."""
+    return max(1, -(-size_bytes // packet_bytes))
+
+
+def collective_messages(kind: str, topology: Any, message_bytes: int, packet_bytes: int,
+                        seed: int) -> list[tuple[int, int, int, int]]:
+    """Messages of one collective exchange, all posted at t = 0 in step order.
+
+    * ``alltoall`` — every node sends one message to every other node, step i (1..N-1) to
+      (s + i) mod N (the ``alltoall`` pattern);
+    * ``neighbor`` — every node sends one message to each neighbour, in port order;
+    * ``transpose`` — every node sends one message to its transpose partner (nodes on the
+      diagonal send nothing).
+    """
+    from traffic.patterns import make_pattern
+
+    n = topology.num_nodes
+    packets = packets_for(message_bytes, packet_bytes)
+    out = []
+    if kind == "alltoall":
+        pat = make_pattern("alltoall", topology, seed=seed)
+        steps = [n - 1] * n
+    elif kind == "neighbor":
+        pat = make_pattern("neighbor", topology, seed=seed)
+        steps = [sum(1 for v in topology.neighbor_table[s] if v >= 0) for s in range(n)]
+    elif kind == "transpose":
+        pat = make_pattern("transpose", topology, seed=seed)
+        steps = [0 if pat.destination(s, 0, None) == s else 1 for s in range(n)]
+    else:
+        raise ValueError(f"unknown collective {kind!r}")
+    for step in range(max(steps, default=0)):
+        for s in range(n):
+            if step < steps[s]:
+                out.append((0, s, pat.destination(s, step, None), packets))
+    return out
+
+
+def trace_messages(path: str, num_nodes: int, packet_bytes: int) -> list[tuple[int, int, int, int]]:
+    """Messages of a trace file (see :mod:`traffic.trace`), as recorded."""
+    from traffic.trace import read_trace
+
+    return [(ps(r.time_ns), r.src, r.dst, packets_for(r.bytes, packet_bytes))
+            for r in read_trace(path, num_nodes)]
