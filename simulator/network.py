@@ -79,6 +79,16 @@ def serialisation_ps(size_bytes: int, bandwidth_gbps: float) -> int:
     return ps(size_bytes * 8 / bandwidth_gbps)
 
 
+class _Tick(Event):
+    """The SimPy event that carries one batch of actions (already triggered, value = time)."""
+
+    def __init__(self, env: simpy.Environment, t: int, callback: Callable) -> None:
+        self.env = env
+        self.callbacks = [callback]
+        self._ok = True
+        self._value = t
+
+
 class DeadlockError(RuntimeError):
     """Packets are in the network and none has moved for the watchdog time."""
 
@@ -150,6 +160,7 @@ class Network:
         self.srcq = [deque() for _ in range(N)]      # NIC source queues (unbounded)
         self.nic_wake = [-1] * N                      # pending NIC wake-up time
         self.next_avail = [0] * N                     # NIC availability pacing
+        self.src_seq = [0] * N                        # packets created per source
 
         bubble = rc.bubble
         self.bubble = [bubble and vc in routing.bubble_vcs for vc in range(V)]
@@ -188,6 +199,8 @@ class Network:
 
         self.dirty: set[int] = set()
         self._batches: dict[int, list] = {}
+        self.at = self._make_at()
+        self._candidates = routing.candidates
         self.progress_ps = 0          # last time any packet moved
         self.in_network = 0           # packets accepted from NICs and not yet ejected
         self.in_sources = 0           # packets waiting at NICs
@@ -196,19 +209,26 @@ class Network:
         self.link_busy_ps = [0] * (N * P)  # per port: serialisation time granted
 
     # ================================================================== calendar
-    def at(self, t: int, fn: Callable, a: Any = None, b: Any = None) -> None:
-        """Schedule ``fn(a, b)`` at time ``t`` ps (>= now)."""
-        batch = self._batches.get(t)
-        if batch is None:
-            self._batches[t] = [(fn, a, b)]
-            env = self.env
-            ev = Event(env)
-            ev._ok = True
-            ev._value = t
-            ev.callbacks.append(self._run_batch)
-            env.schedule(ev, NORMAL, t - env._now)
-        else:
-            batch.append((fn, a, b))
+    def _make_at(self) -> Callable[..., None]:
+        """``at(t, fn, a, b)``: schedule ``fn(a, b)`` at time ``t`` ps (>= now).
+
+        Built as a closure: it runs a few times per packet hop, and cell variables are cheaper
+        than attribute lookups.
+        """
+        batches = self._batches
+        env = self.env
+        schedule = env.schedule
+        run = self._run_batch
+
+        def at(t: int, fn: Callable, a: Any = None, b: Any = None) -> None:
+            batch = batches.get(t)
+            if batch is None:
+                batches[t] = [(fn, a, b)]
+                schedule(_Tick(env, t, run), NORMAL, t - env._now)
+            else:
+                batch.append((fn, a, b))
+
+        return at
 
     def _run_batch(self, ev: Event) -> None:
         t = ev._value
@@ -238,12 +258,15 @@ class Network:
         Packets become available to the NIC one per ``avail_period`` ps (0: all at once), after
         the previous message's packets.
         """
-        age = birth * self.N + src
+        # oldest first: message creation time, then source, then creation order at the source
+        base = (birth * self.N + src) << 32
+        seq = self.src_seq[src]
+        self.src_seq[src] = seq + packets
         start = max(birth, self.next_avail[src])
         pkts = []
         q = self.srcq[src]
         for i in range(packets):
-            p = Packet(first_pid + i, src, dst, birth, age, msg, measured)
+            p = Packet(first_pid + i, src, dst, birth, base | (seq + i), msg, measured)
             p.avail = start + i * avail_period
             q.append(p)
             pkts.append(p)
@@ -267,14 +290,14 @@ class Network:
                 q = self.srcq[pid - NP]
                 if q:
                     p = q[0]
-                    heads.append((p.age, p.pid, pid, -1, p))
+                    heads.append((p.age, pid, -1, p))
                 continue
             base = pid * V
             for vc in range(V):
                 q = queues[base + vc]
                 if q:
                     p = q[0]
-                    heads.append((p.age, p.pid, pid, vc, p))
+                    heads.append((p.age, pid, vc, p))
         dirty.clear()
         if len(heads) > 1:
             heads.sort()
@@ -283,28 +306,41 @@ class Network:
         elif not heads:
             return
         forward = self._try_forward
-        for h in heads:
-            pid = h[2]
+        for _, pid, vc, p in heads:
             if busy[pid]:
                 continue
-            vc = h[3]
             if vc < 0:
-                self._try_inject(pid - NP, h[4])
+                self._try_inject(pid - NP, p)
             else:
-                forward(pid, vc, h[4])
+                forward(pid, vc, p)
 
     def _escape_priority(self, heads: list) -> list:
         """Reorder so that within a port the VCs are tried in ``vc_order`` (escape first)."""
         rank = {vc: i for i, vc in enumerate(self.vc_order)}
         first_seen: dict[int, int] = {}
         for i, h in enumerate(heads):
-            first_seen.setdefault(h[2], i)
-        return sorted(heads, key=lambda h: (first_seen[h[2]], rank.get(h[3], -1)))
+            first_seen.setdefault(h[1], i)
+        return sorted(heads, key=lambda h: (first_seen[h[1]], rank.get(h[2], -1)))
 
     def _select(self, node: int, groups, from_port: int, from_vc: int, need_min: int,
                 blocker: int) -> int:
         """Admission and selection at ``node``: the queue id the packet may take, or -1 after
         registering port ``blocker`` as waiting on every candidate queue."""
+        if len(groups) == 1 and len(groups[0]) == 1:
+            # one candidate queue (DOR, table routing, ejection): no selection to make
+            port, vc = groups[0][0]
+            q = (node * self.P + port) * self.V + vc
+            need = 2 if (self.bubble[vc] and port != self.EJ
+                         and (port != from_port or vc != from_vc)) else 1
+            if self.cap - self.occ[q] >= (need if need > need_min else need_min):
+                return q
+            if blocker >= 0:
+                w = self.waiting[q]
+                if w is None:
+                    self.waiting[q] = [blocker]
+                else:
+                    w.append(blocker)
+            return -1
         occ = self.occ
         cap = self.cap
         bubble = self.bubble
@@ -352,7 +388,7 @@ class Network:
             self._eject(pid, p)
             return True
         v = self.down[pid]
-        q2 = self._select(v, self.routing.candidates(v, p), port, vc, 1, pid)
+        q2 = self._select(v, self._candidates(v, p), port, vc, 1, pid)
         if q2 < 0:
             return False
         now = self.env._now
@@ -520,8 +556,7 @@ class Network:
                 else:
                     for vc in range(V):
                         q = queues[base + vc]
-                        if q and (best < 0 or (q[0].age, q[0].pid) <
-                                  (queues[base + best][0].age, queues[base + best][0].pid)):
+                        if q and (best < 0 or q[0].age < queues[base + best][0].age):
                             best = vc
                 if best < 0:
                     continue
@@ -641,7 +676,7 @@ class Network:
         now = p.ready = self.env._now
         q = self.queues[q2]
         # canonical order among packets becoming ready together: oldest first
-        if q and q[-1].ready == now and (q[-1].age, q[-1].pid) > (p.age, p.pid):
+        if q and q[-1].ready == now and q[-1].age > p.age:
             q.append(p)
             _bubble_back(q)
         else:
@@ -752,17 +787,16 @@ def _noop(a: Any, b: Any) -> None:
     pass
 
 
-def _arrival_key(item: tuple) -> tuple:
-    p = item[0]
-    return (p.age, p.pid)
+def _arrival_key(item: tuple) -> int:
+    return item[0].age
 
 
 def _queue_key(p: Packet) -> tuple:
-    return (p.ready, p.age, p.pid)
+    return (p.ready, p.age)
 
 
-def _age_key(p: Packet) -> tuple:
-    return (p.age, p.pid)
+def _age_key(p: Packet) -> int:
+    return p.age
 
 
 def _insert_by_order(q: deque, p: Packet, key=_queue_key) -> None:
@@ -779,7 +813,7 @@ def _bubble_back(q: deque) -> None:
     """Move the last element of q left past same-time younger packets."""
     p = q.pop()
     stash = []
-    while q and q[-1].ready == p.ready and (q[-1].age, q[-1].pid) > (p.age, p.pid):
+    while q and q[-1].ready == p.ready and q[-1].age > p.age:
         stash.append(q.pop())
     q.append(p)
     while stash:

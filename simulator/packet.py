@@ -6,9 +6,9 @@ from __future__ import annotations
 class Packet:
     """One packet and everything the model and the statistics track about it.
 
-    Times are integer picoseconds (the engine's clock).  ``age`` orders packets oldest-first:
-    message generation time, then source node; ``pid`` breaks the remaining ties (packets of one
-    message, in sequence).
+    Times are integer picoseconds (the engine's clock).  ``age`` is a unique integer ordering
+    packets oldest-first: message creation time, then source node, then creation order at the
+    source.
     """
 
     __slots__ = (
