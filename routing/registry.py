@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from simulator.packet import Packet
 
 ALGORITHMS: dict[str, type["Routing"]] = {}
-_MODULES = ("routing.dor", "routing.adaptive")
+_MODULES = ("routing.dor", "routing.adaptive", "routing.table_routing")
 
 
 def algorithms() -> dict[str, type["Routing"]]:

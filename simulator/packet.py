@@ -13,7 +13,7 @@ class Packet:
 
     __slots__ = (
         "pid", "src", "dst", "birth", "age", "msg", "measured",
-        "target", "idn", "kind", "signs", "route", "layers",
+        "target", "idn", "kind", "signs", "route", "layers", "ridx",
         "hops", "avail", "enter", "ready", "qid", "from_port", "from_vc", "retries",
     )
 
@@ -32,6 +32,7 @@ class Packet:
         self.signs = None            # POR orthant: one sign per dimension
         self.route = None            # table routing: ports of the source route
         self.layers = None           # table routing with virtual layers: layer per hop
+        self.ridx = 0                # table routing: index of the next hop in the route
         self.hops = 0                # router-to-router links crossed
         self.avail = birth           # when the NIC may send it
         self.enter = -1              # when it entered its source router

@@ -1,0 +1,146 @@
+"""Table routing: packets follow deterministic source routes from a :class:`RoutingTable`.
+
+* Without virtual layers (Angara tables): one VC per direction under the bubble rule.
+* With virtual layers (``routing.layers: acro | lash | lash_tor``, or layers stored in the table
+  file): one VC per layer, each hop on the layer the assignment prescribes (a packet's layer only
+  goes down along its path); no bubble rule is needed, the layers are deadlock-free.
+
+The table comes from ``routing.table`` (a file in the ``icsim-routing-table`` format) or is
+generated at build time by ``routing.generator`` (Angara BFS/SSSP/Genetic on tori; minimal
+destination-based tables on graphs with ``minimal``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from routing.registry import Groups, Routing, register
+from routing.table import RoutingTable, TableError
+
+
+def build_table(topology: Any, config: Any) -> RoutingTable:
+    """The routing table a config asks for (file or generator), with layers if requested."""
+    rc = config.routing
+    if rc.table:
+        table = RoutingTable.load(rc.table)
+        if (table.topology.kind != topology.kind or table.topology.num_nodes != topology.num_nodes
+                or list(table.topology.neighbor_table) != list(topology.neighbor_table)):
+            raise TableError(f"{rc.table}: the table was made for {table.topology.describe()}, "
+                             f"not for {topology.describe()}")
+    elif rc.generator:
+        table = generate_table(rc.generator, topology, config.seed)
+    else:
+        raise TableError("table routing needs routing.table (a file) or routing.generator")
+    if rc.layers:
+        table = assign_layers(rc.layers, table)
+    if set(table.nodes) != set(range(topology.num_nodes)):
+        raise TableError(f"the table covers {len(table.nodes)} of {topology.num_nodes} nodes; "
+                         f"the simulator needs routes between all of them")
+    return table
+
+
+def generate_table(name: str, topology: Any, seed: int) -> RoutingTable:
+    if name == "minimal":
+        from routing.layers.minimal import minimal_table
+
+        return minimal_table(topology, seed=seed)
+    from routing.tables.generators import generate
+
+    return generate(name, topology, seed=seed)
+
+
+def table_generators() -> list[str]:
+    """Names accepted by ``routing.generator``."""
+    names = ["minimal"]
+    try:
+        from routing.tables.generators import GENERATORS
+
+        names += list(GENERATORS)
+    except ImportError:
+        pass
+    return names
+
+
+def layer_assigners() -> list[str]:
+    """Names accepted by ``routing.layers``."""
+    try:
+        from routing.layers import ASSIGNERS
+
+        return list(ASSIGNERS)
+    except ImportError:
+        return []
+
+
+def assign_layers(name: str, table: RoutingTable) -> RoutingTable:
+    from routing.layers import assign
+
+    return assign(name, table)
+
+
+@register("table")
+class TableRouting(Routing):
+    """Source routing along a table; see the module docstring."""
+
+    has_inject = True
+    has_admit = True
+
+    def __init__(self, topology: Any, config: Any, eject_port: int, table: RoutingTable | None = None):
+        super().__init__(topology, config, eject_port)
+        self.table = table if table is not None else build_table(topology, config)
+        layered = self.table.layers is not None
+        if layered:
+            n = 1 + max((max(v) for v in self.table.layers.values() if v), default=0)
+            self.vcs = tuple(f"layer{i}" for i in range(n))
+            self.bubble_vcs = frozenset()
+        else:
+            self.vcs = ("table",)
+            self.bubble_vcs = frozenset({0})
+        # candidate groups interned per (port, vc)
+        self._groups = {(p, vc): (((p, vc),),) for p in range(topology.num_ports)
+                        for vc in range(len(self.vcs))}
+
+    @classmethod
+    def check_config(cls, topology: Any, config: Any) -> None:
+        """Cheap checks before the run: the file loads and fits, the names exist.  (Generating
+        a table can take a while; it happens once, when the simulation is built.)"""
+        from simulator.config import ConfigError
+
+        rc = config.routing
+        if rc.table:
+            try:
+                table = RoutingTable.load(rc.table)
+            except TableError as exc:
+                raise ConfigError("routing.table", str(exc)) from None
+            if list(table.topology.neighbor_table) != list(topology.neighbor_table):
+                raise ConfigError("routing.table", f"{rc.table} was made for "
+                                  f"{table.topology.describe()}, not {topology.describe()}")
+        elif rc.generator:
+            names = table_generators()
+            if rc.generator not in names:
+                raise ConfigError("routing.generator", f"unknown generator {rc.generator!r} "
+                                  f"(valid: {', '.join(sorted(names))})")
+        else:
+            raise ConfigError("routing.table", "table routing needs routing.table (a file) or "
+                              "routing.generator")
+        if rc.layers:
+            names = layer_assigners()
+            if rc.layers not in names:
+                raise ConfigError("routing.layers", f"unknown layer assigner {rc.layers!r} "
+                                  f"(valid: {', '.join(sorted(names))})")
+
+    def inject(self, node: int, packet, used, rand) -> None:
+        packet.route = self.table.route(packet.src, packet.dst)
+        if self.table.layers is not None:
+            packet.layers = self.table.layers.get((packet.src, packet.dst), ())
+        packet.ridx = 0
+
+    def candidates(self, node: int, packet) -> Groups:
+        i = packet.ridx
+        route = packet.route
+        if i >= len(route):
+            return self.eject_groups
+        return self._groups[(route[i], packet.layers[i] if packet.layers is not None else 0)]
+
+    def admitted(self, node: int, packet, port: int, vc: int) -> None:
+        if port != self.eject:
+            packet.ridx += 1

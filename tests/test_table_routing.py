@@ -1,0 +1,109 @@
+"""Table routing in the simulator: packets follow the table's source routes."""
+
+from __future__ import annotations
+
+import pytest
+
+from routing.table import RoutingTable
+from simulator.config import ConfigError, config_from_dict
+from simulator.network import DeadlockError
+from simulator.simulation import run
+from simulator.topology import Torus
+
+
+def dor_table(topo: Torus) -> RoutingTable:
+    routes = {}
+    for s in range(topo.num_nodes):
+        for t in range(topo.num_nodes):
+            if s != t:
+                u, ports = s, []
+                while u != t:
+                    p = topo.dor_port(u, t)
+                    ports.append(p)
+                    u = topo.neighbor(u, p)
+                routes[(s, t)] = tuple(ports)
+    return RoutingTable(topo, routes)
+
+
+def cfg(extra_routing, dims=(4, 4), load=0.4, **run_over):
+    return config_from_dict({
+        "topology": {"kind": "torus", "dims": list(dims)},
+        "routing": extra_routing,
+        "traffic": {"load": load, "message_packets": 8},
+        "run": {"warmup_us": 5, "measure_us": 40, "drain_us": 100, **run_over}})
+
+
+def test_a_table_of_dor_routes_behaves_exactly_like_dor(tmp_path):
+    path = tmp_path / "dor.json"
+    dor_table(Torus((4, 4))).save(path)
+    a = run(cfg({"algorithm": "table", "table": str(path)}))
+    b = run(cfg({"algorithm": "dor"}))
+    for key in ("latency_ns", "accepted_load", "hops", "packets_delivered", "events"):
+        assert a[key] == b[key], key
+
+
+def test_every_packet_takes_exactly_its_table_route(tmp_path):
+    # detour table: every route first goes around the long way in x where possible; the
+    # simulated hop count must equal the table's mean route length
+    topo = Torus((5,))
+    routes = {(s, t): ((0,) * ((t - s) % 5)) for s in range(5) for t in range(5) if s != t}
+    path = tmp_path / "plus.json"
+    RoutingTable(topo, routes).save(path)
+    r = run(config_from_dict({"topology": {"kind": "torus", "dims": [5]},
+                              "routing": {"algorithm": "table", "table": str(path)},
+                              "traffic": {"workload": "collective", "collective": "alltoall",
+                                          "message_bytes": 512}}))
+    assert r["hops"] == pytest.approx(sum(len(v) for v in routes.values()) / len(routes))
+
+
+def test_a_table_for_another_topology_is_a_config_error(tmp_path):
+    path = tmp_path / "t.json"
+    dor_table(Torus((4, 4))).save(path)
+    with pytest.raises(ConfigError, match="routing.table: .* was made for torus 4x4"):
+        cfg({"algorithm": "table", "table": str(path)}, dims=(4, 2))
+
+
+def test_a_malformed_table_names_the_first_bad_entry(tmp_path):
+    topo = Torus((4, 4))
+    table = dor_table(topo)
+    doc = table.to_json()
+    doc["routes"][3][2] = [0, 0]                     # wrong destination
+    path = tmp_path / "bad.json"
+    import json
+    path.write_text(json.dumps(doc))
+    s, t = doc["routes"][3][:2]
+    with pytest.raises(ConfigError, match=rf"route {s}->{t}: ends at node"):
+        cfg({"algorithm": "table", "table": str(path)})
+
+
+def ring_table_with_layers(layered: bool) -> RoutingTable:
+    """Unidirectional 6-ring, every route the + way: one VC has a cyclic dependency; two
+    layers with a dateline at node 0 (hops after crossing 5 -> 0 drop to layer 0) do not."""
+    topo = Torus((6,))
+    routes, layers = {}, {}
+    for s in range(6):
+        for t in range(6):
+            if s != t:
+                n = (t - s) % 6
+                routes[(s, t)] = (0,) * n
+                # hop i leaves node s + i; hops after crossing the dateline 5 -> 0 use layer 0
+                layers[(s, t)] = tuple(1 if s + i < 6 else 0 for i in range(n))
+    return RoutingTable(topo, routes, layers=layers if layered else None)
+
+
+@pytest.mark.parametrize("layered", [False, True])
+def test_layers_make_a_cyclic_table_deadlock_free_without_bubbles(tmp_path, layered):
+    path = tmp_path / "ring.json"
+    ring_table_with_layers(layered).save(path)
+    config = config_from_dict({
+        "topology": {"kind": "torus", "dims": [6]},
+        "router": {"bubble": False, "queue_packets": 2},
+        "routing": {"algorithm": "table", "table": str(path)},
+        "traffic": {"load": 2.0, "message_packets": 8},
+        "run": {"warmup_us": 5, "measure_us": 40, "drain_us": 100, "watchdog_us": 20}})
+    if layered:
+        r = run(config)
+        assert r["packets_delivered"] > 0
+    else:
+        with pytest.raises(DeadlockError):
+            run(config)
