@@ -109,7 +109,12 @@ class RoutingConfig(_Section):
 class TrafficConfig(_Section):
     workload: Literal["open", "collective", "trace"] = "open"
     pattern: str = "uniform"
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def pattern_params(self, name: str | None = None) -> dict[str, Any]:
+        """Parameters for pattern ``name`` (default: the configured one): ``params`` is keyed
+        by pattern name, so one config can carry settings for several patterns."""
+        return dict(self.params.get(name or self.pattern, {}))
     load: float = Field(0.5, ge=0)
     message_packets: int = Field(96, ge=1)
     arrivals: Literal["deterministic", "exponential"] = "deterministic"
@@ -236,13 +241,20 @@ def check_semantics(cfg: Config) -> None:
         raise
     except ValueError as exc:
         raise ConfigError("routing.algorithm", str(exc)) from None
+    from traffic.patterns import PATTERNS
+
+    for name in cfg.traffic.params:
+        if name not in PATTERNS:
+            raise ConfigError(f"traffic.params.{name}", f"not a pattern (valid: "
+                              f"{', '.join(sorted(PATTERNS))})")
     if cfg.traffic.workload == "open":
         try:
-            make_pattern(cfg.traffic.pattern, topo, seed=cfg.seed, **cfg.traffic.params)
+            make_pattern(cfg.traffic.pattern, topo, seed=cfg.seed,
+                         **cfg.traffic.pattern_params())
         except PatternError as exc:
-            raise ConfigError("traffic.pattern", str(exc)) from None
-        except TypeError as exc:
-            raise ConfigError("traffic.params", str(exc)) from None
+            key = (f"traffic.params.{cfg.traffic.pattern}" if "param" in str(exc)
+                   else "traffic.pattern")
+            raise ConfigError(key, str(exc)) from None
     if cfg.traffic.workload == "trace":
         from traffic.trace import TraceError, read_trace
 

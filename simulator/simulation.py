@@ -93,7 +93,8 @@ class Simulation:
             self.workload = Scheduled(self.net, trace_messages(
                 tc.trace, self.topology.num_nodes, size))
         else:
-            pattern = make_pattern(tc.pattern, self.topology, seed=config.seed, **tc.params)
+            pattern = make_pattern(tc.pattern, self.topology, seed=config.seed,
+                                   **tc.pattern_params())
             self.workload = OpenLoop(self.net, config, pattern, streams["nodes"], self.window,
                                      rc.messages_per_node if self.finite else None)
         self._samples: list[tuple[int, int]] = []
