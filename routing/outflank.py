@@ -12,8 +12,8 @@ Conventions
 * Every dimension must be a ring of at least 3 nodes (``Torus.is_ring``); anything else is
   a ``ValueError``.
 * Ports are the topology's: ``2*dim`` for +, ``2*dim + 1`` for -.  ``used[port]`` is the
-  number of used slots of the adaptive queue of ``port`` at ``s`` (``None`` for an absent
-  port; a torus of rings has none).
+  number of used slots (an integer) of the adaptive queue of ``port`` at ``s`` (``None``
+  for an absent port; a torus of rings has none).
 * ``d_i`` is the signed minimal offset ``s -> t`` of :meth:`Torus.offsets` (a k/2 tie is
   reported as ``+k/2``); the *minimal direction* of a dimension is the sign of ``d_i``.
   The paper calls dimensions with ``d_i != 0`` "mu-nu" and those with ``d_i == 0``
@@ -69,8 +69,11 @@ the path is used.  For a nu-nu dimension ``lambda_i`` is absolute: ``s_i + lambd
     and "mid" for the others (eqs. 13-14 for n = 3);
   - n = 1: none (on a single ring the only non-minimal route is the wraparound one).
 
-  Together these use every non-minimal link of s and of t, and every candidate moves at
-  most two coordinates off s's minimal path.
+  Without wraparound (``|d_i| + Delta < k_i/2``) these use every non-minimal link of s and
+  of t, and all are admissible; every candidate moves at most two coordinates off s's
+  minimal path.  (Example 1 lists the two non-collinear lambdas as ``(1,-1), (-1,1)`` but
+  the links as ``(x-,y+), (x+,y-)``, which is ``(-1,1), (1,-1)``; the order here follows
+  the links and eq. 11.)
 
 Reference: reference_simulator.md §5.3 with its coded order and quirky "half"
 (:func:`reference_half`); ``ofshort = true`` (two collinear candidates, ``(i0 - Delta, mid)``
@@ -83,10 +86,12 @@ Both variants keep only :func:`admissible` candidates (order preserved, duplicat
 Dilation bound
 --------------
 Write ``delta(q) = d(s,q) + d(q,t) - d(s,t) = sum_i delta_i`` per dimension.  For a paper
-OIDN, ``delta_i = 0`` where ``lambda_i = 0`` and, by the triangle inequality on the ring,
-``0 <= delta_i <= 2 min(Delta, k_i - Delta)`` elsewhere, with ``delta_i = 2 Delta`` exactly
-when ``|d_i| + Delta <= k_i / 2`` (no wraparound); otherwise (Remark 2: the OIDN "jumps"
-into another orthant) ``delta_i = k_i - 2|d_i| < 2 Delta``.  Hence for any lambda
+OIDN, ``delta_i = 0`` where ``lambda_i = 0`` (the midpoint lies on the minimal path) and,
+by the triangle inequality on the ring, ``0 <= delta_i <= 2 Delta`` elsewhere, with
+``delta_i = 2 Delta`` exactly when ``|d_i| + Delta <= k_i / 2`` (``d_i = 0`` for a nu-nu
+dimension).  Otherwise the coordinate wraps round (Remark 2: the OIDN "jumps" into another
+orthant) and the detour is shorter: ``delta_i = k_i - 2|d_i| < 2 Delta`` when
+``Delta <= k_i/2``.  So Remark 2 never breaks the bound; for any lambda
 ``delta(q) <= 2 Delta * #{i: lambda_i != 0} <= 2 n Delta`` (eq. 6), and for the sets above,
 which move at most two coordinates, ``delta(q) <= 4 Delta`` whatever n is.  Wraparound IDNs
 are not bounded by a constant (``delta_i = k_i - 2|d_i|`` in each flipped dimension, minus
@@ -114,8 +119,10 @@ Speed
 :class:`OutflankPlanner` and :class:`OrthantPlanner` cache, per offset vector (and per
 "half" position for the reference rules), the candidate lists with their first-leg ports
 and dilations; a decision is then a dictionary look-up and a loop over a dozen candidates.
-The module-level functions build a fresh planner on every call: routing classes should keep
-one planner per run.
+:func:`choose_idn` and :func:`choose_orthant` build a fresh planner on every call: routing
+classes should keep one planner per run.  Measured (CPython 3.11, warm caches, random pairs
+and loads): about 2.5-4.5 us per decision on 8x8x8 and 16x16x16, both variants; building a
+plan takes about 0.1 ms, once per key.
 
 Examples
 --------
@@ -128,8 +135,8 @@ Examples
 [11, 7, 7, 11]
 
 On an 8x8 torus with the x+ queue full and every other queue idle, eq. (15) only rewards
-routes that leave through idle queues (u* = 0): OFR takes the wraparound IDN behind s and POR
-the - orthant.
+routes that leave through idle queues (u* = 0): OFR takes the wraparound IDN on the far arc
+(5 hops instead of 3) and POR the - orthant.
 
 >>> topo = Torus((8, 8))
 >>> s, t = topo.node((1, 1)), topo.node((4, 1))
@@ -682,11 +689,9 @@ class OutflankPlanner(_Planner):
                         and any(p not in minimal for p in self._ports(second, rule))):
                     continue
                 routed = sum(abs(o) for o in first) + sum(abs(o) for o in second)
-                code_ports = self._ports(first, False)
+                ports, code_ports = self._ports(first, self.both_on_tie), self._ports(first, False)
                 cands.append(intern((intern(rel), kind)))
-                paper_terms.append(intern((self._ports(first, self.both_on_tie),
-                                           len(self._ports(first, self.both_on_tie)),
-                                           d / routed)))
+                paper_terms.append(intern((ports, len(ports), d / routed)))
                 ref_terms.append(intern((code_ports, len(code_ports),
                                          sum(1 for o in second if o), routed / d)))
         plan = _IdnPlan()
@@ -749,6 +754,8 @@ class OutflankPlanner(_Planner):
         See the module docstring for the two profits."""
         if len(used) != self._num_ports:
             raise ValueError(f"used has {len(used)} entries for {self._num_ports} ports")
+        if eta < 0:
+            raise ValueError(f"eta must be >= 0, got {eta}")
         plan = self._plan(s, t)
         if plan.d < min_deroute_distance or plan.d == 0:
             return None, None
@@ -898,6 +905,8 @@ class OrthantPlanner(_Planner):
         False with the paper profit, True with the reference one (§5.6 step 5)."""
         if len(used) != self._num_ports:
             raise ValueError(f"used has {len(used)} entries for {self._num_ports} ports")
+        if eta < 0:
+            raise ValueError(f"eta must be >= 0, got {eta}")
         plan = self._plan(s, t)
         if plan.d < min_deroute_distance or plan.d == 0:
             return None, False

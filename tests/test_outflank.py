@@ -121,6 +121,8 @@ def test_unknown_names_and_bad_delta_are_rejected_with_the_valid_choices():
         OutflankPlanner(topo, delta=0)
     with pytest.raises(ValueError, match="entries for 4 ports"):
         planner((8, 8)).choose_idn(0, 3, [0] * 6, capacity=C)
+    with pytest.raises(ValueError, match="eta"):
+        planner((8, 8)).choose_idn(0, 3, [0] * 4, capacity=C, eta=-1.0)
 
 
 # ---------------------------------------------------------------------------- Example 1 (2D)
@@ -256,6 +258,8 @@ def test_dilation_per_dimension_is_at_most_2_delta_and_exactly_2_delta_without_w
         else:
             assert 0 <= delta_i <= 2 * delta
             assert (delta_i == 2 * delta) == (d_i + delta <= k / 2)
+            if d_i + delta > k / 2 and delta <= k / 2:     # Remark 2: it wrapped round
+                assert delta_i == k - 2 * d_i
         total += delta_i
     assert extra(topo, s, t, q) == total <= 2 * delta * sum(1 for x in lam if x) <= 2 * topo.n * delta
 
