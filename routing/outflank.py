@@ -572,27 +572,44 @@ def _best_paper(groups, used, min_ports, n_min, eta):
     return sorted(j for members in winners for j in members)
 
 
-def _best_reference(terms, used, u_star, capacity, eta, divisor=None):
-    """§5.2 profits, §5.6 selection for one list: ``(profit, index)`` of the first candidate
-    with the highest profit, or ``(0.0, None)`` if none is positive.
+def _reference_order(terms, intern, divisor=None):
+    """The search order of :func:`_best_reference` for ``terms[j] = (ports, n, legs, D)``.
 
-    ``terms[j] = (ports, n, legs, D)``; the candidate's "average" free slots divide the
-    free slots of ``ports`` by ``legs`` (IDNs: the second leg's dimension count) or by
-    ``divisor`` when given (orthants: the number of dimensions).
+    With free slots ``F <= C - u*`` on every queue, a candidate whose "average" divides by
+    at least its number of ports (``n <= legs``, always true for orthants) has
+    ``f <= C - u*``, so its first term is at most 1 and its profit at most ``1 + eta/D``.
+    Those come last, by increasing D; the others (whose quirky average can exceed C) first.
+    Entries are ``(j, ports, n, divisor, D, bounded)``.
     """
-    top, top_j = 0.0, None
-    for j, (ports, n, legs, dil) in enumerate(terms):
+    rows = [(j, ports, n, divisor or legs, dil, n <= (divisor or legs))
+            for j, (ports, n, legs, dil) in enumerate(terms)]
+    rows.sort(key=lambda r: (r[5], r[4] if r[5] else 0, r[0]))
+    return intern(tuple(intern(r) for r in rows))
+
+
+def _best_reference(order, used, u_star, capacity, eta, top):
+    """§5.2 profits, §5.6 selection: ``(profit, j)`` of the first candidate (smallest ``j``)
+    with the highest profit above ``top``, or ``(top, None)``.
+
+    Starting from ``top = pi_0`` is exact: a candidate that does not beat pi_0 can never be
+    chosen (and pi_0 >= 0 covers "profit > 0").
+    """
+    top_j = None
+    for j, ports, n, div, dil, bounded in order:
+        if bounded and 1.0 + eta / dil < top:
+            break                             # and so are all the later ones
         total = 0
         for p in ports:
             total += used[p]
         if total == n * capacity:
-            continue                          # f = 0: profit 0 never beats top >= 0
+            continue                          # f = 0: profit 0
         if u_star == 0:
             pr = 1.0 + eta / dil
         else:
-            f = (n * capacity - total) / (divisor or legs)
+            # the coded "average": free slots / second-leg dimensions (orthants: n)
+            f = (n * capacity - total) / div
             pr = math.inf if f == capacity else u_star / (capacity - f) + eta / dil
-        if pr > top:
+        if pr > top or (pr == top and top_j is not None and j < top_j):
             top, top_j = pr, j
     return top, top_j
 
@@ -629,7 +646,8 @@ class _IdnPlan:
     """
 
     __slots__ = ("d", "cands", "n_oidn", "joint", "min_terms", "min_code_terms",
-                 "paper_terms", "paper_groups", "ref_oidn_terms", "ref_widn_terms")
+                 "paper_terms", "paper_groups", "ref_oidn_terms", "ref_widn_terms",
+                 "ref_oidn_order", "ref_widn_order")
 
 
 class OutflankPlanner(_Planner):
@@ -705,6 +723,8 @@ class OutflankPlanner(_Planner):
         plan.paper_groups = _paper_groups(plan.paper_terms, intern, plan.joint)
         plan.ref_oidn_terms = tuple(ref_terms[:n_oidn])
         plan.ref_widn_terms = tuple(ref_terms[n_oidn:])
+        plan.ref_oidn_order = _reference_order(plan.ref_oidn_terms, intern)
+        plan.ref_widn_order = _reference_order(plan.ref_widn_terms, intern)
         mp, mc = self._ports(offsets, self.both_on_tie), self._ports(offsets, False)
         plan.min_terms = intern((mp, len(mp)))
         plan.min_code_terms = intern((mc, len(mc)))
@@ -784,16 +804,12 @@ class OutflankPlanner(_Planner):
         pi0 = _reference_pi0(used, *plan.min_code_terms, u_star, capacity, eta)
         if u_star == 0 and pi0 > 0:
             return None    # §5.2: every first term is 1 and D >= 1: nothing beats 1 + eta
-        p_o, j_o = _best_reference(plan.ref_oidn_terms, used, u_star, capacity, eta)
-        p_w, j_w = _best_reference(plan.ref_widn_terms, used, u_star, capacity, eta)
-        # the OIDN wins an exact tie; whichever wins must beat pi_0 strictly
-        if p_o >= p_w:
-            pick, j = p_o, j_o
-        else:
-            pick, j = p_w, plan.n_oidn + j_w
-        if j is None or pick <= pi0:
-            return None
-        return j
+        # best OIDN above pi_0; a WIDN must beat it strictly (the OIDN wins an exact tie)
+        p_o, j_o = _best_reference(plan.ref_oidn_order, used, u_star, capacity, eta, pi0)
+        _, j_w = _best_reference(plan.ref_widn_order, used, u_star, capacity, eta, p_o)
+        if j_w is not None:
+            return plan.n_oidn + j_w
+        return j_o
 
 
 def _paper_profit(used, ports, n, ratio, u_star, eta):
@@ -815,7 +831,8 @@ class Orthant(NamedTuple):
 
 
 class _OrthantPlan:
-    __slots__ = ("d", "orthants", "min_terms", "min_code_terms", "paper_groups", "ref_terms")
+    __slots__ = ("d", "orthants", "min_terms", "min_code_terms", "paper_groups", "ref_terms",
+                 "ref_order")
 
 
 class OrthantPlanner(_Planner):
@@ -868,6 +885,8 @@ class OrthantPlanner(_Planner):
         plan.paper_groups = _paper_groups(paper_terms, intern)
         plan.ref_terms = tuple(intern((o.ports, len(o.ports), n, o.length / d))
                                for o in orthants) if d else ()
+        # the coded "average" divides by the number of dimensions (3) always
+        plan.ref_order = _reference_order(plan.ref_terms, intern, divisor=n)
         return plan
 
     def orthants(self, s: int, t: int) -> list[Orthant]:
@@ -927,10 +946,8 @@ class OrthantPlanner(_Planner):
             pi0 = _reference_pi0(used, *plan.min_code_terms, u_star, capacity, eta)
             if u_star == 0 and pi0 > 0:
                 return None, False     # §5.2: nothing beats 1 + eta while a queue is idle
-            # the coded "average" divides by the number of dimensions (3) always
-            top, j = _best_reference(plan.ref_terms, used, u_star, capacity, eta,
-                                     divisor=self.topo.n)
-            if j is None or top <= pi0:
+            _, j = _best_reference(plan.ref_order, used, u_star, capacity, eta, pi0)
+            if j is None:
                 return None, False
             o = plan.orthants[j]
             return o.code_signs, o.code_derouted
