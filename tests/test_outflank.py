@@ -203,10 +203,15 @@ def test_coplanar_oidns_are_those_of_figure_3():
     assert [extra(topo, s, t, q) for q in outflank_idns(topo, s, t)] == [8, 8, 4, 4]
 
 
-def test_collinear_3d_oidns_are_those_of_eqs_13_14():
+@pytest.mark.parametrize("t_c, expected", [
+    ((5, 5, 2), [(7, 5, 0), (3, 5, 4), (5, 7, 7), (5, 3, 4)]),       # z-3
+    ((5, 5, 8), [(7, 5, 10), (3, 5, 6), (5, 7, 3), (5, 3, 6)]),      # z+3
+])
+def test_collinear_3d_oidns_are_those_of_eqs_13_14(t_c, expected):
     topo = torus(16, 16, 16)
-    s, t = topo.node((5, 5, 5)), topo.node((5, 5, 2))       # z-3
-    assert coords(topo, outflank_idns(topo, s, t)) == [(7, 5, 0), (3, 5, 4), (5, 7, 7), (5, 3, 4)]
+    s, t = topo.node((5, 5, 5)), topo.node(t_c)
+    # (x+, z beyond t), (x-, z mid), (y+, z behind s), (y-, z mid)
+    assert coords(topo, outflank_idns(topo, s, t)) == expected
     assert [extra(topo, s, t, q) for q in outflank_idns(topo, s, t)] == [8, 4, 8, 4]
 
 
