@@ -67,3 +67,134 @@ class AdaptiveBubble(Routing):
         if not mask:
             return self.eject_groups
         return self._groups[mask]
+
+
+class _Draws:
+    """``integers(n)`` over the router's uniform tie-break stream (what the planners expect)."""
+
+    __slots__ = ("rand",)
+
+    def __init__(self, rand):
+        self.rand = rand
+
+    def integers(self, n: int) -> int:
+        return int(self.rand() * n)
+
+
+def require_rings(topology: Any, algorithm: str) -> None:
+    require_torus(topology, algorithm)
+    lines = [d for d in range(topology.n) if not topology.is_ring(d)]
+    if lines:
+        raise ValueError(f"{algorithm} deroutes round rings: every dimension must be a ring of "
+                         f"at least 3 nodes (dimensions {lines} of {topology.describe()} are not)")
+
+
+@register("por")
+class PickOrthant(AdaptiveBubble):
+    """Pick-Orthant Routing (the GAL/GOAL/CQR family, as in the OutFlank paper): at injection
+    the source scores every orthant with the profit of eq. (15)–(16) (η = 1.0 by default) and
+    either routes ABR-style (minimal) or pins the packet to one orthant, possibly the long way
+    round; adaptive moves and the dimension-order escape then follow the orthant's signs."""
+
+    has_inject = True
+
+    def __init__(self, topology: Any, config: Any, eject_port: int):
+        super().__init__(topology, config, eject_port)
+        from routing.outflank import OrthantPlanner
+
+        rc = config.routing
+        both = config.router.tie_break != "ordered"
+        self._planner = OrthantPlanner(topology, both_on_tie=both)
+        self._kw = dict(capacity=config.router.queue_packets,
+                        eta=1.0 if rc.eta is None else rc.eta, profit=rc.profit,
+                        min_deroute_distance=rc.min_deroute_distance)
+        self._even = sum(1 << (2 * d) for d in range(topology.n))
+        self._select: dict[tuple[int, ...], int] = {}
+
+    @classmethod
+    def check_config(cls, topology: Any, config: Any) -> None:
+        require_rings(topology, cls.name)
+
+    def inject(self, node: int, packet, used, rand) -> None:
+        signs, derouted = self._planner.choose_orthant(node, packet.dst, used,
+                                                       rng=_Draws(rand), **self._kw)
+        if signs is None:
+            packet.signs = None
+            packet.kind = None
+            return
+        sel = self._select.get(signs)
+        if sel is None:
+            # the orthant's port per dimension (+ where the sign is 0 or +1)
+            sel = self._select[signs] = sum(1 << (2 * d + (1 if s < 0 else 0))
+                                            for d, s in enumerate(signs))
+        packet.signs = sel
+        packet.kind = "orthant" if derouted else None
+
+    def candidates(self, node: int, packet) -> Groups:
+        mask = self._rows[node][packet.dst]
+        if not mask:
+            return self.eject_groups
+        sel = packet.signs
+        if sel is None:
+            return self._groups[mask]
+        differ = (mask | mask >> 1) & self._even      # dimensions still to travel
+        return self._groups[(differ | differ << 1) & sel]
+
+
+@register("ofr")
+class OutFlank(Routing):
+    """OutFlank Routing (Versaci, ICPADS 2013): at injection the source may give the packet one
+    intermediate destination (an outflank or a wraparound IDN) when its profit (eq. 15, η = 2.0
+    by default) beats the minimal route's; the packet goes ABR-style to the IDN on adaptive +
+    ``escape1`` queues, then to the destination on adaptive + ``escape2`` queues.  The switch
+    to ``escape2`` at the IDN counts as an injection (bubble rule)."""
+
+    vcs = ("adaptive", "escape1", "escape2")
+    bubble_vcs = frozenset({1, 2})
+    has_inject = True
+    has_admit = True
+
+    def __init__(self, topology: Any, config: Any, eject_port: int):
+        super().__init__(topology, config, eject_port)
+        from routing.outflank import OutflankPlanner
+
+        rc = config.routing
+        both = config.router.tie_break != "ordered"
+        self._rows = topology.minimal_mask_rows(both_on_tie=both)
+        self._to_idn = mask_groups(topology.num_ports, escape_vc=1)
+        self._to_dst = mask_groups(topology.num_ports, escape_vc=2)
+        self._planner = OutflankPlanner(topology, delta=rc.delta, variant=rc.ofr_candidates,
+                                        both_on_tie=both)
+        self._kw = dict(capacity=config.router.queue_packets,
+                        eta=2.0 if rc.eta is None else rc.eta, profit=rc.profit,
+                        min_deroute_distance=rc.min_deroute_distance)
+
+    @classmethod
+    def check_config(cls, topology: Any, config: Any) -> None:
+        require_rings(topology, cls.name)
+
+    def inject(self, node: int, packet, used, rand) -> None:
+        idn, kind = self._planner.choose_idn(node, packet.dst, used, rng=_Draws(rand),
+                                             **self._kw)
+        if idn is None:
+            packet.idn = -1
+            packet.target = packet.dst
+            packet.kind = None
+        else:
+            packet.idn = idn
+            packet.target = idn
+            packet.kind = kind
+
+    def candidates(self, node: int, packet) -> Groups:
+        idn = packet.idn
+        if idn >= 0 and idn != node:
+            return self._to_idn[self._rows[node][idn]]
+        mask = self._rows[node][packet.dst]
+        if not mask:
+            return self.eject_groups
+        return self._to_dst[mask]
+
+    def admitted(self, node: int, packet, port: int, vc: int) -> None:
+        if packet.idn == node:
+            packet.idn = -1               # IDN reached: on to the final destination
+            packet.target = packet.dst

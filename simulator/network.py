@@ -155,6 +155,7 @@ class Network:
 
         self.occ = [0] * (N * P * V)                 # reserved + present packets per queue
         self.queues = [deque() for _ in range(N * P * V)]
+        self.port_queues = [tuple(self.queues[pid * V:(pid + 1) * V]) for pid in range(N * P)]
         self.busy = [False] * (N * P + N)            # channel of each port id (NICs last)
         self.waiting: list[list[int] | None] = [None] * (N * P * V)  # port ids blocked on a queue
         self.srcq = [deque() for _ in range(N)]      # NIC source queues (unbounded)
@@ -561,7 +562,7 @@ class Network:
                 if best < 0:
                     continue
                 self._send(pid, best, queues[base + best][0])
-            if cq or any(queues[pid * V + vc] for vc in range(V)):
+            if cq or any(self.port_queues[pid]):
                 fa = free_at[pid]       # more to send: come back when the channel is idle
                 self.wake_at[pid] = fa
                 self.at(fa, self._chan_free, pid)
@@ -661,10 +662,19 @@ class Network:
         self.dirty.add(src_q // self.V)
 
     def _nic_ack(self, node: int, nak: Packet | None = None) -> None:
+        now = self.env._now
         self.outstanding[node] -= 1
-        self.nic_free_at[node] = self.env._now
+        self.nic_free_at[node] = now
         if nak is not None:
             _insert_by_order(self.srcq[node], nak, key=_age_key)
+        if self.stop_and_wait and self.srcq[node]:
+            # the next send is on the next polling tick: wake the NIC then, not now
+            t = self._next_tick(max(now, self.srcq[node][0].avail))
+            if t > now:
+                if self.nic_wake[node] != t:
+                    self.nic_wake[node] = t
+                    self.at(t, self._wake_nic, node)
+                return
         self.dirty.add(self.NP + node)
 
     def _chan_free(self, pid: int, _: Any = None) -> None:
@@ -695,7 +705,8 @@ class Network:
 
     def _nic_tx_end(self, node: int, _: Any = None) -> None:
         self.busy[self.NP + node] = False
-        self.dirty.add(self.NP + node)
+        if not (self.stop_and_wait and self.outstanding[node]):
+            self.dirty.add(self.NP + node)      # a stop-and-wait NIC waits for its ACK
 
     def _wake_nic(self, node: int, _: Any = None) -> None:
         self.nic_wake[node] = -1
