@@ -4,6 +4,7 @@
     icsim sweep CONFIG.yaml [--loads 0.05:1.0:0.05] [--vary key=V1,V2] [--workers N]
                 [--scheduler ADDRESS] [--out DIR]
     icsim plot RESULTS [--out DIR]
+    icsim reproduce NAME [options]          # e.g. ofr-table2 --k 8
     icsim bench [--json] [--quick]
 
 Each subcommand lives in its own function; config errors stop before anything is simulated with
@@ -213,6 +214,14 @@ def cmd_plot(args: argparse.Namespace) -> int:
     for f in files:
         print(f"wrote {f}")
     return 0
+
+
+# ---------------------------------------------------------------------------------- reproduce
+@command
+def add_reproduce(sub: argparse._SubParsersAction) -> None:
+    from experiments.reproduce import add_parser
+
+    add_parser(sub)
 
 
 # ---------------------------------------------------------------------------------- bench
