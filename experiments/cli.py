@@ -101,10 +101,17 @@ outputs (in --out DIR):
                   every result field (nested ones as derouted.total ...), provenance,
                   and the resolved config as config.section.key columns
   gamma_star.csv  one row per curve: gamma*, refined gamma*, first saturated load and why
+  verdicts.csv    every run judged sustained or saturated by its curve's rule, with the reason
   latency.png/svg, accepted.png/svg, derouted.png/svg
 
   Interrupt it at any time: rerunning the same command reuses every finished point
-  (matched by config hash and seed) and runs only the rest.
+  (matched by config hash and seed) and runs only the rest.  Points of other sweeps in the
+  same file are kept (and drawn by icsim plot); use one directory per study.
+
+parallelism:
+  Curves run side by side; a curve also runs its next grid loads speculatively while
+  earlier ones are still running, so one curve keeps N workers busy.  gamma* never depends
+  on timing; a few loads above a curve's stop may be run and recorded.
 
 examples:
   icsim sweep configs/quickstart.yaml
@@ -156,7 +163,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     import yaml
 
     from experiments.execution import make_executor
-    from experiments.sweep import format_summary, make_curves, parse_loads, parse_vary, run_sweep
+    from experiments.sweep import (SweepError, format_summary, make_curves, parse_loads,
+                                   parse_vary, run_sweep)
 
     try:
         grid = parse_loads(args.loads)
@@ -174,6 +182,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             outcome = run_sweep(curves, out, executor=executor, stop_after=args.stop_after,
                                 refine=args.refine, full=args.full, plots=not args.no_plots,
                                 progress=not args.quiet)
+    except SweepError as exc:
+        print(f"icsim sweep: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"icsim sweep: interrupted; finished points are in {out / 'results.csv'}, "
               f"run the same command again to resume", file=sys.stderr)

@@ -207,19 +207,25 @@ class DaskExecutor(Executor):
         self.client = client if client is not None else distributed.Client(address)
         threads = sum(self.client.nthreads().values()) or 1
         self.slots = max(1, slots or threads)
-        self._pending: list[Any] = []
+        self._futures: set[Any] = set()
 
     def submit(self, fn: Callable, *args: Any) -> Any:
-        return self.client.submit(fn, *args, pure=False)
+        future = self.client.submit(fn, *args, pure=False)
+        self._futures.add(future)
+        return future
 
     def wait(self, handles: list[Any]) -> list[Any]:
         done, _ = self._distributed.wait(handles, return_when="FIRST_COMPLETED")
         return list(done)
 
     def result(self, handle: Any) -> Any:
+        self._futures.discard(handle)
         return handle.result()
 
     def close(self, abort: bool = False) -> None:
+        if abort and self._futures:
+            self.client.cancel(list(self._futures))
+        self._futures.clear()
         if self._own:
             self.client.close()
 
@@ -312,13 +318,26 @@ class Progress:
             self.stream.flush()
 
 
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
 def add_execution_arguments(parser: Any) -> None:
     """``--workers`` and ``--scheduler``, shared by ``icsim sweep`` and the reproductions."""
-    parser.add_argument("--workers", type=int, default=None, metavar="N",
+    parser.add_argument("--workers", type=_positive_int, default=None, metavar="N",
                         help="parallel local worker processes (default: os.cpu_count(), here "
                              f"{os.cpu_count()}); 1 runs everything in this process. With "
                              "--scheduler: how many runs to keep in flight (default: the "
                              "cluster's worker threads)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="run on a dask.distributed scheduler, e.g. tcp://head:8786 "
-                             "(needs pip install 'icsim[dask]')")
+                             "(needs pip install 'icsim[dask]' here and icsim installed on "
+                             "the workers)")

@@ -62,7 +62,7 @@ import yaml
 from experiments.execution import REPO_ROOT, format_duration, git_commit, make_executor, \
     package_version
 from experiments.reproduce import add_common_arguments
-from experiments.sweep import Curve, SweepOutcome, _set_path, parse_loads, run_sweep
+from experiments.sweep import Curve, SweepError, SweepOutcome, _set_path, parse_loads, run_sweep
 from simulator.config import ConfigError, apply_overrides, config_from_dict, parse_override
 
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
@@ -418,6 +418,9 @@ def run(args: argparse.Namespace) -> int:
                 t2_rows += table2_rows(outcome, profile, args.k, comparable)
                 t3_rows += table3_rows(outcome, profile, args.k, comparable)
             backend = f"{executor.name}, {executor.slots} slot(s)"
+    except SweepError as exc:
+        print(f"icsim reproduce ofr-table2: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"icsim reproduce ofr-table2: interrupted; finished runs are in {out}/<profile>/"
               f"results.csv, run the same command again to resume", file=sys.stderr)

@@ -3,8 +3,9 @@
 A sweep is a set of *curves* — one config (after ``--set`` overrides and one combination of
 ``--vary`` values) swept over a load grid — each climbed by a
 :class:`experiments.saturation.CurveSearch`.  Every finished run becomes one row of
-``OUT/results.csv``, written the moment it finishes; ``OUT/gamma_star.csv`` (one row per curve)
-and the plots are written at the end.
+``OUT/results.csv``, written the moment it finishes; ``OUT/gamma_star.csv`` (one row per curve),
+``OUT/verdicts.csv`` (every run judged sustained or saturated, with the reason) and the plots
+are written at the end.
 
 Results file
 ------------
@@ -48,20 +49,23 @@ import itertools
 import json
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import yaml
 
 from experiments.execution import (Executor, Progress, SerialExecutor, execute_point,
                                    git_commit, package_version)
-from experiments.saturation import BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch
+from experiments.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
+                                    load_key)
 from simulator.config import Config, ConfigError, apply_overrides, config_from_dict
 
 RESULTS_NAME = "results.csv"
 SUMMARY_NAME = "gamma_star.csv"
+VERDICTS_NAME = "verdicts.csv"
 DEFAULT_LOADS = "0.05:1.0:0.05"
 
 IDENTITY_COLUMNS = ("curve", "role", "config_hash", "seed", "curve_hash", "offered_load",
@@ -326,6 +330,11 @@ def _parse_cell(text: str) -> Any:
     return text
 
 
+class SweepError(RuntimeError):
+    """A sweep cannot go on (another sweep holds its file, the execution backend failed);
+    every finished point is saved."""
+
+
 class ResultsFile:
     """The append-only CSV of a sweep, one complete line per finished run.
 
@@ -333,6 +342,12 @@ class ResultsFile:
     ----------
     path : Path
         ``OUT/results.csv``; created with its directory on the first row.
+
+    Notes
+    -----
+    Damage is repaired when the file is read: a truncated last line (a write cut short by a
+    kill) is cut off; a line whose field count does not match the header (a manual edit) is
+    moved to ``results.rejected.csv`` beside it.  Either way the point is run again.
     """
 
     def __init__(self, path: str | Path):
@@ -340,10 +355,14 @@ class ResultsFile:
         self.header: list[str] | None = None
         self.dropped = 0
 
-    def _read_raw(self) -> tuple[list[str] | None, list[dict[str, str]]]:
-        """Header and rows as text; repairs (on disk) a truncated last line."""
+    @property
+    def rejected_path(self) -> Path:
+        return self.path.with_name(self.path.stem + ".rejected.csv")
+
+    def _read_raw(self) -> tuple[list[str] | None, list[dict[str, str]], list[str]]:
+        """Header, rows as text, and malformed lines; cuts a truncated last line on disk."""
         if not self.path.exists():
-            return None, []
+            return None, [], []
         data = self.path.read_bytes()
         if data and not data.endswith(b"\n"):
             cut = data.rfind(b"\n") + 1
@@ -351,25 +370,37 @@ class ResultsFile:
                 f.truncate(cut)
             self.dropped += 1
             data = data[:cut]
-        lines = data.decode("utf-8").splitlines()
+        lines = data.decode("utf-8", errors="replace").splitlines()
         if not lines:
-            return None, []
+            return None, [], []
         header = next(csv.reader([lines[0]]))
-        rows = []
+        rows, bad = [], []
         for line in lines[1:]:
             if not line.strip():
                 continue
-            cells = next(csv.reader([line]))
+            cells = next(csv.reader([line]), [])
             if len(cells) != len(header):
-                self.dropped += 1
+                bad.append(line)
                 continue
             rows.append(dict(zip(header, cells)))
-        return header, rows
+        return header, rows, bad
+
+    def _quarantine(self, header: list[str], bad: list[str]) -> None:
+        new = not self.rejected_path.exists()
+        with open(self.rejected_path, "a", encoding="utf-8") as f:
+            if new:
+                f.write("# lines of results.csv that did not match its header:\n")
+                f.write(",".join(header) + "\n")
+            f.writelines(line + "\n" for line in bad)
+        self.dropped += len(bad)
 
     def load(self) -> dict[tuple[str, str], dict[str, Any]]:
         """Every complete row, keyed by (config_hash, seed), values parsed to Python types."""
-        header, rows = self._read_raw()
+        header, rows, bad = self._read_raw()
         self.header = header
+        if bad:
+            self._quarantine(header, bad)
+            self._write(header, rows)
         out = {}
         for r in rows:
             parsed = {k: _parse_cell(v) for k, v in r.items()}
@@ -379,9 +410,12 @@ class ResultsFile:
     def append(self, row: Mapping[str, Any]) -> None:
         """Write one row durably (one line, flushed and fsynced)."""
         if self.header is None and self.path.exists():
-            self.header, _ = self._read_raw()
+            self.load()
         if self.header is None or not set(row) <= set(self.header):
-            self._rewrite(set(row) | set(self.header or ()))
+            header, rows, bad = self._read_raw()
+            if bad:
+                self._quarantine(header, bad)
+            self._write(column_order(set(row) | set(header or ())), rows)
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow([_text(row.get(c)) for c in self.header])
         with open(self.path, "a", encoding="utf-8") as f:
@@ -389,10 +423,8 @@ class ResultsFile:
             f.flush()
             os.fsync(f.fileno())
 
-    def _rewrite(self, columns: set[str]) -> None:
-        """Replace the file atomically with one whose header has ``columns``."""
-        _, rows = self._read_raw()
-        header = column_order(columns)
+    def _write(self, header: list[str], rows: list[dict[str, str]]) -> None:
+        """Replace the file atomically (temporary file, then rename)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
         with open(tmp, "w", encoding="utf-8", newline="") as f:
@@ -404,6 +436,26 @@ class ResultsFile:
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
         self.header = header
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold ``results.csv.lock`` so that two sweeps never write one file."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            import fcntl
+        except ImportError:                      # not POSIX: no protection
+            yield
+            return
+        with open(self.path.with_name(self.path.name + ".lock"), "w") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise SweepError(f"{self.path} is being written by another sweep "
+                                 f"(it holds {f.name})") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
 
 
 # ---------------------------------------------------------------------------------- the loop
@@ -444,7 +496,8 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
               run_fn: Callable | None = None, stop_after: int = STOP_AFTER, refine: int = 0,
               full: bool = False, baseline_load: float = BASELINE_LOAD, plots: bool = True,
               progress: Progress | bool = True, label: str = "sweep") -> SweepOutcome:
-    """Run (or resume) a sweep; write ``results.csv``, ``gamma_star.csv`` and plots to ``out_dir``.
+    """Run (or resume) a sweep; write ``results.csv``, ``gamma_star.csv``, ``verdicts.csv``
+    and plots to ``out_dir``.
 
     Parameters
     ----------
@@ -467,8 +520,10 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     ------
     ConfigError
         A curve's config is invalid: raised before anything runs.
+    SweepError
+        Another sweep holds ``results.csv``, or the execution backend failed.
     KeyboardInterrupt
-        Passed on after closing nothing but the loop; every finished point is already saved.
+        Passed on (close the executor with ``abort``); every finished point is already saved.
     """
     import time
 
@@ -487,16 +542,13 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     provenance = {"version": package_version(), "git_commit": git_commit()}
 
     store = ResultsFile(out_dir / RESULTS_NAME)
-    finished = store.load()
-    if store.dropped:
-        print(f"{label}: dropped {store.dropped} incomplete line(s) of {store.path}",
-              file=sys.stderr)
     rows_of: list[list[dict[str, Any]]] = [[] for _ in curves]
     in_flight: list[set[float]] = [set() for _ in curves]
     waiting: dict[tuple[str, str], list[tuple[int, float]]] = {}
     handles: dict[Any, tuple[tuple[str, str], str, int, dict]] = {}
     ran = reused = 0
     old_commits: set[str] = set()
+    finished: dict[tuple[str, str], dict[str, Any]] = {}
 
     def record(ci: int, load: float, row: dict[str, Any]) -> None:
         searches[ci].record(load, row)
@@ -532,27 +584,41 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
             else:
                 return
 
-    try:
-        fill()
-        while handles:
-            for h in executor.wait(list(handles)):
-                key, role, ci, cfg = handles.pop(h)
-                outcome = executor.result(h)
-                row = make_row(curves[ci], role, cfg, outcome, provenance)
-                store.append(row)
-                finished[key] = row
-                ran += 1
-                progress.ran += 1
-                for cj, load in waiting.pop(key):
-                    in_flight[cj].discard(load)
-                    record(cj, load, row)
-                status = ("error" if row["status"] == "error" else
-                          "saturated" if row.get("saturated") else "ok")
-                last = f"{curves[ci].label} γ={cfg['traffic']['load']:g} {status}"
-                fill()
-                progress.update(len(handles), sum(s.remaining_bound() for s in searches), last)
-    finally:
-        progress.close()
+    with store.lock():
+        finished.update(store.load())
+        if store.dropped:
+            print(f"{label}: dropped {store.dropped} damaged line(s) of {store.path}; "
+                  f"their points run again", file=sys.stderr)
+        try:
+            fill()
+            while handles:
+                for h in executor.wait(list(handles)):
+                    key, role, ci, cfg = handles.pop(h)
+                    try:
+                        outcome = executor.result(h)
+                    except Exception as exc:
+                        # the run itself never raises (execute_point records its errors):
+                        # this is the backend (a worker process died, a dask worker was lost)
+                        raise SweepError(
+                            f"execution backend failed ({type(exc).__name__}: {exc}); the "
+                            f"{len(finished)} finished points are saved in {store.path}, run "
+                            f"again to resume") from exc
+                    row = make_row(curves[ci], role, cfg, outcome, provenance)
+                    store.append(row)
+                    finished[key] = row
+                    ran += 1
+                    progress.ran += 1
+                    for cj, load in waiting.pop(key):
+                        in_flight[cj].discard(load)
+                        record(cj, load, row)
+                    status = ("error" if row["status"] == "error" else
+                              "saturated" if row.get("saturated") else "ok")
+                    last = f"{curves[ci].label} γ={cfg['traffic']['load']:g} {status}"
+                    fill()
+                    progress.update(len(handles), sum(s.remaining_bound() for s in searches),
+                                    last)
+        finally:
+            progress.close()
     if old_commits:
         print(f"{label}: reused points computed with other code versions "
               f"({', '.join(sorted(old_commits))}; now {provenance['git_commit'] or 'unknown'})",
@@ -560,7 +626,8 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
 
     outcomes = [CurveOutcome(c, s.mode, s.result(), rows_of[i])
                 for i, (c, s) in enumerate(zip(curves, searches))]
-    files = [write_summary(outcomes, out_dir / SUMMARY_NAME)]
+    files = [write_summary(outcomes, out_dir / SUMMARY_NAME),
+             write_verdicts(outcomes, out_dir / VERDICTS_NAME)]
     if plots:
         from experiments.plots import plot_results
 
@@ -604,6 +671,26 @@ def write_summary(outcomes: list[CurveOutcome], path: Path) -> Path:
         w.writerow(columns)
         for r in rows:
             w.writerow([_text(r.get(c)) for c in columns])
+    os.replace(tmp, path)
+    return path
+
+
+def write_verdicts(outcomes: list[CurveOutcome], path: Path) -> Path:
+    """Write ``verdicts.csv`` atomically: every run of the sweep judged sustained or saturated
+    by its curve's rule (in finite mode this is where the 1.2 x rule's outcome is visible)."""
+    columns = ["curve", "offered_load", "role", "sustained", "reason", "config_hash", "seed"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(columns)
+        for o in outcomes:
+            for r in sorted(o.rows, key=lambda r: float(r["offered_load"])):
+                v = o.result.verdicts.get(load_key(r["offered_load"]))
+                w.writerow([_text(x) for x in (
+                    o.curve.label, r["offered_load"], r.get("role"),
+                    None if v is None else v.sustained, None if v is None else v.reason,
+                    r["config_hash"], r["seed"])])
     os.replace(tmp, path)
     return path
 

@@ -244,3 +244,54 @@ def test_loads_round_trip_through_the_csv_exactly(tmp_path, fake):
               full=True, plots=False, progress=False)
     loads = pd.read_csv(tmp_path / "results.csv")["offered_load"].tolist()
     assert sorted(load_key(x) for x in loads) == parse_loads("0.05:0.5:0.05")
+
+
+def test_a_line_that_does_not_match_the_header_is_set_aside_and_its_point_rerun(tmp_path, fake):
+    curves = lambda: make_curves(small(), [0.1, 0.2, 0.3])  # noqa: E731
+    run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    path = tmp_path / "results.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:2]) + "edited,by,hand\n" + "".join(lines[3:]))
+    RAN.clear()
+    out = run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    assert RAN == [0.2] and out.reused == 2
+    assert len(pd.read_csv(path)) == 3                 # readable again
+    assert "edited,by,hand" in (tmp_path / "results.rejected.csv").read_text()
+
+
+def test_two_sweeps_never_write_one_file(tmp_path, fake):
+    from experiments.sweep import SweepError
+
+    store = ResultsFile(tmp_path / "results.csv")
+    with store.lock():
+        with pytest.raises(SweepError, match="another sweep"):
+            run_sweep(make_curves(small(), [0.1]), tmp_path, run_fn=counting_run, plots=False,
+                      progress=False)
+    assert RAN == []
+
+
+def test_a_failing_backend_stops_the_sweep_keeping_finished_points(tmp_path, fake):
+    from experiments.execution import SerialExecutor
+    from experiments.sweep import SweepError
+
+    class Dying(SerialExecutor):
+        def result(self, handle):
+            if len(RAN) >= 2:
+                raise RuntimeError("worker process died")
+            return super().result(handle)
+
+    with pytest.raises(SweepError, match="worker process died.*run again to resume"):
+        run_sweep(make_curves(small(), [0.1, 0.2, 0.3, 0.4]), tmp_path, executor=Dying(),
+                  run_fn=counting_run, plots=False, progress=False)
+    assert len(pd.read_csv(tmp_path / "results.csv")) == 1
+
+
+def test_verdicts_show_each_run_judged_by_its_curves_rule(tmp_path, fake):
+    data = small(run={"mode": "finite", "messages_per_node": 2})
+    run_sweep(make_curves(data, [0.2, 0.3, 0.4, 0.45, 0.6]), tmp_path, run_fn=counting_run,
+              plots=False, progress=False)
+    v = pd.read_csv(tmp_path / "verdicts.csv").set_index("offered_load")
+    assert v.loc[0.1, "role"] == "baseline"            # 0.10 run although not on the grid
+    assert list(v["sustained"]) == [True, True, True, False, False]   # 0.6 never run
+    assert v.loc[0.4, "reason"] == "latency 1400 ns > 1.2 x 1100 ns at γ=0.10"
+    assert pd.read_csv(tmp_path / "gamma_star.csv")["gamma_star"].iloc[0] == 0.3
