@@ -174,7 +174,9 @@ class CurveSearch:
     the loads already in flight, :meth:`record` takes a finished run, :meth:`result` judges.
     Proposals are speculative: while earlier loads are still running, the next grid load
     above them may be proposed, so a parallel executor can work on several loads of one curve;
-    the stop rule is applied to finished runs only, in grid order.
+    the stop rule is applied to finished runs only, in grid order.  Speculation never goes
+    above a run of ``stop_after`` consecutive grid loads already finished saturated (climbing
+    stops there at the latest, whatever the loads still running turn out to be).
 
     Parameters
     ----------
@@ -300,7 +302,10 @@ class CurveSearch:
             return self.baseline, ("grid" if self.baseline in self.grid else "baseline")
         _, _, _, over = self._grid_decision()
         if not over:
+            ceiling = self._ceiling()
             for g in self.grid:
+                if g >= ceiling:
+                    break
                 if g not in busy:
                     return g, "grid"
             return None
@@ -310,11 +315,28 @@ class CurveSearch:
                 return mid, "refine"
         return None
 
-    def remaining_bound(self) -> int:
-        """At most how many more runs this curve may need (for progress estimates)."""
+    def _ceiling(self) -> float:
+        """Loads at or above this are never needed: the top of the lowest run of
+        ``stop_after`` consecutive grid loads already finished and saturated.  Whatever the
+        loads still running below it turn out to be, climbing stops there at the latest."""
+        if self.full:
+            return math.inf
+        run = 0
+        for g in self.grid:
+            v = self.verdict(g)
+            run = run + 1 if (v is not None and not v.sustained) else 0
+            if run >= self.stop_after:
+                return g + 1e-12
+        return math.inf
+
+    def remaining_bound(self, in_flight: set[float] = frozenset()) -> int:
+        """At most how many more runs, besides those in flight, this curve may need (for
+        progress estimates)."""
+        busy = {load_key(x) for x in in_flight} | set(self.points)
         _, _, _, over = self._grid_decision()
-        n = 0 if over else sum(1 for g in self.grid if g not in self.points)
-        if self.baseline is not None and self.baseline not in self.points \
+        ceiling = self._ceiling()
+        n = 0 if over else sum(1 for g in self.grid if g not in busy and g < ceiling)
+        if self.baseline is not None and self.baseline not in busy \
                 and self.baseline not in self.grid:
             n += 1
         if self.refine_steps:

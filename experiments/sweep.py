@@ -615,7 +615,8 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
                               "saturated" if row.get("saturated") else "ok")
                     last = f"{curves[ci].label} γ={cfg['traffic']['load']:g} {status}"
                     fill()
-                    progress.update(len(handles), sum(s.remaining_bound() for s in searches),
+                    progress.update(len(handles), sum(s.remaining_bound(f)
+                                                        for s, f in zip(searches, in_flight)),
                                     last)
         finally:
             progress.close()

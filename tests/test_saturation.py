@@ -161,6 +161,17 @@ def test_speculative_proposals_never_change_gamma_star():
     assert s.result().gamma_star == 0.3 and s.result().complete
 
 
+def test_speculation_stops_above_two_finished_saturated_loads_while_a_lower_one_runs():
+    s = CurveSearch(GRID, "window")
+    s.record(0.1, {"saturated": False, "latency_ns": 1.0})
+    for load in (0.2, 0.25):
+        s.record(load, {"saturated": True, "saturation_reason": "throughput"})
+    assert s.next_load({0.15}) is None                 # 0.3 and above can never be needed
+    assert s.remaining_bound({0.15}) == 0
+    s.record(0.15, {"saturated": False, "latency_ns": 1.0})
+    assert s.next_load(set()) is None and s.result().gamma_star == 0.15
+
+
 # ---------------------------------------------------------------------------------- in a sweep
 CALLS: list[float] = []
 
