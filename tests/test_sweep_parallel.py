@@ -3,6 +3,8 @@ sweep, and speculative parallel climbing finds the same γ*."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -64,3 +66,21 @@ def test_the_executor_follows_workers_and_scheduler():
     assert isinstance(make_executor(1), SerialExecutor)
     with make_executor(2) as ex:
         assert isinstance(ex, LocalPoolExecutor) and ex.slots == 2
+
+
+def test_icsim_sweep_runs_on_a_dask_scheduler_address(tmp_path, capsys):
+    from distributed import LocalCluster
+
+    from experiments.cli import main
+
+    quickstart = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
+    with LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
+                      dashboard_address=None) as cluster:
+        rc = main(["sweep", str(quickstart), "--scheduler", cluster.scheduler_address,
+                   "--out", str(tmp_path), "--loads", "0.1,0.3", "--no-plots", "--quiet",
+                   "--set", "topology.dims=[4,4]", "--set", "traffic.message_packets=4",
+                   "--set", "run.warmup_us=5", "--set", "run.measure_us=20",
+                   "--set", "run.drain_us=40"])
+    assert rc == 0
+    assert "(dask, 1 slot)" in capsys.readouterr().out
+    assert len(pd.read_csv(tmp_path / "results.csv")) == 2
