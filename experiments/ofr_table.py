@@ -62,7 +62,7 @@ import yaml
 from experiments.execution import REPO_ROOT, format_duration, git_commit, make_executor, \
     package_version
 from experiments.reproduce import add_common_arguments
-from experiments.sweep import Curve, SweepError, SweepOutcome, _set_path, parse_loads, run_sweep
+from experiments.sweep import Curve, SweepError, SweepOutcome, set_path, parse_loads, run_sweep
 from simulator.config import ConfigError, apply_overrides, config_from_dict, parse_override
 
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
@@ -248,14 +248,14 @@ def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithm
                 # pattern parameters (e.g. uniform's include_self) belong to the config's own
                 # pattern; the other patterns run with their defaults
                 d.get("traffic", {}).pop("params", None)
-            _set_path(d, "traffic.pattern", pattern)
-            _set_path(d, "routing.algorithm", algorithm)
+            set_path(d, "traffic.pattern", pattern)
+            set_path(d, "routing.algorithm", algorithm)
             if quick:
                 for key, value in QUICK_OVERRIDES.items():
                     if key not in user_keys:
-                        _set_path(d, key, value)
+                        set_path(d, key, value)
             if "topology.dims" not in user_keys:
-                _set_path(d, "topology.dims", list(QUICK_DIMS if quick else torus_dims(pattern, k)))
+                set_path(d, "topology.dims", list(QUICK_DIMS if quick else torus_dims(pattern, k)))
             curves.append(Curve(f"{pattern} {algorithm}", d, grid,
                                 {"pattern": pattern, "algorithm": algorithm}))
     return curves

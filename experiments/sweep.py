@@ -22,11 +22,13 @@ Resumption
 ----------
 Each row is written with one ``write`` of one line, flushed and fsynced, so an interrupted
 sweep (Ctrl-C, a killed job) leaves every finished point in a valid CSV; at most a truncated
-last line, which is dropped on restart.  A restarted sweep reads the file and takes every point
-whose key is there from it instead of running it.  If a later row brings a column the file does
-not have yet, the file is rewritten once (to a temporary file, then renamed) with the wider
-header.  Rows are reused regardless of the code version they were made with (a warning names
-the commits); delete the file to start over.
+last line, which is cut off on restart (a line that does not match the header is moved to
+``results.rejected.csv``).  A restarted sweep reads the file and takes every point whose key is
+there from it instead of running it.  If a later row brings a column the file does not have
+yet, the file is rewritten once (to a temporary file, then renamed) with the wider header.  A
+lock file (``results.csv.lock``) keeps a second sweep from writing the same file.  Rows are
+reused regardless of the code version they were made with (a warning names the commits);
+delete the file to start over.
 
 Parallelism
 -----------
@@ -35,9 +37,12 @@ fewest-in-flight first, for their next load: a curve proposes its lowest grid lo
 neither finished nor in flight, until the finished runs show ``stop_after`` saturated loads in
 a row (then refinement, if asked, proceeds one bisection point at a time).  Many curves thus run
 side by side one load each, and a single curve speculatively runs up to ``slots`` consecutive
-loads at once.  Speculation wastes at most the runs already in flight when a curve's stop rule
-fires; they still finish and are recorded.  γ* never depends on the timing — only on the
-finished runs, judged in grid order — but which loads above the stop get run can.
+loads at once.  A curve never proposes a load above ``stop_after`` consecutive grid loads
+already finished saturated, even while lower loads still run, so speculation wastes at most
+the runs in flight when the stop becomes certain; they still finish and are recorded.  γ*
+never depends on the timing — only on the finished runs, judged in grid order — but which
+loads above the stop get run can.  Runs are never cancelled: a finished point is never lost,
+and a running process cannot be stopped cleanly anyway.
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ RESULTS_NAME = "results.csv"
 SUMMARY_NAME = "gamma_star.csv"
 VERDICTS_NAME = "verdicts.csv"
 DEFAULT_LOADS = "0.05:1.0:0.05"
+MAX_GRID_POINTS = 10_000
 
 IDENTITY_COLUMNS = ("curve", "role", "config_hash", "seed", "curve_hash", "offered_load",
                     "status", "error")
@@ -105,6 +111,8 @@ def parse_loads(spec: str) -> list[float]:
             start, stop, step = (Decimal(p.strip()) for p in parts)
             if step <= 0 or start > stop:
                 raise ValueError
+            if (stop - start) / step > MAX_GRID_POINTS:
+                raise ValueError
             loads, x = [], start
             while x <= stop:
                 loads.append(x)
@@ -142,7 +150,8 @@ def parse_vary(item: str) -> tuple[str, list[Any]]:
     return key, values
 
 
-def _set_path(data: dict, key: str, value: Any) -> None:
+def set_path(data: dict, key: str, value: Any) -> None:
+    """Set ``data["a"]["b"]["c"] = value`` for ``key = "a.b.c"``, creating sections."""
     parts = key.split(".")
     node = data
     for i, part in enumerate(parts[:-1]):
@@ -183,7 +192,7 @@ class Curve:
         :class:`~simulator.config.ConfigError`)."""
         if self._validated is None:
             data = json.loads(json.dumps(self.data))
-            _set_path(data, "traffic.load", float(load))
+            set_path(data, "traffic.load", float(load))
             self._validated = config_from_dict(data)
         base = self._validated
         if load < 0:
@@ -202,7 +211,7 @@ def make_curves(data: Mapping[str, Any], grid: list[float], overrides: Iterable[
         d = json.loads(json.dumps(base))
         params = {}
         for (key, _), value in zip(vary, combo):
-            _set_path(d, key, value)
+            set_path(d, key, value)
             params[key] = value
         name = " ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
                         for k, v in params.items()) or label
