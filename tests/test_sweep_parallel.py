@@ -39,7 +39,7 @@ def test_the_local_pool_gives_the_same_rows_as_a_serial_sweep(serial, tmp_path):
     pd.testing.assert_frame_equal(rows(tmp_path), rows(serial[0]))
 
 
-def test_dask_gives_the_same_rows_as_the_local_pool(serial, tmp_path):
+def test_dask_gives_the_same_rows_as_local_execution(serial, tmp_path):
     from distributed import Client, LocalCluster
 
     with LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
