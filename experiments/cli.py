@@ -1,6 +1,10 @@
 """The ``icsim`` command line.
 
     icsim run CONFIG.yaml [--set key.path=value ...] [--json]
+    icsim sweep CONFIG.yaml [--loads 0.05:1.0:0.05] [--vary key=V1,V2] [--workers N]
+                [--scheduler ADDRESS] [--out DIR]
+    icsim plot RESULTS [--out DIR]
+    icsim reproduce NAME [options]          # e.g. ofr-table2 --k 8
     icsim bench [--json] [--quick]
 
 Each subcommand lives in its own function; config errors stop before anything is simulated with
@@ -80,6 +84,155 @@ def format_result(r: dict[str, Any]) -> str:
     lines.append(f"  simulated       {r['sim_time_ns'] / 1000:.1f} us in {r['wall_s']:.2f} s "
                  f"({r['packet_hops'] / max(r['wall_s'], 1e-9):,.0f} packet-hops/s)")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------- sweep
+SWEEP_EPILOG = """\
+what it does:
+  For every combination of --vary values (a "curve"), climbs the load grid and stops a curve
+  once two loads in a row are saturated; gamma* is the largest grid load such that it and
+  every lower grid load are sustained.  Window mode: a load is sustained when the run reports
+  saturated=false.  Finite mode (run.mode: finite, the OutFlank paper's method): when its mean
+  latency is at most 1.2 x the latency at load 0.10 (always run first, even off the grid).
+  A run that raises (e.g. a deadlock) is recorded as saturated with its error text.
+
+outputs (in --out DIR):
+  results.csv     one row per run, appended the moment it finishes: identity columns,
+                  every result field (nested ones as derouted.total ...), provenance,
+                  and the resolved config as config.section.key columns
+  gamma_star.csv  one row per curve: gamma*, refined gamma*, first saturated load and why
+  verdicts.csv    every run judged sustained or saturated by its curve's rule, with the reason
+  latency.png/svg, accepted.png/svg, derouted.png/svg
+
+  Interrupt it at any time: rerunning the same command reuses every finished point
+  (matched by config hash and seed) and runs only the rest.  Points of other sweeps in the
+  same file are kept (and drawn by icsim plot); use one directory per study.
+
+parallelism:
+  Curves run side by side; a curve also runs its next grid loads speculatively while
+  earlier ones are still running, so one curve keeps N workers busy.  gamma* never depends
+  on timing; a few loads above a curve's stop may be run and recorded.
+
+examples:
+  icsim sweep configs/quickstart.yaml
+  icsim sweep configs/quickstart.yaml --loads 0.1,0.2,0.3 --set topology.dims=[8,8]
+  icsim sweep cfg.yaml --vary routing.algorithm=abr,por,ofr --vary traffic.pattern=uniform,transpose
+  icsim sweep cfg.yaml --scheduler tcp://head:8786 --out runs/big --refine 3
+"""
+
+
+@command
+def add_sweep(sub: argparse._SubParsersAction) -> None:
+    from experiments.execution import add_execution_arguments
+    from experiments.sweep import DEFAULT_LOADS
+
+    p = sub.add_parser("sweep", help="sweep a config over offered load (and other parameters) "
+                                     "and find the saturation point gamma*",
+                       description="Sweep a config over a load grid, crossed with any --vary "
+                                   "parameters; write a tidy CSV, gamma* per curve and plots.",
+                       epilog=SWEEP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("config", help="YAML config file (its traffic.load is replaced by the grid)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value for every run, parsed as YAML (repeatable)")
+    p.add_argument("--loads", default=DEFAULT_LOADS, metavar="GRID",
+                   help="offered loads: START:STOP:STEP with STOP included, or a comma list "
+                        f"(default {DEFAULT_LOADS})")
+    p.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="also sweep a config value (repeatable; several --vary are crossed), "
+                        "values parsed as YAML: --vary routing.algorithm=abr,por,ofr "
+                        "--vary topology.dims=[4,4],[8,8]")
+    add_execution_arguments(p)
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output directory (default runs/<config name>); an existing "
+                        "results.csv there is resumed")
+    p.add_argument("--full", action="store_true",
+                   help="run every grid load (no stopping after two saturated loads)")
+    p.add_argument("--refine", type=int, default=0, metavar="STEPS",
+                   help="bisect between gamma* and the first saturated grid load for STEPS "
+                        "steps (default 0)")
+    p.add_argument("--stop-after", type=int, default=2, metavar="N",
+                   help="stop a curve after N saturated grid loads in a row (default 2)")
+    p.add_argument("--no-plots", action="store_true", help="write the CSVs only")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=cmd_sweep)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import yaml
+
+    from experiments.execution import make_executor
+    from experiments.sweep import (SweepError, format_summary, make_curves, parse_loads,
+                                   parse_vary, run_sweep)
+
+    try:
+        grid = parse_loads(args.loads)
+    except ValueError as exc:
+        print(f"icsim sweep: {exc}", file=sys.stderr)
+        return 2
+    path = Path(args.config)
+    load_config(path, args.overrides)            # every error names its key, before any run
+    data = yaml.safe_load(path.read_text()) or {}
+    vary = [parse_vary(v) for v in args.vary]
+    curves = make_curves(data, grid, args.overrides, vary, label=path.stem)
+    out = Path(args.out) if args.out else Path("runs") / path.stem
+    try:
+        with make_executor(args.workers, args.scheduler) as executor:
+            outcome = run_sweep(curves, out, executor=executor, stop_after=args.stop_after,
+                                refine=args.refine, full=args.full, plots=not args.no_plots,
+                                progress=not args.quiet)
+    except SweepError as exc:
+        print(f"icsim sweep: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"icsim sweep: interrupted; finished points are in {out / 'results.csv'}, "
+              f"run the same command again to resume", file=sys.stderr)
+        raise
+    print(format_summary(outcome.curves))
+    print(f"{outcome.ran} runs, {outcome.reused} reused, {outcome.wall_s:.1f} s wall "
+          f"({executor.name}, {executor.slots} slot{'s' if executor.slots > 1 else ''})")
+    for f in outcome.files:
+        print(f"wrote {f}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------- plot
+@command
+def add_plot(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("plot", help="redraw a sweep's figures from its results.csv",
+                       description="Draw latency (sustained loads only), accepted-load and "
+                                   "derouting figures from a results file, without simulating.")
+    p.add_argument("results", help="a sweep directory or its results.csv")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="where to write the figures (default: beside the CSV)")
+    p.add_argument("--format", default="png,svg", metavar="FMT[,FMT]",
+                   help="file formats (default png,svg)")
+    p.set_defaults(func=cmd_plot)
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from experiments.plots import plot_results, read_results
+
+    src = Path(args.results)
+    if not src.exists() or (src.is_dir() and not (src / "results.csv").exists()):
+        print(f"icsim plot: no results file at {src}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else (src if src.is_dir() else src.parent)
+    files = plot_results(read_results(src), out, formats=[f for f in args.format.split(",") if f])
+    for f in files:
+        print(f"wrote {f}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------- reproduce
+@command
+def add_reproduce(sub: argparse._SubParsersAction) -> None:
+    from experiments.reproduce import add_parser
+
+    add_parser(sub)
 
 
 # ---------------------------------------------------------------------------------- bench

@@ -1,0 +1,343 @@
+"""Where sweep points run: in-process, a local process pool, or a dask.distributed cluster.
+
+All three executors share one small interface (:class:`Executor`): ``submit`` a task,
+``wait`` until at least one finishes, take its ``result``, ``close``.  The sweep coordinator
+(:func:`experiments.sweep.run_sweep`) keeps at most ``slots`` tasks in flight and decides what
+to run next from the results, so the executors know nothing about saturation searches.
+
+* :class:`SerialExecutor` (``--workers 1``) runs each task in the calling process when it is
+  waited for; simplest to debug, and what tests use to inject fake run functions.
+* :class:`LocalPoolExecutor` (default, ``--workers N``, N defaults to ``os.cpu_count()``) is a
+  ``concurrent.futures`` process pool.  Workers are started by the ``forkserver`` method where
+  available (safe even if the coordinator has threads, e.g. a dask client) and preload the
+  simulator.
+* :class:`DaskExecutor` (``--scheduler ADDRESS``) submits to a dask.distributed scheduler.
+  ``dask`` is imported only here, when asked for, so the base install works without it
+  (``pip install icsim[dask]``).
+
+The task that runs on a worker is :func:`execute_point`: it rebuilds and validates the config,
+runs it, and turns any exception into an error record instead of raising, so a failing run is
+recorded as saturated with its error text (SPEC §7).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------------------------- worker side
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def execute_point(config: dict[str, Any], run_fn: Callable | None = None) -> dict[str, Any]:
+    """Run one simulation on a worker; never raises for a failing run.
+
+    Parameters
+    ----------
+    config : dict
+        A resolved config (``Config.to_dict()``); validated again here.
+    run_fn : callable, optional
+        ``run_fn(Config) -> result dict``; defaults to :func:`simulator.simulation.run`.
+        Must be importable by name on the worker (a module-level function).
+
+    Returns
+    -------
+    dict
+        ``result`` (the run's result dict, or ``None``), ``error`` (``"Type: message"`` or
+        ``None``), ``started_at``/``finished_at`` (UTC ISO), ``elapsed_s`` (build + run wall
+        time) and ``host``.
+    """
+    from simulator.config import config_from_dict
+
+    started, t0 = _now(), time.perf_counter()
+    result, error = None, None
+    try:
+        cfg = config_from_dict(config)
+        if run_fn is None:
+            from simulator.simulation import run as run_fn
+        result = run_fn(cfg)
+    except Exception as exc:  # any failure of a run is data: the point is saturated
+        error = f"{type(exc).__name__}: {exc}"
+    return {"result": result, "error": error, "started_at": started, "finished_at": _now(),
+            "elapsed_s": time.perf_counter() - t0, "host": socket.gethostname()}
+
+
+# ---------------------------------------------------------------------------------- executors
+class Executor:
+    """What the sweep coordinator needs from an execution backend."""
+
+    #: how many tasks the coordinator keeps in flight
+    slots: int = 1
+    name: str = "?"
+
+    def submit(self, fn: Callable, *args: Any) -> Any:
+        """Start ``fn(*args)``; return a handle."""
+        raise NotImplementedError
+
+    def wait(self, handles: list[Any]) -> list[Any]:
+        """Block until at least one of ``handles`` is finished; return the finished ones."""
+        raise NotImplementedError
+
+    def result(self, handle: Any) -> Any:
+        """The value of a finished task (re-raises what the task raised)."""
+        raise NotImplementedError
+
+    def close(self, abort: bool = False) -> None:
+        """Release the backend; with ``abort``, stop unfinished tasks as far as possible."""
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close(abort=exc_type is not None)
+
+
+class _Deferred:
+    """A task of the serial executor: run when first waited for."""
+
+    __slots__ = ("fn", "args", "done", "value")
+
+    def __init__(self, fn: Callable, args: tuple) -> None:
+        self.fn, self.args, self.done, self.value = fn, args, False, None
+
+
+class SerialExecutor(Executor):
+    """Runs each task in this process, when :meth:`wait` is called (one at a time)."""
+
+    name = "serial"
+
+    def __init__(self) -> None:
+        self.slots = 1
+
+    def submit(self, fn: Callable, *args: Any) -> _Deferred:
+        return _Deferred(fn, args)
+
+    def wait(self, handles: list[_Deferred]) -> list[_Deferred]:
+        done = [h for h in handles if h.done]
+        if done:
+            return done
+        h = handles[0]
+        h.value = h.fn(*h.args)
+        h.done = True
+        return [h]
+
+    def result(self, handle: _Deferred) -> Any:
+        return handle.value
+
+
+def _preload_context() -> multiprocessing.context.BaseContext:
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["simulator.simulation", "experiments.execution"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+class LocalPoolExecutor(Executor):
+    """A local process pool of ``workers`` processes."""
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.slots = max(1, workers or os.cpu_count() or 1)
+        self._pool = cf.ProcessPoolExecutor(max_workers=self.slots, mp_context=_preload_context())
+
+    def submit(self, fn: Callable, *args: Any) -> Any:
+        return self._pool.submit(fn, *args)
+
+    def wait(self, handles: list[Any]) -> list[Any]:
+        done, _ = cf.wait(handles, return_when=cf.FIRST_COMPLETED)
+        return list(done)
+
+    def result(self, handle: Any) -> Any:
+        return handle.result()
+
+    def close(self, abort: bool = False) -> None:
+        if abort:
+            # Runs can take hours: on Ctrl-C do not wait for them.  Every finished point is
+            # already in the CSV, so killing the workers loses nothing.
+            processes = list(getattr(self._pool, "_processes", {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for p in processes:
+                if p.is_alive():
+                    p.terminate()
+            for p in processes:
+                p.join(timeout=5)
+        else:
+            self._pool.shutdown(wait=True)
+
+
+class DaskExecutor(Executor):
+    """Tasks submitted to a dask.distributed scheduler.
+
+    Parameters
+    ----------
+    address : str, optional
+        Scheduler address (``tcp://host:8786``); a client is created and closed by us.
+    client : distributed.Client, optional
+        An existing client instead (e.g. on an in-process ``LocalCluster``); not closed by us.
+    slots : int, optional
+        Tasks kept in flight; default: the cluster's total worker threads.
+    """
+
+    name = "dask"
+
+    def __init__(self, address: str | None = None, client: Any = None,
+                 slots: int | None = None) -> None:
+        try:
+            import distributed
+        except ImportError:
+            raise RuntimeError("--scheduler needs dask.distributed: pip install 'icsim[dask]'") \
+                from None
+        self._distributed = distributed
+        self._own = client is None
+        self.client = client if client is not None else distributed.Client(address)
+        threads = sum(self.client.nthreads().values()) or 1
+        self.slots = max(1, slots or threads)
+        self._futures: set[Any] = set()
+
+    def submit(self, fn: Callable, *args: Any) -> Any:
+        future = self.client.submit(fn, *args, pure=False)
+        self._futures.add(future)
+        return future
+
+    def wait(self, handles: list[Any]) -> list[Any]:
+        done, _ = self._distributed.wait(handles, return_when="FIRST_COMPLETED")
+        return list(done)
+
+    def result(self, handle: Any) -> Any:
+        self._futures.discard(handle)
+        return handle.result()
+
+    def close(self, abort: bool = False) -> None:
+        if abort and self._futures:
+            self.client.cancel(list(self._futures))
+        self._futures.clear()
+        if self._own:
+            self.client.close()
+
+
+def make_executor(workers: int | None = None, scheduler: str | None = None) -> Executor:
+    """The executor for ``--workers``/``--scheduler``: dask if a scheduler address is given,
+    in-process for one worker, otherwise a local process pool (``os.cpu_count()`` workers)."""
+    if scheduler:
+        return DaskExecutor(scheduler, slots=workers)
+    n = workers or os.cpu_count() or 1
+    if n <= 1:
+        return SerialExecutor()
+    return LocalPoolExecutor(n)
+
+
+# ---------------------------------------------------------------------------------- provenance
+def git_commit(path: Path = REPO_ROOT) -> str:
+    """The git commit of the code (``+dirty`` if tracked files are modified), or ``""``."""
+    try:
+        head = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        if head.returncode != 0:
+            return ""
+        status = subprocess.run(["git", "-C", str(path), "status", "--porcelain",
+                                 "--untracked-files=no"], capture_output=True, text=True,
+                                timeout=10)
+        return head.stdout.strip() + ("+dirty" if status.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def package_version() -> str:
+    from simulator.simulation import VERSION
+
+    return VERSION
+
+
+# ---------------------------------------------------------------------------------- progress
+def format_duration(seconds: float) -> str:
+    """``75`` -> ``"1m15s"``."""
+    seconds = max(0, int(round(seconds)))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    if h:
+        return f"{h}h{m:02d}m"
+    if m:
+        return f"{m}m{s:02d}s"
+    return f"{s}s"
+
+
+class Progress:
+    """A one-line progress report with an ETA, on stderr.
+
+    On a terminal the line is rewritten in place; otherwise one line per update.  The ETA is
+    an upper bound: the remaining count assumes every curve climbs to the end of its grid.
+    """
+
+    def __init__(self, label: str = "sweep", stream: TextIO | None = None,
+                 enabled: bool = True) -> None:
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled
+        self.t0 = time.perf_counter()
+        self.ran = 0
+        self.reused = 0
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._width = 0
+
+    def update(self, running: int, remaining: int, last: str = "") -> None:
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.t0
+        eta = ""
+        if self.ran and remaining + running:
+            eta = f", ETA <= {format_duration((remaining + running) * elapsed / self.ran)}"
+        line = (f"[{self.label}] {self.ran} run, {self.reused} reused, {running} running, "
+                f"<= {remaining} to go; {format_duration(elapsed)} elapsed{eta}"
+                + (f" | {last}" if last else ""))
+        if self._tty:
+            pad = max(0, self._width - len(line))
+            self.stream.write("\r" + line + " " * pad)
+            self._width = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self._tty and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def add_execution_arguments(parser: Any) -> None:
+    """``--workers`` and ``--scheduler``, shared by ``icsim sweep`` and the reproductions."""
+    parser.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                        help="parallel local worker processes (default: os.cpu_count(), here "
+                             f"{os.cpu_count()}); 1 runs everything in this process. With "
+                             "--scheduler: how many runs to keep in flight (default: the "
+                             "cluster's worker threads)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="run on a dask.distributed scheduler, e.g. tcp://head:8786 "
+                             "(needs pip install 'icsim[dask]' here and icsim installed on "
+                             "the workers)")

@@ -1,0 +1,95 @@
+"""``icsim reproduce NAME``: a registry of named paper reproductions.
+
+A reproduction is a module with two functions::
+
+    def add_arguments(parser: argparse.ArgumentParser) -> None: ...
+    def run(args: argparse.Namespace) -> int: ...           # exit status
+
+Registering one is one line here (the module is imported only when its name is used, so a
+broken or slow-to-import reproduction never affects the others)::
+
+    register("angara-table2", "experiments.angara_table", "Angara routing-table quality")
+
+``icsim reproduce`` lists the registered names; ``icsim reproduce NAME --help`` shows the
+reproduction's own options.  :func:`add_common_arguments` gives every reproduction the same
+``--out``, ``--quick``, ``--workers`` and ``--scheduler`` options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A registered reproduction: its command name, module path and one-line description."""
+
+    name: str
+    module: str
+    help: str
+
+
+REPRODUCTIONS: dict[str, Reproduction] = {}
+
+
+def register(name: str, module: str, help: str) -> Reproduction:
+    """Make ``icsim reproduce NAME`` run ``module.run(args)`` (``module`` imported lazily)."""
+    if name in REPRODUCTIONS:
+        raise ValueError(f"reproduction {name!r} registered twice")
+    REPRODUCTIONS[name] = Reproduction(name, module, help)
+    return REPRODUCTIONS[name]
+
+
+register("ofr-table2", "experiments.ofr_table",
+         "OutFlank Tables 2 and 3: gamma* and derouted shares of ABR/POR/OFR on 8^3 or 16^3 tori")
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:
+    """``--out``, ``--quick``, ``--workers``, ``--scheduler`` for a reproduction."""
+    from experiments.execution import add_execution_arguments
+
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help=f"output directory (default {default_out}); finished runs there "
+                             "are reused when the command is run again")
+    parser.add_argument("--quick", action="store_true",
+                        help="a reduced version for smoke tests (minutes, not comparable with "
+                             "the paper)")
+    add_execution_arguments(parser)
+
+
+def _listing() -> str:
+    width = max((len(n) for n in REPRODUCTIONS), default=0)
+    return "\n".join(f"  {r.name:{width}s}  {r.help}" for r in REPRODUCTIONS.values())
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``icsim reproduce`` to the command line."""
+    p = sub.add_parser(
+        "reproduce", help="reproduce a paper's table or figure (icsim reproduce NAME --help)",
+        description="Run a named reproduction of a paper's table or figure and write its "
+                    "results, a report beside the paper's numbers, and figures.",
+        epilog="reproductions:\n" + _listing()
+               + "\n\nexample:\n  icsim reproduce ofr-table2 --k 8 --profile reference",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", metavar="NAME", help="which reproduction (listed below)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="its options (NAME --help)")
+    p.set_defaults(func=cmd_reproduce)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    rep = REPRODUCTIONS.get(args.name)
+    if rep is None:
+        print(f"icsim reproduce: unknown reproduction {args.name!r}; registered:\n{_listing()}",
+              file=sys.stderr)
+        return 2
+    module = importlib.import_module(rep.module)
+    parser = argparse.ArgumentParser(prog=f"icsim reproduce {rep.name}", description=rep.help,
+                                     epilog=getattr(module, "EPILOG", None),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    module.add_arguments(parser)
+    sub_args = parser.parse_args(args.args)
+    sub_args.command_line = " ".join(["icsim", "reproduce", rep.name, *args.args])
+    return module.run(sub_args)

@@ -1,0 +1,376 @@
+"""Saturation search (SPEC §7): which loads a curve sustains, and its γ*.
+
+A *curve* is one configuration swept over offered load γ.  Every run of it is judged
+*sustained* or *saturated* by the rule of its measurement mode:
+
+window mode
+    sustained when the run reports ``saturated`` false (the simulator's own test:
+    accepted/offered ≥ 0.95, every measured packet delivered within the drain, NIC source
+    queues not growing through the window; see :mod:`simulator.simulation`).
+finite mode (the OutFlank paper's method)
+    sustained when the run finished (``saturated`` false) and its mean latency is at most
+    1.2 × the mean latency of the same curve at γ = 0.10 (the *baseline*).  The baseline run is
+    always made, first, even when the load grid does not contain 0.10; it then only serves as
+    the reference and is not a grid point.  If the baseline run itself fails, no load of the
+    curve can be judged sustained and γ* is undefined.
+
+In both modes a run that raised (for example ``simulator.network.DeadlockError``), reported
+an error, or measured no packet at all is *saturated*, with the reason recorded — never a
+silent number.
+
+γ* is the largest grid load such that it and every lower grid load are sustained (``None``
+when the lowest grid load is already saturated).  A sustained load above a saturated one does
+not count.  Climbing a curve stops once ``stop_after`` (2) grid loads in a row are saturated.
+An optional refinement bisects between γ* and the first saturated grid load for a few steps;
+the refined value is the last sustained bisection point (or γ* itself).
+
+:class:`CurveSearch` is the climbing logic as a small state machine that proposes the next
+load to run given what is finished and what is in flight, so that an executor can run several
+curves, and several loads of one curve, at once (see :mod:`experiments.sweep`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+BASELINE_LOAD = 0.10
+LATENCY_FACTOR = 1.2
+STOP_AFTER = 2
+
+
+def load_key(load: float) -> float:
+    """A load rounded so that grid loads computed in different ways compare equal."""
+    return round(float(load), 9)
+
+
+def _present(value: Any) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, float) and math.isnan(value):
+        return False
+    return not (isinstance(value, str) and value.strip() == "")
+
+
+def as_float(value: Any) -> float | None:
+    """A number from a result field or CSV cell; ``None`` for missing/empty/NaN."""
+    if not _present(value):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def as_bool(value: Any) -> bool:
+    """A boolean from a result field or CSV cell (``True``/``"True"``/``1``)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    if not _present(value):
+        return False
+    return bool(value)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether one run sustained its load, and if not, why."""
+
+    sustained: bool
+    reason: str | None = None
+
+
+def run_failure(point: Mapping[str, Any]) -> str | None:
+    """Why a run is saturated on its own account (error, unfinished, ...), or ``None``."""
+    error = point.get("error")
+    if _present(error):
+        return f"error: {error}"
+    if as_bool(point.get("saturated")):
+        reason = point.get("saturation_reason")
+        return str(reason) if _present(reason) else "saturated"
+    if as_float(point.get("latency_ns")) is None:
+        return "no packets measured"
+    return None
+
+
+def judge(point: Mapping[str, Any], mode: str, baseline_latency_ns: float | None = None,
+          baseline_failure: str | None = None,
+          factor: float = LATENCY_FACTOR) -> Verdict:
+    """Classify one run (a result dict or a CSV row) as sustained or saturated.
+
+    Parameters
+    ----------
+    point : mapping
+        Needs ``saturated``, ``saturation_reason``, ``latency_ns`` and optionally ``error``.
+    mode : {"window", "finite"}
+        The run's measurement mode, which selects the rule.
+    baseline_latency_ns : float, optional
+        Finite mode: mean latency of the same curve at γ = 0.10.
+    baseline_failure : str, optional
+        Finite mode: why the baseline run has no usable latency (reported as the reason).
+    factor : float
+        Finite mode: the latency ratio above which a load is saturated (1.2).
+
+    Examples
+    --------
+    >>> judge({"saturated": False, "latency_ns": 500.0}, "window")
+    Verdict(sustained=True, reason=None)
+    >>> judge({"saturated": False, "latency_ns": 1300.0}, "finite", 1000.0).sustained
+    False
+    >>> judge({"saturated": True, "saturation_reason": "throughput"}, "window").reason
+    'throughput'
+    """
+    failure = run_failure(point)
+    if failure is not None:
+        return Verdict(False, failure)
+    if mode != "finite":
+        return Verdict(True)
+    if baseline_latency_ns is None:
+        return Verdict(False, f"baseline γ={BASELINE_LOAD:.2f} unusable"
+                       + (f" ({baseline_failure})" if baseline_failure else ""))
+    latency = as_float(point.get("latency_ns"))
+    if latency > factor * baseline_latency_ns:
+        return Verdict(False, f"latency {latency:.0f} ns > {factor:g} x {baseline_latency_ns:.0f} "
+                              f"ns at γ={BASELINE_LOAD:.2f}")
+    return Verdict(True)
+
+
+@dataclass
+class CurveResult:
+    """What a curve's runs say about its saturation point.
+
+    Attributes
+    ----------
+    gamma_star : float or None
+        Largest grid load with it and all lower grid loads sustained.
+    gamma_star_refined : float or None
+        After bisection between γ* and the first saturated grid load (= γ* without refinement).
+    first_saturated : float or None
+        The lowest saturated grid load (``None`` if none was found).
+    first_saturated_reason : str or None
+        Why it is saturated.
+    complete : bool
+        Every grid load up to the decision is known (the stop rule fired, or the grid was
+        exhausted).  ``False`` means γ* is only a lower bound (an interrupted sweep).
+    verdicts : dict
+        Load -> :class:`Verdict` for every run of the curve that could be judged.
+    baseline_latency_ns : float or None
+        Finite mode: the latency at γ = 0.10 the 1.2× rule compares with.
+    """
+
+    gamma_star: float | None
+    gamma_star_refined: float | None
+    first_saturated: float | None
+    first_saturated_reason: str | None
+    complete: bool
+    verdicts: dict[float, Verdict] = field(default_factory=dict)
+    baseline_latency_ns: float | None = None
+
+
+class CurveSearch:
+    """Climb one curve's load grid and decide its γ* (the rules in the module docstring).
+
+    The search never runs anything itself: :meth:`next_load` proposes what to run next given
+    the loads already in flight, :meth:`record` takes a finished run, :meth:`result` judges.
+    Proposals are speculative: while earlier loads are still running, the next grid load
+    above them may be proposed, so a parallel executor can work on several loads of one curve;
+    the stop rule is applied to finished runs only, in grid order.  Speculation never goes
+    above a run of ``stop_after`` consecutive grid loads already finished saturated (climbing
+    stops there at the latest, whatever the loads still running turn out to be).
+
+    Parameters
+    ----------
+    grid : iterable of float
+        The load grid (any order; duplicates removed).
+    mode : {"window", "finite"}
+        Measurement mode of the curve's runs.
+    stop_after : int
+        Stop climbing after this many saturated grid loads in a row (2).
+    refine_steps : int
+        Bisection steps between γ* and the first saturated grid load (0 = none).
+    full : bool
+        Run every grid load (no stop rule); γ* is still judged by the same rule.
+    baseline_load : float
+        Finite mode: the load whose latency the 1.2× rule compares with (0.10).
+
+    Examples
+    --------
+    >>> s = CurveSearch([0.1, 0.2, 0.3, 0.4, 0.5], "window")
+    >>> for load in (0.1, 0.2, 0.3, 0.4):
+    ...     assert s.next_load(set()) == (load, "grid")
+    ...     s.record(load, {"saturated": load > 0.2, "latency_ns": 1.0})
+    >>> s.next_load(set()) is None, s.result().gamma_star
+    (True, 0.2)
+    """
+
+    def __init__(self, grid: Iterable[float], mode: str, *, stop_after: int = STOP_AFTER,
+                 refine_steps: int = 0, full: bool = False,
+                 baseline_load: float = BASELINE_LOAD, factor: float = LATENCY_FACTOR):
+        self.grid = sorted({load_key(g) for g in grid})
+        if not self.grid:
+            raise ValueError("empty load grid")
+        if stop_after < 1:
+            raise ValueError("stop_after must be at least 1")
+        self.mode = mode
+        self.stop_after = stop_after
+        self.refine_steps = max(0, int(refine_steps))
+        self.full = full
+        self.baseline = load_key(baseline_load) if mode == "finite" else None
+        self.factor = factor
+        self.points: dict[float, Mapping[str, Any]] = {}
+
+    # ------------------------------------------------------------------ bookkeeping
+    def record(self, load: float, point: Mapping[str, Any]) -> None:
+        """A finished run (result dict or CSV row) of this curve at ``load``."""
+        self.points[load_key(load)] = point
+
+    def _baseline(self) -> tuple[bool, float | None, str | None]:
+        """(known, latency, failure) of the finite-mode baseline."""
+        if self.baseline is None:
+            return True, None, None
+        point = self.points.get(self.baseline)
+        if point is None:
+            return False, None, None
+        failure = run_failure(point)
+        if failure is not None:
+            return True, None, failure
+        return True, as_float(point.get("latency_ns")), None
+
+    def verdict(self, load: float) -> Verdict | None:
+        """The verdict on a finished load, or ``None`` if not run or not yet judgeable."""
+        point = self.points.get(load_key(load))
+        if point is None:
+            return None
+        known, base, failure = self._baseline()
+        if not known:
+            failure = run_failure(point)
+            return Verdict(False, failure) if failure else None
+        return judge(point, self.mode, base, failure, self.factor)
+
+    def _grid_decision(self) -> tuple[float | None, float | None, bool, bool]:
+        """(γ*, first saturated, decided, over) from the finished runs.
+
+        *decided*: γ* can no longer change (``stop_after`` saturated grid loads in a row, or
+        every grid load judged).  *over*: no more grid loads need running (decided, and with
+        ``full`` every grid load finished).
+        """
+        best, first_sat, saturated_run, decided = None, None, 0, False
+        for g in self.grid:
+            v = self.verdict(g)
+            if v is None:
+                return best, first_sat, decided, False
+            if v.sustained:
+                if first_sat is None:
+                    best = g
+                saturated_run = 0
+            else:
+                if first_sat is None:
+                    first_sat = g
+                saturated_run += 1
+                if saturated_run >= self.stop_after:
+                    decided = True
+                    if not self.full:
+                        return best, first_sat, True, True
+        return best, first_sat, True, True
+
+    def _bisection(self) -> tuple[float | None, float | None, int]:
+        """Walk the refinement from finished runs: (lo, next mid to run or None, steps done)."""
+        best, first_sat, decided, _ = self._grid_decision()
+        if not decided or best is None or first_sat is None:
+            return best, None, 0
+        lo, hi = best, first_sat
+        for step in range(self.refine_steps):
+            mid = load_key((lo + hi) / 2)
+            v = self.verdict(mid)
+            if v is None:
+                return lo, mid, step
+            if v.sustained:
+                lo = mid
+            else:
+                hi = mid
+        return lo, None, self.refine_steps
+
+    # ------------------------------------------------------------------ proposing
+    def next_load(self, in_flight: set[float]) -> tuple[float, str] | None:
+        """The next load to run as ``(load, role)``, or ``None`` if nothing may start now.
+
+        ``role`` is ``"baseline"`` (finite-mode γ = 0.10 reference not on the grid),
+        ``"grid"`` or ``"refine"``.  ``None`` while loads are in flight means: wait for them.
+        """
+        busy = {load_key(x) for x in in_flight} | set(self.points)
+        if self.baseline is not None and self.baseline not in busy:
+            return self.baseline, ("grid" if self.baseline in self.grid else "baseline")
+        _, _, _, over = self._grid_decision()
+        if not over:
+            ceiling = self._ceiling()
+            for g in self.grid:
+                if g >= ceiling:
+                    break
+                if g not in busy:
+                    return g, "grid"
+            return None
+        if self.refine_steps:
+            _, mid, _ = self._bisection()
+            if mid is not None and mid not in busy:
+                return mid, "refine"
+        return None
+
+    def _ceiling(self) -> float:
+        """Loads at or above this are never needed: the top of the lowest run of
+        ``stop_after`` consecutive grid loads already finished and saturated.  Whatever the
+        loads still running below it turn out to be, climbing stops there at the latest."""
+        if self.full:
+            return math.inf
+        run = 0
+        for g in self.grid:
+            v = self.verdict(g)
+            run = run + 1 if (v is not None and not v.sustained) else 0
+            if run >= self.stop_after:
+                return g + 1e-12
+        return math.inf
+
+    def remaining_bound(self, in_flight: set[float] = frozenset()) -> int:
+        """At most how many more runs, besides those in flight, this curve may need (for
+        progress estimates)."""
+        busy = {load_key(x) for x in in_flight} | set(self.points)
+        _, _, _, over = self._grid_decision()
+        ceiling = self._ceiling()
+        n = 0 if over else sum(1 for g in self.grid if g not in busy and g < ceiling)
+        if self.baseline is not None and self.baseline not in busy \
+                and self.baseline not in self.grid:
+            n += 1
+        if self.refine_steps:
+            n += self.refine_steps - self._bisection()[2]
+        return n
+
+    def result(self) -> CurveResult:
+        """Judge the curve from the runs recorded so far."""
+        best, first_sat, decided, _ = self._grid_decision()
+        refined = self._bisection()[0] if self.refine_steps else best
+        verdicts = {load: v for load in self.points if (v := self.verdict(load)) is not None}
+        _, base, _ = self._baseline()
+        return CurveResult(
+            gamma_star=best, gamma_star_refined=refined, first_saturated=first_sat,
+            first_saturated_reason=verdicts[first_sat].reason if first_sat in verdicts else None,
+            complete=decided, verdicts=verdicts, baseline_latency_ns=base)
+
+
+def analyse_rows(rows: Iterable[Mapping[str, Any]], mode: str, grid: Iterable[float] | None = None,
+                 *, baseline_load: float = BASELINE_LOAD,
+                 stop_after: int = STOP_AFTER) -> CurveResult:
+    """Judge one curve from its result rows (e.g. read back from a sweep CSV).
+
+    ``grid`` defaults to the loads of rows whose ``role`` is ``"grid"`` (every row if there is
+    no ``role``); rows with role ``"refine"`` are followed as a bisection.
+    """
+    rows = list(rows)
+    if grid is None:
+        grid = [r["offered_load"] for r in rows if r.get("role", "grid") == "grid"]
+        if not grid:
+            grid = [r["offered_load"] for r in rows]
+    search = CurveSearch(grid, mode, stop_after=stop_after,
+                         refine_steps=64 if any(r.get("role") == "refine" for r in rows) else 0,
+                         baseline_load=baseline_load)
+    for r in rows:
+        search.record(r["offered_load"], r)
+    return search.result()

@@ -1,0 +1,722 @@
+"""Load sweeps with saturation search, resumable, in parallel (``icsim sweep``).
+
+A sweep is a set of *curves* — one config (after ``--set`` overrides and one combination of
+``--vary`` values) swept over a load grid — each climbed by a
+:class:`experiments.saturation.CurveSearch`.  Every finished run becomes one row of
+``OUT/results.csv``, written the moment it finishes; ``OUT/gamma_star.csv`` (one row per curve),
+``OUT/verdicts.csv`` (every run judged sustained or saturated, with the reason) and the plots
+are written at the end.
+
+Results file
+------------
+One tidy row per run: identity columns (``curve``, ``role``, ``config_hash``, ``seed``,
+``curve_hash``, ``offered_load``, ``status``, ``error``), every field of the run's JSON result
+with nested objects flattened (``derouted.outflank``), provenance (``version``, ``git_commit``,
+``host``, ``started_at``, ``finished_at``, ``elapsed_s``) and the resolved config flattened
+(``config.routing.algorithm``; lists and free-form mappings such as ``config.topology.dims`` or
+``config.traffic.params`` as JSON text).  ``config_hash`` is a SHA-256 of the resolved config
+except ``seed``; a point is identified by (``config_hash``, ``seed``).  ``curve_hash`` hashes the
+resolved config except ``traffic.load`` and groups the runs of one curve.
+
+Resumption
+----------
+Each row is written with one ``write`` of one line, flushed and fsynced, so an interrupted
+sweep (Ctrl-C, a killed job) leaves every finished point in a valid CSV; at most a truncated
+last line, which is cut off on restart (a line that does not match the header is moved to
+``results.rejected.csv``).  A restarted sweep reads the file and takes every point whose key is
+there from it instead of running it.  If a later row brings a column the file does not have
+yet, the file is rewritten once (to a temporary file, then renamed) with the wider header.  A
+lock file (``results.csv.lock``) keeps a second sweep from writing the same file.  Rows are
+reused regardless of the code version they were made with (a warning names the commits);
+delete the file to start over.
+
+Parallelism
+-----------
+The coordinator keeps ``slots`` runs in flight.  Whenever a slot is free it asks the curves,
+fewest-in-flight first, for their next load: a curve proposes its lowest grid load that is
+neither finished nor in flight, until the finished runs show ``stop_after`` saturated loads in
+a row (then refinement, if asked, proceeds one bisection point at a time).  Many curves thus run
+side by side one load each, and a single curve speculatively runs up to ``slots`` consecutive
+loads at once.  A curve never proposes a load above ``stop_after`` consecutive grid loads
+already finished saturated, even while lower loads still run, so speculation wastes at most
+the runs in flight when the stop becomes certain; they still finish and are recorded.  γ*
+never depends on the timing — only on the finished runs, judged in grid order — but which
+loads above the stop get run can.  Runs are never cancelled: a finished point is never lost,
+and a running process cannot be stopped cleanly anyway.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import json
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+import yaml
+
+from experiments.execution import (Executor, Progress, SerialExecutor, execute_point,
+                                   git_commit, package_version)
+from experiments.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
+                                    load_key)
+from simulator.config import Config, ConfigError, apply_overrides, config_from_dict
+
+RESULTS_NAME = "results.csv"
+SUMMARY_NAME = "gamma_star.csv"
+VERDICTS_NAME = "verdicts.csv"
+DEFAULT_LOADS = "0.05:1.0:0.05"
+MAX_GRID_POINTS = 10_000
+
+IDENTITY_COLUMNS = ("curve", "role", "config_hash", "seed", "curve_hash", "offered_load",
+                    "status", "error")
+RESULT_COLUMNS = (
+    "mode", "saturated", "saturation_reason", "accepted_load", "offered_measured_load",
+    "latency_ns", "latency_p50_ns", "latency_p99_ns", "latency_max_ns", "network_latency_ns",
+    "hops", "dilation", "derouted.outflank", "derouted.wraparound", "derouted.orthant",
+    "derouted.total", "packets_measured", "packets_delivered", "packets_generated",
+    "completion_time_ns", "source_queue_mean", "channel_utilisation_mean",
+    "channel_utilisation_max", "packet_hops", "sim_time_ns", "events")
+PROVENANCE_COLUMNS = ("version", "git_commit", "host", "started_at", "finished_at",
+                      "elapsed_s", "wall_s")
+#: columns that depend on the machine and the moment, not on the simulation
+WALL_COLUMNS = ("host", "started_at", "finished_at", "elapsed_s", "wall_s")
+
+
+# ---------------------------------------------------------------------------------- grids
+def parse_loads(spec: str) -> list[float]:
+    """Parse a load grid: ``start:stop:step`` (stop included) or a comma list.
+
+    Decimal arithmetic keeps grid points exact (``0.15``, not ``0.15000000000000002``).
+
+    Examples
+    --------
+    >>> parse_loads("0.1:0.3:0.05")
+    [0.1, 0.15, 0.2, 0.25, 0.3]
+    >>> parse_loads("0.5, 0.1,0.3")
+    [0.1, 0.3, 0.5]
+    """
+    text = spec.strip()
+    try:
+        if ":" in text:
+            parts = text.split(":")
+            if len(parts) != 3:
+                raise ValueError
+            start, stop, step = (Decimal(p.strip()) for p in parts)
+            if step <= 0 or start > stop:
+                raise ValueError
+            if (stop - start) / step > MAX_GRID_POINTS:
+                raise ValueError
+            loads, x = [], start
+            while x <= stop:
+                loads.append(x)
+                x += step
+        else:
+            loads = [Decimal(p.strip()) for p in text.split(",") if p.strip()]
+    except (InvalidOperation, ValueError):
+        raise ValueError(f"--loads: expected START:STOP:STEP (STOP included, STEP > 0) or a "
+                         f"comma list of loads, got {spec!r}") from None
+    if not loads or any(x <= 0 for x in loads):
+        raise ValueError(f"--loads: loads must be positive, got {spec!r}")
+    return sorted({float(x) for x in loads})
+
+
+def parse_vary(item: str) -> tuple[str, list[Any]]:
+    """``"routing.algorithm=abr,por,ofr"`` -> ``("routing.algorithm", ["abr", "por", "ofr"])``.
+
+    The values are read as one YAML flow sequence, so list values work:
+    ``topology.dims=[4,4],[8,8]``.
+    """
+    if "=" not in item:
+        raise ConfigError("--vary", f"expected key.path=V1,V2,..., got {item!r}")
+    key, raw = item.split("=", 1)
+    key = key.strip()
+    if not key or not raw.strip():
+        raise ConfigError("--vary", f"expected key.path=V1,V2,..., got {item!r}")
+    if key == "traffic.load":
+        raise ConfigError("--vary", "vary the load with --loads")
+    try:
+        values = yaml.safe_load(f"[{raw}]")
+    except yaml.YAMLError as exc:
+        raise ConfigError(key, f"values {raw!r} are not valid YAML ({exc.problem})") from None
+    if not values:
+        raise ConfigError(key, "no values to vary over")
+    return key, values
+
+
+def set_path(data: dict, key: str, value: Any) -> None:
+    """Set ``data["a"]["b"]["c"] = value`` for ``key = "a.b.c"``, creating sections."""
+    parts = key.split(".")
+    node = data
+    for i, part in enumerate(parts[:-1]):
+        nxt = node.get(part)
+        if nxt is None:
+            nxt = node[part] = {}
+        elif not isinstance(nxt, dict):
+            raise ConfigError(".".join(parts[: i + 1]), "is a value, not a section")
+        node = nxt
+    node[parts[-1]] = value
+
+
+# ---------------------------------------------------------------------------------- curves
+@dataclass
+class Curve:
+    """One config swept over a load grid.
+
+    Attributes
+    ----------
+    label : str
+        Human name (``"routing.algorithm=dor"``); the ``curve`` column.
+    data : dict
+        Config mapping with every override applied except the load.
+    grid : list of float
+        Loads to climb.
+    params : dict
+        The values that distinguish this curve from the others of the sweep (for summaries).
+    """
+
+    label: str
+    data: dict[str, Any]
+    grid: list[float]
+    params: dict[str, Any] = field(default_factory=dict)
+    _validated: Config | None = field(default=None, repr=False, compare=False)
+
+    def config(self, load: float) -> Config:
+        """The validated config at ``load`` (full validation once per curve; raises
+        :class:`~simulator.config.ConfigError`)."""
+        if self._validated is None:
+            data = json.loads(json.dumps(self.data))
+            set_path(data, "traffic.load", float(load))
+            self._validated = config_from_dict(data)
+        base = self._validated
+        if load < 0:
+            raise ConfigError("traffic.load", f"must be >= 0, got {load}")
+        return base.model_copy(update={"traffic": base.traffic.model_copy(
+            update={"load": float(load)})})
+
+
+def make_curves(data: Mapping[str, Any], grid: list[float], overrides: Iterable[str] = (),
+                vary: Iterable[tuple[str, list[Any]]] = (), label: str = "base") -> list[Curve]:
+    """The curves of a sweep: ``data`` with ``--set`` overrides, times the ``--vary`` product."""
+    base = apply_overrides(dict(data), list(overrides))
+    vary = list(vary)
+    curves = []
+    for combo in itertools.product(*(values for _, values in vary)):
+        d = json.loads(json.dumps(base))
+        params = {}
+        for (key, _), value in zip(vary, combo):
+            set_path(d, key, value)
+            params[key] = value
+        name = " ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
+                        for k, v in params.items()) or label
+        curves.append(Curve(name, d, list(grid), params))
+    return curves
+
+
+# ---------------------------------------------------------------------------------- rows
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """Stable hash of a resolved config, seed excluded (the seed is the other half of a key)."""
+    d = {k: v for k, v in config.items() if k != "seed"}
+    return hashlib.sha256(_canonical(d).encode()).hexdigest()[:16]
+
+
+def curve_hash(config: Mapping[str, Any]) -> str:
+    """Stable hash of a resolved config without its load: equal for every run of one curve."""
+    d = json.loads(_canonical(config))
+    d.get("traffic", {}).pop("load", None)
+    return hashlib.sha256(_canonical(d).encode()).hexdigest()[:16]
+
+
+def point_key(config_hash_: str, seed: Any) -> tuple[str, str]:
+    return str(config_hash_), str(seed)
+
+
+def flatten_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A result dict as flat columns: one level of nesting (``derouted.total``) flattened,
+    the config two levels (``config.routing.algorithm``); lists and deeper mappings as JSON."""
+    row: dict[str, Any] = {}
+    for key, value in result.items():
+        if key == "config" and isinstance(value, Mapping):
+            for section, body in value.items():
+                if isinstance(body, Mapping):
+                    for name, v in body.items():
+                        row[f"config.{section}.{name}"] = _cell(v)
+                else:
+                    row[f"config.{section}"] = _cell(body)
+        elif isinstance(value, Mapping):
+            for name, v in value.items():
+                row[f"{key}.{name}"] = _cell(v)
+        else:
+            row[key] = _cell(value)
+    return row
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, sort_keys=isinstance(value, dict))
+    return value
+
+
+def make_row(curve: Curve, role: str, config: Mapping[str, Any], outcome: Mapping[str, Any],
+             provenance: Mapping[str, str]) -> dict[str, Any]:
+    """One results-file row from a worker's outcome (:func:`execute_point`)."""
+    result = outcome.get("result")
+    error = outcome.get("error")
+    row: dict[str, Any] = {
+        "curve": curve.label, "role": role, "config_hash": config_hash(config),
+        "seed": config["seed"], "curve_hash": curve_hash(config),
+        "offered_load": config["traffic"]["load"],
+        "status": "error" if error else "ok", "error": error,
+    }
+    if result is not None:
+        flat = flatten_result({k: v for k, v in result.items() if k != "config"})
+        flat.pop("seed", None)
+        flat.pop("offered_load", None)
+        row.update(flat)
+    else:
+        row.update({"mode": config["run"]["mode"], "saturated": True,
+                    "saturation_reason": "error"})
+    row["version"] = row.get("version") or provenance.get("version", "")
+    row["git_commit"] = provenance.get("git_commit", "")
+    for key in ("host", "started_at", "finished_at", "elapsed_s"):
+        row[key] = outcome.get(key)
+    row.update(flatten_result({"config": config}))
+    return row
+
+
+def _config_column_order() -> list[str]:
+    return list(flatten_result({"config": Config().to_dict()}))
+
+
+def column_order(columns: Iterable[str]) -> list[str]:
+    """The canonical order of a set of columns (same set, same order, whatever came first)."""
+    fixed = [*IDENTITY_COLUMNS, *RESULT_COLUMNS]
+    config_order = _config_column_order()
+
+    def rank(col: str) -> tuple:
+        if col in fixed:
+            return (0, fixed.index(col), col)
+        if col.startswith("config."):
+            return (3, config_order.index(col) if col in config_order else len(config_order),
+                    col)
+        if col in PROVENANCE_COLUMNS:
+            return (2, PROVENANCE_COLUMNS.index(col), col)
+        return (1, 0, col)
+
+    return sorted(set(columns), key=rank)
+
+
+# ---------------------------------------------------------------------------------- the file
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value != value:
+        return ""
+    # one physical line per row, so that a truncated last line is the only possible damage
+    return str(value).replace("\r", " ").replace("\n", " | ")
+
+
+def _parse_cell(text: str) -> Any:
+    if text == "":
+        return None
+    if text in ("True", "False"):
+        return text == "True"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+class SweepError(RuntimeError):
+    """A sweep cannot go on (another sweep holds its file, the execution backend failed);
+    every finished point is saved."""
+
+
+class ResultsFile:
+    """The append-only CSV of a sweep, one complete line per finished run.
+
+    Parameters
+    ----------
+    path : Path
+        ``OUT/results.csv``; created with its directory on the first row.
+
+    Notes
+    -----
+    Damage is repaired when the file is read: a truncated last line (a write cut short by a
+    kill) is cut off; a line whose field count does not match the header (a manual edit) is
+    moved to ``results.rejected.csv`` beside it.  Either way the point is run again.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.header: list[str] | None = None
+        self.dropped = 0
+
+    @property
+    def rejected_path(self) -> Path:
+        return self.path.with_name(self.path.stem + ".rejected.csv")
+
+    def _read_raw(self) -> tuple[list[str] | None, list[dict[str, str]], list[str]]:
+        """Header, rows as text, and malformed lines; cuts a truncated last line on disk."""
+        if not self.path.exists():
+            return None, [], []
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            with open(self.path, "r+b") as f:
+                f.truncate(cut)
+            self.dropped += 1
+            data = data[:cut]
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        if not lines:
+            return None, [], []
+        header = next(csv.reader([lines[0]]))
+        rows, bad = [], []
+        for line in lines[1:]:
+            if not line.strip():
+                continue
+            cells = next(csv.reader([line]), [])
+            if len(cells) != len(header):
+                bad.append(line)
+                continue
+            rows.append(dict(zip(header, cells)))
+        return header, rows, bad
+
+    def _quarantine(self, header: list[str], bad: list[str]) -> None:
+        new = not self.rejected_path.exists()
+        with open(self.rejected_path, "a", encoding="utf-8") as f:
+            if new:
+                f.write("# lines of results.csv that did not match its header:\n")
+                f.write(",".join(header) + "\n")
+            f.writelines(line + "\n" for line in bad)
+        self.dropped += len(bad)
+
+    def load(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """Every complete row, keyed by (config_hash, seed), values parsed to Python types."""
+        header, rows, bad = self._read_raw()
+        self.header = header
+        if bad:
+            self._quarantine(header, bad)
+            self._write(header, rows)
+        out = {}
+        for r in rows:
+            parsed = {k: _parse_cell(v) for k, v in r.items()}
+            out[point_key(r.get("config_hash", ""), r.get("seed", ""))] = parsed
+        return out
+
+    def append(self, row: Mapping[str, Any]) -> None:
+        """Write one row durably (one line, flushed and fsynced)."""
+        if self.header is None and self.path.exists():
+            self.load()
+        if self.header is None or not set(row) <= set(self.header):
+            header, rows, bad = self._read_raw()
+            if bad:
+                self._quarantine(header, bad)
+            self._write(column_order(set(row) | set(header or ())), rows)
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow([_text(row.get(c)) for c in self.header])
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(buf.getvalue())
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _write(self, header: list[str], rows: list[dict[str, str]]) -> None:
+        """Replace the file atomically (temporary file, then rename)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(header)
+            for r in rows:
+                w.writerow([r.get(c, "") for c in header])
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        self.header = header
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold ``results.csv.lock`` so that two sweeps never write one file."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            import fcntl
+        except ImportError:                      # not POSIX: no protection
+            yield
+            return
+        with open(self.path.with_name(self.path.name + ".lock"), "w") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise SweepError(f"{self.path} is being written by another sweep "
+                                 f"(it holds {f.name})") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# ---------------------------------------------------------------------------------- the loop
+@dataclass
+class CurveOutcome:
+    """A curve, its search verdict and its rows (in the order they finished or were reused)."""
+
+    curve: Curve
+    mode: str
+    result: CurveResult
+    rows: list[dict[str, Any]]
+
+
+@dataclass
+class SweepOutcome:
+    """What :func:`run_sweep` did."""
+
+    curves: list[CurveOutcome]
+    ran: int
+    reused: int
+    out_dir: Path
+    files: list[Path]
+    wall_s: float
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        seen, out = set(), []
+        for c in self.curves:
+            for r in c.rows:
+                key = point_key(r["config_hash"], r["seed"])
+                if key not in seen:
+                    seen.add(key)
+                    out.append(r)
+        return out
+
+
+def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | None = None,
+              run_fn: Callable | None = None, stop_after: int = STOP_AFTER, refine: int = 0,
+              full: bool = False, baseline_load: float = BASELINE_LOAD, plots: bool = True,
+              progress: Progress | bool = True, label: str = "sweep") -> SweepOutcome:
+    """Run (or resume) a sweep; write ``results.csv``, ``gamma_star.csv``, ``verdicts.csv``
+    and plots to ``out_dir``.
+
+    Parameters
+    ----------
+    curves : list of Curve
+        What to sweep (see :func:`make_curves`).
+    out_dir : path
+        Output directory; an existing ``results.csv`` there is resumed.
+    executor : Executor, optional
+        Where runs go; default in-process (:class:`SerialExecutor`).  Not closed here.
+    run_fn : callable, optional
+        ``run_fn(Config) -> result dict`` instead of the simulator (tests inject fakes).
+    stop_after, refine, full, baseline_load
+        Saturation search options (:class:`experiments.saturation.CurveSearch`).
+    plots : bool
+        Draw the figures at the end (:func:`experiments.plots.plot_results`).
+    progress : Progress or bool
+        Progress line on stderr.
+
+    Raises
+    ------
+    ConfigError
+        A curve's config is invalid: raised before anything runs.
+    SweepError
+        Another sweep holds ``results.csv``, or the execution backend failed.
+    KeyboardInterrupt
+        Passed on (close the executor with ``abort``); every finished point is already saved.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    out_dir = Path(out_dir)
+    executor = executor or SerialExecutor()
+    if not isinstance(progress, Progress):
+        progress = Progress(label, enabled=bool(progress))
+
+    # Validate everything before the first run (SPEC §9): a config error stops the sweep here.
+    searches = []
+    for c in curves:
+        cfg = c.config(c.grid[0])
+        searches.append(CurveSearch(c.grid, cfg.run.mode, stop_after=stop_after,
+                                    refine_steps=refine, full=full, baseline_load=baseline_load))
+    provenance = {"version": package_version(), "git_commit": git_commit()}
+
+    store = ResultsFile(out_dir / RESULTS_NAME)
+    rows_of: list[list[dict[str, Any]]] = [[] for _ in curves]
+    in_flight: list[set[float]] = [set() for _ in curves]
+    waiting: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    handles: dict[Any, tuple[tuple[str, str], str, int, dict]] = {}
+    ran = reused = 0
+    old_commits: set[str] = set()
+    finished: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def record(ci: int, load: float, row: dict[str, Any]) -> None:
+        searches[ci].record(load, row)
+        rows_of[ci].append(row)
+
+    def fill() -> None:
+        nonlocal reused
+        while len(handles) < executor.slots:
+            order = sorted(range(len(curves)), key=lambda i: len(in_flight[i]))
+            for ci in order:
+                proposal = searches[ci].next_load(in_flight[ci])
+                if proposal is None:
+                    continue
+                load, role = proposal
+                cfg = curves[ci].config(load).to_dict()
+                key = point_key(config_hash(cfg), cfg["seed"])
+                if key in finished:
+                    row = finished[key]
+                    commit = str(row.get("git_commit") or "")
+                    if commit and commit != provenance["git_commit"]:
+                        old_commits.add(commit)
+                    record(ci, load, row)
+                    reused += 1
+                    progress.reused += 1
+                elif key in waiting:
+                    waiting[key].append((ci, load))
+                    in_flight[ci].add(load)
+                else:
+                    waiting[key] = [(ci, load)]
+                    in_flight[ci].add(load)
+                    handles[executor.submit(execute_point, cfg, run_fn)] = (key, role, ci, cfg)
+                break
+            else:
+                return
+
+    with store.lock():
+        finished.update(store.load())
+        if store.dropped:
+            print(f"{label}: dropped {store.dropped} damaged line(s) of {store.path}; "
+                  f"their points run again", file=sys.stderr)
+        try:
+            fill()
+            while handles:
+                for h in executor.wait(list(handles)):
+                    key, role, ci, cfg = handles.pop(h)
+                    try:
+                        outcome = executor.result(h)
+                    except Exception as exc:
+                        # the run itself never raises (execute_point records its errors):
+                        # this is the backend (a worker process died, a dask worker was lost)
+                        raise SweepError(
+                            f"execution backend failed ({type(exc).__name__}: {exc}); the "
+                            f"{len(finished)} finished points are saved in {store.path}, run "
+                            f"again to resume") from exc
+                    row = make_row(curves[ci], role, cfg, outcome, provenance)
+                    store.append(row)
+                    finished[key] = row
+                    ran += 1
+                    progress.ran += 1
+                    for cj, load in waiting.pop(key):
+                        in_flight[cj].discard(load)
+                        record(cj, load, row)
+                    status = ("error" if row["status"] == "error" else
+                              "saturated" if row.get("saturated") else "ok")
+                    last = f"{curves[ci].label} γ={cfg['traffic']['load']:g} {status}"
+                    fill()
+                    progress.update(len(handles), sum(s.remaining_bound(f)
+                                                        for s, f in zip(searches, in_flight)),
+                                    last)
+        finally:
+            progress.close()
+    if old_commits:
+        print(f"{label}: reused points computed with other code versions "
+              f"({', '.join(sorted(old_commits))}; now {provenance['git_commit'] or 'unknown'})",
+              file=sys.stderr)
+
+    outcomes = [CurveOutcome(c, s.mode, s.result(), rows_of[i])
+                for i, (c, s) in enumerate(zip(curves, searches))]
+    files = [write_summary(outcomes, out_dir / SUMMARY_NAME),
+             write_verdicts(outcomes, out_dir / VERDICTS_NAME)]
+    if plots:
+        from experiments.plots import plot_results
+
+        sweep_rows = [r for o in outcomes for r in o.rows]
+        files += plot_results(sweep_rows, out_dir)
+    return SweepOutcome(outcomes, ran, reused, out_dir, [store.path, *files],
+                        time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------------------------- summary
+SUMMARY_COLUMNS = ("curve", "mode", "gamma_star", "gamma_star_refined", "first_saturated",
+                   "first_saturated_reason", "complete", "baseline_latency_ns", "points",
+                   "curve_hash")
+
+
+def summary_rows(outcomes: list[CurveOutcome]) -> list[dict[str, Any]]:
+    """One dict per curve: its varied parameters and its saturation verdict."""
+    rows = []
+    for o in outcomes:
+        r = o.result
+        row = {"curve": o.curve.label, **{k: _cell(v) for k, v in o.curve.params.items()},
+               "mode": o.mode, "gamma_star": r.gamma_star,
+               "gamma_star_refined": r.gamma_star_refined,
+               "first_saturated": r.first_saturated,
+               "first_saturated_reason": r.first_saturated_reason, "complete": r.complete,
+               "baseline_latency_ns": r.baseline_latency_ns, "points": len(o.rows),
+               "curve_hash": o.rows[0]["curve_hash"] if o.rows else ""}
+        rows.append(row)
+    return rows
+
+
+def write_summary(outcomes: list[CurveOutcome], path: Path) -> Path:
+    """Write ``gamma_star.csv`` atomically."""
+    rows = summary_rows(outcomes)
+    params = [k for o in outcomes for k in o.curve.params]
+    columns = ["curve", *dict.fromkeys(params), *SUMMARY_COLUMNS[1:]]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(columns)
+        for r in rows:
+            w.writerow([_text(r.get(c)) for c in columns])
+    os.replace(tmp, path)
+    return path
+
+
+def write_verdicts(outcomes: list[CurveOutcome], path: Path) -> Path:
+    """Write ``verdicts.csv`` atomically: every run of the sweep judged sustained or saturated
+    by its curve's rule (in finite mode this is where the 1.2 x rule's outcome is visible)."""
+    columns = ["curve", "offered_load", "role", "sustained", "reason", "config_hash", "seed"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(columns)
+        for o in outcomes:
+            for r in sorted(o.rows, key=lambda r: float(r["offered_load"])):
+                v = o.result.verdicts.get(load_key(r["offered_load"]))
+                w.writerow([_text(x) for x in (
+                    o.curve.label, r["offered_load"], r.get("role"),
+                    None if v is None else v.sustained, None if v is None else v.reason,
+                    r["config_hash"], r["seed"])])
+    os.replace(tmp, path)
+    return path
+
+
+def format_summary(outcomes: list[CurveOutcome]) -> str:
+    """A plain-text table of γ* per curve."""
+    lines = [f"{'curve':40s} {'mode':7s} {'γ*':>6s} {'refined':>8s}  first saturated"]
+    for o in outcomes:
+        r = o.result
+
+        def f(x: float | None) -> str:
+            return "-" if x is None else f"{x:.4g}"
+
+        sat = "none" if r.first_saturated is None else \
+            f"{r.first_saturated:g} ({r.first_saturated_reason})"
+        note = "" if r.complete else "  [incomplete]"
+        lines.append(f"{o.curve.label[:40]:40s} {o.mode:7s} {f(r.gamma_star):>6s} "
+                     f"{f(r.gamma_star_refined):>8s}  {sat}{note}")
+    return "\n".join(lines)

@@ -1,0 +1,155 @@
+"""`icsim reproduce`: the registry, and the OutFlank Table 2/3 reproduction run end to end on
+small tori with DOR (the adaptive algorithms are a parameter)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from experiments import ofr_table, reproduce
+from experiments.cli import main
+from simulator.config import ConfigError
+
+REFERENCE_DIR = Path(__file__).resolve().parents[2] / "shared" / "reference"
+
+
+@pytest.fixture
+def configs(tmp_path):
+    """Stand-ins for configs/ofr/<profile>/k8.yaml: a window-mode clean profile and a finite
+    reference profile (with uniform's include_self, as the reference simulator had)."""
+    root = tmp_path / "configs"
+    (root / "clean").mkdir(parents=True)
+    (root / "reference").mkdir()
+    (root / "clean" / "k8.yaml").write_text(yaml.safe_dump({
+        "seed": 1, "topology": {"kind": "torus", "dims": [8, 8, 8]},
+        "traffic": {"pattern": "uniform", "message_packets": 96},
+        "run": {"mode": "window", "warmup_us": 50, "measure_us": 200, "drain_us": 500}}))
+    (root / "reference" / "k8.yaml").write_text(yaml.safe_dump({
+        "seed": 1, "topology": {"kind": "torus", "dims": [8, 8, 8]},
+        "traffic": {"pattern": "uniform", "message_packets": 96, "phase": "aligned",
+                    "params": {"include_self": True}},
+        "run": {"mode": "finite", "messages_per_node": 32}}))
+    return root
+
+
+def test_registering_a_reproduction_is_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(reproduce, "REPRODUCTIONS", dict(reproduce.REPRODUCTIONS))
+    reproduce.register("demo-table", "experiments.nosuch_module", "a demo")
+    assert "demo-table" in reproduce.REPRODUCTIONS
+    with pytest.raises(ValueError, match="twice"):
+        reproduce.register("demo-table", "x", "y")
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    out = capsys.readouterr().out
+    assert "ofr-table2" in out and "demo-table  a demo" in out
+
+
+def test_an_unknown_reproduction_lists_the_registered_ones(capsys):
+    assert main(["reproduce", "ofr-table9"]) == 2
+    assert "ofr-table2" in capsys.readouterr().err
+
+
+def test_the_paper_numbers_are_those_of_the_reference_csvs():
+    t2 = pd.read_csv(REFERENCE_DIR / "ofr_table2_saturation.csv", comment="#")
+    t3 = pd.read_csv(REFERENCE_DIR / "ofr_table3_derouted.csv", comment="#")
+    pd.testing.assert_frame_equal(ofr_table.paper_table2(), t2)
+    pd.testing.assert_frame_equal(ofr_table.paper_table3(), t3)
+
+
+def test_the_curves_use_the_reference_simulators_tori_and_load_ranges(configs):
+    data = yaml.safe_load((configs / "reference" / "k8.yaml").read_text())
+    curves = ofr_table.build_curves(data, k=8, patterns=list(ofr_table.PATTERNS),
+                                    algorithms=["dor"], overrides=[], quick=False)
+    by = {c.params["pattern"]: c for c in curves}
+    assert by["transpose"].data["topology"]["dims"] == [8, 8, 16]
+    assert by["uniform"].data["topology"]["dims"] == [8, 8, 8]
+    assert by["uniform"].data["traffic"]["params"] == {"include_self": True}
+    assert "params" not in by["butterfly"].data["traffic"]
+    assert by["butterfly"].grid[0] == 0.1 and by["butterfly"].grid[-1] == 1.0
+    assert len(by["butterfly"].grid) == 19 and len(by["transpose"].grid) == 15
+    assert len(by["transpose3d"].grid) == 11 and by["bitreverse"].grid[-1] == 0.8
+    assert by["transpose"].config(0.1).run.messages_per_node == 32     # validates on 8x8x16
+    curves16 = ofr_table.build_curves(data, k=16, patterns=["transpose"], algorithms=["dor"],
+                                      overrides=[], quick=False)
+    assert curves16[0].data["topology"]["dims"] == [16, 16, 16]
+
+
+def test_per_curve_keys_cannot_be_overridden_with_set(configs, capsys):
+    rc = main(["reproduce", "ofr-table2", "--quick", "--configs", str(configs),
+               "--set", "routing.algorithm=dor", "--out", str(configs / "x")])
+    assert rc == 2
+    assert "routing.algorithm: set per curve by the reproduction; use --algorithms" \
+        in capsys.readouterr().err
+
+
+def test_a_missing_profile_config_is_a_config_error(tmp_path, capsys):
+    assert main(["reproduce", "ofr-table2", "--configs", str(tmp_path), "--k", "16",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "no reference profile config for k=16" in capsys.readouterr().err
+
+
+def test_ofr_table2_quick_runs_end_to_end_with_dor(configs, tmp_path, capsys):
+    out = tmp_path / "repro"
+    args = ["reproduce", "ofr-table2", "--quick", "--profile", "both", "--algorithms", "dor",
+            "--patterns", "uniform,transpose", "--configs", str(configs), "--out", str(out),
+            "--workers", "1", "--set", "run.messages_per_node=2", "--set", "run.measure_us=20",
+            "--set", "run.warmup_us=5", "--set", "run.drain_us=30",
+            "--set", "traffic.message_packets=8", "--set", "topology.dims=[4,4]"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "| uniform | dor |" in printed
+
+    t2 = pd.read_csv(out / "table2.csv")
+    assert list(t2.columns[:7]) == ["pattern", "algorithm", "profile", "k", "gamma_star",
+                                    "paper_gamma_star", "diff"]
+    assert len(t2) == 4 and set(t2["profile"]) == {"clean", "reference"}
+    assert set(t2["mode"]) == {"window", "finite"} and set(t2["torus"]) == {"4x4"}
+    assert t2["diff"].isna().all()                    # quick runs are not compared
+    assert t2["complete"].all()
+    for profile in ("clean", "reference"):
+        summary = pd.read_csv(out / profile / "gamma_star.csv")
+        merged = t2[t2["profile"] == profile].merge(summary, on=["pattern", "algorithm"])
+        assert (merged["gamma_star_x"].fillna(-1) == merged["gamma_star_y"].fillna(-1)).all()
+        for fig in ("latency.png", "latency.svg", "accepted.png", "derouted.png"):
+            assert (out / profile / fig).stat().st_size > 0
+
+    t3 = pd.read_csv(out / "table3.csv")
+    assert {"pattern", "ofr_oidn", "ofr_widn", "ofr_total", "por_total",
+            "paper_ofr_total"} <= set(t3.columns)
+    assert t3.set_index("pattern")["paper_por_total"].to_dict() == {"uniform": 0.13,
+                                                                    "transpose": 0.10}
+    report = (out / "report.md").read_text()
+    for text in ("Table 2", "Table 3", "Quick mode", "git commit", "wall time",
+                 "reference/k8.yaml", "clean/latency.png", "finite mode: sustained when"):
+        assert text in report, text
+
+    # a second run reuses everything
+    assert main(args) == 0
+    assert "0 runs" not in capsys.readouterr().out     # (the table is printed, not a count)
+    prov = json.loads((out / "provenance.json").read_text())
+    assert all(v["ran"] == 0 for v in prov["runs"].values())
+    assert prov["command"].startswith("icsim reproduce ofr-table2 --quick")
+
+
+def test_config_errors_stop_before_any_run(configs, tmp_path, capsys):
+    rc = main(["reproduce", "ofr-table2", "--quick", "--configs", str(configs),
+               "--algorithms", "dor,nosuch", "--out", str(tmp_path / "o"), "--workers", "1"])
+    assert rc == 2
+    assert "unknown algorithm 'nosuch'" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_rejects_unknown_patterns(configs, capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "ofr-table2", "--patterns", "uniform,nosuch"])
+    assert "unknown nosuch" in capsys.readouterr().err
+
+
+def test_build_curves_rejects_reserved_keys():
+    with pytest.raises(ConfigError, match="--patterns"):
+        ofr_table.build_curves({}, k=8, patterns=["uniform"], algorithms=["dor"],
+                               overrides=["traffic.pattern=uniform"], quick=True)

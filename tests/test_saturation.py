@@ -1,0 +1,240 @@
+"""The saturation search: γ* follows SPEC §7's rules, on synthetic curves and on a real sweep."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from experiments.saturation import CurveSearch, analyse_rows, judge, load_key
+from experiments.sweep import make_curves, parse_loads, run_sweep
+from simulator.network import DeadlockError
+
+GRID = parse_loads("0.1:1.0:0.05")
+
+
+def climb(search: CurveSearch, point_at) -> list[float]:
+    """Run a search one load at a time (no parallelism); return the loads in run order."""
+    ran = []
+    while (proposal := search.next_load(set())) is not None:
+        load, _ = proposal
+        ran.append(load)
+        search.record(load, point_at(load))
+    return ran
+
+
+def window(saturated_loads, latency=1000.0):
+    saturated_loads = {load_key(x) for x in saturated_loads}
+    return lambda load: {"saturated": load_key(load) in saturated_loads,
+                         "saturation_reason": "throughput" if load_key(load) in saturated_loads
+                         else None, "latency_ns": latency}
+
+
+def finite(latency_of):
+    return lambda load: {"saturated": False, "latency_ns": latency_of(load)}
+
+
+# ---------------------------------------------------------------------------------- window rule
+def test_climbing_stops_after_two_saturated_loads_in_a_row():
+    s = CurveSearch(GRID, "window")
+    ran = climb(s, window({0.45, 0.5, 0.55, 0.6}))
+    assert ran == [0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5]
+    r = s.result()
+    assert r.gamma_star == 0.4 and r.first_saturated == 0.45 and r.complete
+    assert r.first_saturated_reason == "throughput"
+
+
+def test_a_sustained_load_above_a_saturated_one_does_not_count():
+    s = CurveSearch(GRID, "window")
+    ran = climb(s, window({0.3, 0.4, 0.45}))           # 0.35 sustained between them
+    assert ran[-4:] == [0.3, 0.35, 0.4, 0.45]          # one saturated load does not stop
+    assert s.result().gamma_star == 0.25
+
+
+def test_every_load_sustained_gives_the_top_of_the_grid():
+    s = CurveSearch(GRID, "window")
+    assert climb(s, window(set())) == GRID
+    assert s.result().gamma_star == 1.0 and s.result().first_saturated is None
+
+
+def test_the_lowest_load_saturated_means_no_gamma_star():
+    s = CurveSearch(GRID, "window")
+    assert climb(s, window(set(GRID))) == [0.1, 0.15]
+    assert s.result().gamma_star is None
+
+
+def test_stop_after_is_a_parameter():
+    s = CurveSearch(GRID, "window", stop_after=3)
+    assert climb(s, window({0.3, 0.35, 0.4, 0.45}))[-1] == 0.4
+
+
+def test_full_runs_every_load_but_judges_by_the_same_rule():
+    s = CurveSearch(GRID, "window", full=True)
+    assert climb(s, window({0.3, 0.35})) == GRID
+    assert s.result().gamma_star == 0.25
+
+
+def test_a_run_that_failed_or_measured_nothing_is_saturated_with_its_reason():
+    assert judge({"error": "DeadlockError: stuck", "saturated": False, "latency_ns": 5.0},
+                 "window") == judge({"error": "DeadlockError: stuck"}, "window")
+    assert judge({"error": "DeadlockError: stuck"}, "window").reason == \
+        "error: DeadlockError: stuck"
+    assert judge({"saturated": False, "latency_ns": None}, "window").reason == "no packets measured"
+    assert judge({"saturated": "True", "saturation_reason": "unfinished"}, "finite", 1.0).reason \
+        == "unfinished"
+
+
+# ---------------------------------------------------------------------------------- finite rule
+def test_finite_mode_runs_the_baseline_first_and_applies_the_1_2_rule():
+    lat = {0.1: 1000.0, 0.15: 1050.0, 0.2: 1150.0, 0.25: 1200.0, 0.3: 1201.0, 0.35: 1500.0}
+    s = CurveSearch(parse_loads("0.1:0.6:0.05"), "finite")
+    assert s.next_load(set()) == (0.1, "grid")
+    ran = climb(s, finite(lambda x: lat.get(load_key(x), 9999.0)))
+    assert ran == [0.1, 0.15, 0.2, 0.25, 0.3, 0.35]
+    r = s.result()
+    assert r.gamma_star == 0.25                       # 1200 <= 1.2 x 1000 < 1201
+    assert r.baseline_latency_ns == 1000.0
+    assert r.first_saturated_reason.startswith("latency 1201 ns > 1.2 x 1000 ns")
+
+
+def test_finite_mode_without_0_10_on_the_grid_runs_it_anyway_as_the_baseline():
+    s = CurveSearch([0.2, 0.3, 0.4, 0.5], "finite")
+    assert s.next_load(set()) == (0.1, "baseline")
+    ran = climb(s, finite(lambda x: 1000.0 if x < 0.35 else 2000.0))
+    assert ran == [0.1, 0.2, 0.3, 0.4, 0.5]
+    assert s.result().gamma_star == 0.3
+
+
+def test_finite_mode_judges_nothing_until_the_baseline_is_in():
+    s = CurveSearch([0.1, 0.2, 0.3, 0.4], "finite")
+    s.record(0.2, {"saturated": False, "latency_ns": 5000.0})
+    s.record(0.3, {"saturated": False, "latency_ns": 5000.0})
+    assert s.verdict(0.2) is None and s.result().gamma_star is None
+    assert s.next_load({0.1}) == (0.4, "grid")        # still speculating: nothing decided
+    s.record(0.1, {"saturated": False, "latency_ns": 1000.0})
+    assert s.next_load(set()) is None                 # 0.2 and 0.3 saturated: stop
+    assert s.result().gamma_star == 0.1
+
+
+def test_a_failed_baseline_leaves_no_sustained_load():
+    s = CurveSearch([0.1, 0.2, 0.3], "finite")
+    climb(s, lambda x: {"error": "DeadlockError: x"} if x == 0.1 else
+          {"saturated": False, "latency_ns": 1.0})
+    r = s.result()
+    assert r.gamma_star is None
+    assert s.verdict(0.2).reason.startswith("baseline γ=0.10 unusable (error: DeadlockError")
+
+
+# ---------------------------------------------------------------------------------- refinement
+def test_refinement_bisects_between_gamma_star_and_the_first_saturated_load():
+    threshold = 0.33
+    s = CurveSearch(GRID, "window", refine_steps=3)
+    ran = climb(s, lambda x: {"saturated": x > threshold, "latency_ns": 1.0})
+    assert ran[-3:] == [0.325, 0.3375, 0.33125]
+    r = s.result()
+    assert r.gamma_star == 0.3 and r.gamma_star_refined == 0.325
+
+
+def test_refinement_from_csv_rows_follows_the_recorded_bisection():
+    rows = [{"offered_load": x, "role": "grid", "saturated": x > 0.33, "latency_ns": 1.0}
+            for x in (0.1, 0.2, 0.3, 0.4, 0.5)]
+    rows += [{"offered_load": x, "role": "refine", "saturated": x > 0.33, "latency_ns": 1.0}
+             for x in (0.35, 0.325)]
+    r = analyse_rows(rows, "window")
+    assert (r.gamma_star, r.gamma_star_refined) == (0.3, 0.325)
+
+
+# ---------------------------------------------------------------------------------- speculation
+def test_speculative_proposals_never_change_gamma_star():
+    """With loads in flight the search proposes the next grid loads; results arriving out of
+    order give the same γ* as climbing one by one."""
+    point = window({0.35, 0.4, 0.45})
+    s = CurveSearch(GRID, "window")
+    in_flight = []
+    for _ in range(4):
+        load, _ = s.next_load(set(in_flight))
+        in_flight.append(load)
+    assert in_flight == [0.1, 0.15, 0.2, 0.25]
+    while in_flight or s.next_load(set()) is not None:
+        while len(in_flight) < 4 and (p := s.next_load(set(in_flight))) is not None:
+            in_flight.append(p[0])
+        done = in_flight.pop()                         # last submitted finishes first
+        s.record(done, point(done))
+    assert s.result().gamma_star == 0.3 and s.result().complete
+
+
+def test_speculation_stops_above_two_finished_saturated_loads_while_a_lower_one_runs():
+    s = CurveSearch(GRID, "window")
+    s.record(0.1, {"saturated": False, "latency_ns": 1.0})
+    for load in (0.2, 0.25):
+        s.record(load, {"saturated": True, "saturation_reason": "throughput"})
+    assert s.next_load({0.15}) is None                 # 0.3 and above can never be needed
+    assert s.remaining_bound({0.15}) == 0
+    s.record(0.15, {"saturated": False, "latency_ns": 1.0})
+    assert s.next_load(set()) is None and s.result().gamma_star == 0.15
+
+
+# ---------------------------------------------------------------------------------- in a sweep
+CALLS: list[float] = []
+
+
+def fake_run(cfg):
+    """A synthetic curve: saturated above 0.33; deadlock at 0.7."""
+    load = cfg.traffic.load
+    CALLS.append(load)
+    if load_key(load) == 0.7:
+        raise DeadlockError("no packet moved for 50 us\nqueues: (0, 1)")
+    return {"offered_load": load, "mode": cfg.run.mode, "accepted_load": min(load, 0.33),
+            "latency_ns": 1000.0 + load, "saturated": load > 0.33,
+            "saturation_reason": "throughput" if load > 0.33 else None,
+            "derouted": {"outflank": 0.0, "total": 0.0}, "seed": cfg.seed, "version": "t",
+            "wall_s": 0.0, "config": cfg.to_dict()}
+
+
+def small(**sections):
+    data = {"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"message_packets": 4},
+            "run": {"warmup_us": 5, "measure_us": 20, "drain_us": 40}}
+    data.update(sections)
+    return data
+
+
+def test_a_sweep_records_a_failing_run_as_saturated_with_its_error(tmp_path):
+    CALLS.clear()
+    out = run_sweep(make_curves(small(), [0.2, 0.3, 0.7, 0.8], []), tmp_path, run_fn=fake_run,
+                    full=True, plots=False, progress=False)
+    df = pd.read_csv(tmp_path / "results.csv")
+    bad = df[df["offered_load"] == 0.7].iloc[0]
+    assert bad["status"] == "error" and bool(bad["saturated"])
+    assert bad["saturation_reason"] == "error"
+    assert bad["error"] == "DeadlockError: no packet moved for 50 us | queues: (0, 1)"
+    assert pd.isna(bad["latency_ns"])
+    assert out.curves[0].result.gamma_star == 0.3
+    assert out.curves[0].result.verdicts[0.7].reason.startswith("error: DeadlockError")
+
+
+def test_a_sweep_with_refinement_records_the_bisection_points(tmp_path):
+    CALLS.clear()
+    out = run_sweep(make_curves(small(), parse_loads("0.1:0.6:0.1"), []), tmp_path,
+                    run_fn=fake_run, refine=2, plots=False, progress=False)
+    assert CALLS == [0.1, 0.2, 0.3, 0.4, 0.5, 0.35, 0.325]
+    r = out.curves[0].result
+    assert (r.gamma_star, r.gamma_star_refined) == (0.3, 0.325)
+    roles = pd.read_csv(tmp_path / "results.csv").set_index("offered_load")["role"]
+    assert roles[0.325] == "refine" and roles[0.3] == "grid"
+
+
+def test_gamma_star_of_a_real_dor_sweep_is_where_its_curve_says(tmp_path):
+    """Run every load of a tiny DOR curve; γ* is the last load of the sustained prefix of the
+    simulator's own verdicts; the stopping search finds the same γ* with fewer runs."""
+    grid = parse_loads("0.1:0.9:0.1")
+    full = run_sweep(make_curves(small(), grid), tmp_path / "full", full=True, plots=False,
+                     progress=False)
+    df = pd.read_csv(tmp_path / "full" / "results.csv").sort_values("offered_load")
+    assert list(df["offered_load"]) == grid
+    sustained = list(~df["saturated"].astype(bool))
+    assert sustained[0] and not sustained[-1]          # the curve does saturate on the grid
+    expected = grid[sustained.index(False) - 1]
+    assert full.curves[0].result.gamma_star == expected
+
+    stopped = run_sweep(make_curves(small(), grid), tmp_path / "stop", plots=False,
+                        progress=False)
+    assert stopped.curves[0].result.gamma_star == expected
+    assert stopped.ran <= sustained.index(False) + 2 < len(grid)

@@ -1,0 +1,297 @@
+"""Sweeps: load grids, the tidy CSV, resuming after an interruption, and `icsim sweep`."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from experiments.cli import main
+from experiments.saturation import load_key
+from experiments.sweep import (ResultsFile, config_hash, curve_hash, make_curves, parse_loads,
+                               parse_vary, run_sweep)
+from simulator.config import ConfigError, config_from_dict
+
+QUICKSTART = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
+
+
+def small(**sections):
+    data = {"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"message_packets": 4},
+            "run": {"warmup_us": 5, "measure_us": 20, "drain_us": 40}}
+    data.update(sections)
+    return data
+
+
+# ---------------------------------------------------------------------------------- a fake run
+RAN: list[float] = []
+INTERRUPT_AFTER: list[int] = []
+
+
+def counting_run(cfg):
+    """Counts the runs actually executed; raises KeyboardInterrupt (a simulated Ctrl-C) when
+    INTERRUPT_AFTER runs have been done.  Saturated above γ = 0.5."""
+    if INTERRUPT_AFTER and len(RAN) >= INTERRUPT_AFTER[0]:
+        raise KeyboardInterrupt
+    load = cfg.traffic.load
+    RAN.append(load)
+    return {"offered_load": load, "mode": cfg.run.mode, "accepted_load": min(load, 0.5),
+            "latency_ns": 1000.0 * (1 + load), "saturated": load > 0.5,
+            "saturation_reason": "throughput" if load > 0.5 else None,
+            "derouted": {"outflank": 0.0, "wraparound": 0.0, "orthant": 0.0, "total": 0.0},
+            "seed": cfg.seed, "version": "test", "wall_s": 0.01, "config": cfg.to_dict()}
+
+
+@pytest.fixture
+def fake():
+    RAN.clear()
+    INTERRUPT_AFTER.clear()
+    yield
+    RAN.clear()
+    INTERRUPT_AFTER.clear()
+
+
+# ---------------------------------------------------------------------------------- grids
+def test_load_grids_include_their_end_and_are_exact():
+    assert parse_loads("0.05:1.0:0.05")[-1] == 1.0 and len(parse_loads("0.05:1.0:0.05")) == 20
+    assert parse_loads("0.1:0.3:0.1") == [0.1, 0.2, 0.3]
+    assert parse_loads("0.3,0.1") == [0.1, 0.3] and parse_loads("0.25") == [0.25]
+    for bad in ("0.5:0.1:0.1", "0.1:0.5:0", "a,b", "0.1:0.5", "0,0.1"):
+        with pytest.raises(ValueError, match="--loads"):
+            parse_loads(bad)
+
+
+def test_vary_values_are_yaml_and_lists_work():
+    assert parse_vary("routing.algorithm=abr,por,ofr") == ("routing.algorithm",
+                                                           ["abr", "por", "ofr"])
+    assert parse_vary("topology.dims=[4,4],[8,8]") == ("topology.dims", [[4, 4], [8, 8]])
+    assert parse_vary("seed=1,2") == ("seed", [1, 2])
+    with pytest.raises(ConfigError, match="--loads"):
+        parse_vary("traffic.load=0.1,0.2")
+
+
+def test_several_vary_options_are_crossed_into_curves():
+    curves = make_curves(small(), [0.1], ["traffic.message_packets=8"],
+                         [parse_vary("traffic.pattern=uniform,transpose"), parse_vary("seed=1,2")])
+    assert [c.label for c in curves] == ["traffic.pattern=uniform seed=1",
+                                         "traffic.pattern=uniform seed=2",
+                                         "traffic.pattern=transpose seed=1",
+                                         "traffic.pattern=transpose seed=2"]
+    cfg = curves[3].config(0.3)
+    assert (cfg.traffic.pattern, cfg.seed, cfg.traffic.load, cfg.traffic.message_packets) == \
+        ("transpose", 2, 0.3, 8)
+
+
+# ---------------------------------------------------------------------------------- the CSV
+def test_config_hash_is_stable_ignores_the_seed_and_sees_everything_else():
+    a = config_from_dict(small()).to_dict()
+    b = config_from_dict(small(seed=7)).to_dict()
+    c = config_from_dict(small(link={"latency_ns": 201})).to_dict()
+    assert config_hash(a) == config_hash(json.loads(json.dumps(a)))
+    assert config_hash(a) == config_hash(b) and config_hash(a) != config_hash(c)
+    d = config_from_dict(small(traffic={"message_packets": 4, "load": 0.9})).to_dict()
+    assert config_hash(a) != config_hash(d) and curve_hash(a) == curve_hash(d)
+    assert curve_hash(a) != curve_hash(b)
+
+
+def test_each_run_is_one_tidy_row_with_results_config_and_provenance(tmp_path, fake):
+    run_sweep(make_curves(small(), [0.1, 0.2]), tmp_path, run_fn=counting_run, plots=False,
+              progress=False)
+    df = pd.read_csv(tmp_path / "results.csv")
+    assert len(df) == 2
+    for col in ("curve", "role", "config_hash", "seed", "curve_hash", "offered_load", "status",
+                "error", "saturated", "latency_ns", "accepted_load", "derouted.total",
+                "derouted.outflank", "version", "git_commit", "started_at", "finished_at",
+                "elapsed_s", "wall_s", "config.routing.algorithm", "config.topology.dims",
+                "config.traffic.load", "config.run.mode", "config.seed", "config.traffic.params"):
+        assert col in df.columns, col
+    assert list(df["config.topology.dims"]) == ["[4, 4]"] * 2
+    assert list(df["offered_load"]) == list(df["config.traffic.load"]) == [0.1, 0.2]
+    assert set(df["status"]) == {"ok"} and df["error"].isna().all()
+
+
+def test_a_new_column_widens_the_file_without_losing_rows(tmp_path):
+    f = ResultsFile(tmp_path / "results.csv")
+    f.append({"config_hash": "a", "seed": 1, "latency_ns": 1.5})
+    f.append({"config_hash": "b", "seed": 1, "latency_ns": 2.5, "completion_time_ns": 9.0})
+    f.append({"config_hash": "c", "seed": 1})
+    rows = list(csv.DictReader(open(tmp_path / "results.csv")))
+    assert [r["config_hash"] for r in rows] == ["a", "b", "c"]
+    assert rows[0]["completion_time_ns"] == "" and rows[1]["completion_time_ns"] == "9.0"
+    assert set(ResultsFile(tmp_path / "results.csv").load()) == {("a", "1"), ("b", "1"),
+                                                                   ("c", "1")}
+
+
+# ---------------------------------------------------------------------------------- resumption
+def test_an_interrupted_sweep_resumes_without_recomputing_finished_points(tmp_path, fake):
+    curves = lambda: make_curves(small(), parse_loads("0.1:0.9:0.1"),  # noqa: E731
+                                 vary=[parse_vary("traffic.pattern=uniform,transpose")])
+    INTERRUPT_AFTER.append(5)                          # Ctrl-C during the 6th run
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    first = list(RAN)
+    saved = pd.read_csv(tmp_path / "results.csv")      # a valid CSV with every finished point
+    assert len(saved) == len(first) == 5
+
+    RAN.clear()
+    INTERRUPT_AFTER.clear()
+    out = run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    assert out.reused == 5 and out.ran == len(RAN)
+    assert len(first) + len(RAN) == 2 * 7              # 0.1..0.5 sustained, 0.6, 0.7 stop
+    df = pd.read_csv(tmp_path / "results.csv")
+    assert len(df) == 14 and not df.duplicated(["config_hash", "seed"]).any()
+    assert [c.result.gamma_star for c in out.curves] == [0.5, 0.5]
+
+    RAN.clear()                                        # a third time: nothing left to run
+    out = run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    assert RAN == [] and out.reused == 14
+
+
+def test_a_truncated_last_line_is_dropped_and_its_point_rerun(tmp_path, fake):
+    curves = lambda: make_curves(small(), [0.1, 0.2, 0.3])  # noqa: E731
+    run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    path = tmp_path / "results.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])   # killed mid-write
+    RAN.clear()
+    out = run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    assert RAN == [0.3] and out.reused == 2
+    assert len(pd.read_csv(path)) == 3
+
+
+def test_a_killed_sweep_process_leaves_a_valid_csv_and_resumes(tmp_path):
+    """A real `icsim sweep` in a subprocess, interrupted with SIGINT after it saved two points,
+    then run again: the second run reuses every saved point."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "sweep"
+    cmd = [sys.executable, "-m", "experiments.cli", "sweep", str(QUICKSTART), "--out", str(out),
+           "--workers", "1", "--loads", "0.05:0.6:0.05", "--no-plots",
+           "--set", "topology.dims=[4,4]", "--set", "traffic.message_packets=4",
+           "--set", "run.warmup_us=5", "--set", "run.measure_us=40", "--set", "run.drain_us=80"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    results = out / "results.csv"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if results.exists() and results.read_text().count("\n") >= 3:   # header + 2 rows
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err
+    saved = pd.read_csv(results)
+    assert len(saved) >= 2 and not saved.duplicated(["config_hash", "seed"]).any()
+
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    summary = [ln for ln in done.stdout.splitlines() if " reused, " in ln][0]
+    assert f"{len(saved)} reused" in summary
+    final = pd.read_csv(results)
+    assert int(summary.split()[0]) == len(final) - len(saved)
+
+
+# ---------------------------------------------------------------------------------- errors
+def test_a_bad_vary_value_stops_the_sweep_before_any_run(tmp_path, fake):
+    curves = make_curves(small(), [0.1], vary=[parse_vary("traffic.pattern=uniform,nosuch")])
+    with pytest.raises(ConfigError, match="traffic.pattern"):
+        run_sweep(curves, tmp_path, run_fn=counting_run, plots=False, progress=False)
+    assert RAN == [] and not (tmp_path / "results.csv").exists()
+
+
+# ---------------------------------------------------------------------------------- the command
+def test_icsim_sweep_writes_the_csv_the_summary_and_the_plots(tmp_path, capsys):
+    out = tmp_path / "s"
+    rc = main(["sweep", str(QUICKSTART), "--out", str(out), "--workers", "1",
+               "--loads", "0.1:0.8:0.1", "--set", "topology.dims=[4,4]",
+               "--set", "traffic.message_packets=4", "--set", "run.warmup_us=5",
+               "--set", "run.measure_us=20", "--set", "run.drain_us=40"])
+    assert rc == 0
+    captured = capsys.readouterr()
+    assert "[sweep]" in captured.err and "ETA" in captured.err
+    assert "quickstart" in captured.out and "window" in captured.out
+    for name in ("results.csv", "gamma_star.csv", "latency.png", "latency.svg", "accepted.png",
+                 "derouted.svg"):
+        assert (out / name).stat().st_size > 0, name
+    summary = pd.read_csv(out / "gamma_star.csv")
+    df = pd.read_csv(out / "results.csv").sort_values("offered_load")
+    first_bad = df[df["saturated"]]["offered_load"].min()
+    assert summary["gamma_star"].iloc[0] == pytest.approx(
+        df[df["offered_load"] < first_bad]["offered_load"].max())
+    assert summary["first_saturated"].iloc[0] == pytest.approx(first_bad)
+
+
+def test_icsim_sweep_rejects_a_bad_grid_and_a_bad_config(tmp_path, capsys):
+    assert main(["sweep", str(QUICKSTART), "--loads", "1:0:0.1", "--out", str(tmp_path)]) == 2
+    assert "--loads" in capsys.readouterr().err
+    assert main(["sweep", str(QUICKSTART), "--vary", "routing.algorithm=nosuch",
+                 "--out", str(tmp_path), "--workers", "1"]) == 2
+    assert "routing.algorithm: unknown algorithm" in capsys.readouterr().err
+    assert not (tmp_path / "results.csv").exists()
+
+
+def test_loads_round_trip_through_the_csv_exactly(tmp_path, fake):
+    run_sweep(make_curves(small(), parse_loads("0.05:0.5:0.05")), tmp_path, run_fn=counting_run,
+              full=True, plots=False, progress=False)
+    loads = pd.read_csv(tmp_path / "results.csv")["offered_load"].tolist()
+    assert sorted(load_key(x) for x in loads) == parse_loads("0.05:0.5:0.05")
+
+
+def test_a_line_that_does_not_match_the_header_is_set_aside_and_its_point_rerun(tmp_path, fake):
+    curves = lambda: make_curves(small(), [0.1, 0.2, 0.3])  # noqa: E731
+    run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    path = tmp_path / "results.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:2]) + "edited,by,hand\n" + "".join(lines[3:]))
+    RAN.clear()
+    out = run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    assert RAN == [0.2] and out.reused == 2
+    assert len(pd.read_csv(path)) == 3                 # readable again
+    assert "edited,by,hand" in (tmp_path / "results.rejected.csv").read_text()
+
+
+def test_two_sweeps_never_write_one_file(tmp_path, fake):
+    from experiments.sweep import SweepError
+
+    store = ResultsFile(tmp_path / "results.csv")
+    with store.lock():
+        with pytest.raises(SweepError, match="another sweep"):
+            run_sweep(make_curves(small(), [0.1]), tmp_path, run_fn=counting_run, plots=False,
+                      progress=False)
+    assert RAN == []
+
+
+def test_a_failing_backend_stops_the_sweep_keeping_finished_points(tmp_path, fake):
+    from experiments.execution import SerialExecutor
+    from experiments.sweep import SweepError
+
+    class Dying(SerialExecutor):
+        def result(self, handle):
+            if len(RAN) >= 2:
+                raise RuntimeError("worker process died")
+            return super().result(handle)
+
+    with pytest.raises(SweepError, match="worker process died.*run again to resume"):
+        run_sweep(make_curves(small(), [0.1, 0.2, 0.3, 0.4]), tmp_path, executor=Dying(),
+                  run_fn=counting_run, plots=False, progress=False)
+    assert len(pd.read_csv(tmp_path / "results.csv")) == 1
+
+
+def test_verdicts_show_each_run_judged_by_its_curves_rule(tmp_path, fake):
+    data = small(run={"mode": "finite", "messages_per_node": 2})
+    run_sweep(make_curves(data, [0.2, 0.3, 0.4, 0.45, 0.6]), tmp_path, run_fn=counting_run,
+              plots=False, progress=False)
+    v = pd.read_csv(tmp_path / "verdicts.csv").set_index("offered_load")
+    assert v.loc[0.1, "role"] == "baseline"            # 0.10 run although not on the grid
+    assert list(v["sustained"]) == [True, True, True, False, False]   # 0.6 never run
+    assert v.loc[0.4, "reason"] == "latency 1400 ns > 1.2 x 1100 ns at γ=0.10"
+    assert pd.read_csv(tmp_path / "gamma_star.csv")["gamma_star"].iloc[0] == 0.3
