@@ -18,9 +18,9 @@ bitreverse     0.10–0.80    8x8x8               16x16x16
 Loads step by 0.05.  The runs take their parameters from the profile's config,
 ``configs/ofr/<profile>/k<k>.yaml`` (``reference``: the reference simulator's behaviour, finite
 runs of 32 messages per node; ``clean``: icsim's default model); the routing algorithm, the
-pattern and ``topology.dims`` are set per curve.  The config's ``traffic.params`` apply to its
-own ``traffic.pattern`` only (e.g. ``include_self: true`` for uniform); the other patterns run
-with their default parameters.  The saturation rule follows the profile's
+pattern and ``topology.dims`` are set per curve.  Pattern parameters come from the config's
+``traffic.params``, keyed by pattern (e.g. ``uniform: {include_self: true}`` in the reference
+profile).  The saturation rule follows the profile's
 ``run.mode``: finite mode uses 1.2 × the latency at γ = 0.10, window mode the run's own
 saturation test.  Climbing a curve stops after two saturated loads in a row (``--full`` runs
 the whole range, as the paper's runs did, for complete latency curves).
@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 import math
 import sys
@@ -61,6 +60,7 @@ import yaml
 
 from experiments.execution import REPO_ROOT, format_duration, git_commit, make_executor, \
     package_version
+from experiments.paper import paper_table
 from experiments.reproduce import add_common_arguments
 from experiments.sweep import Curve, SweepError, SweepOutcome, set_path, parse_loads, run_sweep
 from simulator.config import ConfigError, apply_overrides, config_from_dict, parse_override
@@ -79,49 +79,6 @@ QUICK_OVERRIDES = {"traffic.message_packets": 16, "run.messages_per_node": 4,
 RESERVED = {"routing.algorithm": "--algorithms", "traffic.pattern": "--patterns",
             "traffic.load": "(the per-pattern load range)"}
 
-# The paper's numbers (shared/reference/ofr_table2_saturation.csv, ofr_table3_derouted.csv),
-# embedded so that an installed package can compare without the reference directory.
-PAPER_TABLE2_CSV = """\
-pattern,algorithm,k,gamma_star
-butterfly,abr,8,0.30
-butterfly,abr,16,0.35
-butterfly,por,8,0.55
-butterfly,por,16,0.55
-butterfly,ofr,8,0.60
-butterfly,ofr,16,0.75
-transpose,abr,8,0.50
-transpose,abr,16,0.55
-transpose,por,8,0.60
-transpose,por,16,0.70
-transpose,ofr,8,0.50
-transpose,ofr,16,0.75
-transpose3d,abr,8,0.25
-transpose3d,abr,16,0.20
-transpose3d,por,8,0.45
-transpose3d,por,16,0.40
-transpose3d,ofr,8,0.45
-transpose3d,ofr,16,0.35
-uniform,abr,8,0.55
-uniform,abr,16,0.70
-uniform,por,8,0.70
-uniform,por,16,0.80
-uniform,ofr,8,0.70
-uniform,ofr,16,0.80
-bitreverse,abr,8,0.35
-bitreverse,abr,16,0.40
-bitreverse,por,8,0.60
-bitreverse,por,16,0.50
-bitreverse,ofr,8,0.50
-bitreverse,ofr,16,0.60
-"""
-PAPER_TABLE3_CSV = """\
-pattern,ofr_oidn,ofr_widn,ofr_total,por_total
-butterfly,0.31,0.10,0.41,0.35
-transpose,0.04,0.10,0.14,0.10
-transpose3d,0.32,0.20,0.52,0.53
-uniform,0.06,0.12,0.18,0.13
-bitreverse,0.09,0.12,0.21,0.24
-"""
 TABLE3_COLUMNS = {"ofr_oidn": ("ofr", "derouted.outflank"),
                   "ofr_widn": ("ofr", "derouted.wraparound"),
                   "ofr_total": ("ofr", "derouted.total"),
@@ -154,12 +111,12 @@ examples:
 
 def paper_table2() -> pd.DataFrame:
     """The paper's Table 2 (γ* per pattern, algorithm and k)."""
-    return pd.read_csv(io.StringIO(PAPER_TABLE2_CSV))
+    return paper_table("ofr_table2_saturation")
 
 
 def paper_table3() -> pd.DataFrame:
     """The paper's Table 3 (derouted shares on the 16x16x16 torus)."""
-    return pd.read_csv(io.StringIO(PAPER_TABLE3_CSV))
+    return paper_table("ofr_table3_derouted")
 
 
 def torus_dims(pattern: str, k: int) -> tuple[int, int, int]:
@@ -238,16 +195,11 @@ def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithm
         if key in user_keys:
             raise ConfigError(key, f"set per curve by the reproduction; use {flag}")
     base = apply_overrides(data, overrides)
-    own_pattern = (base.get("traffic") or {}).get("pattern", "uniform")
     curves = []
     for pattern in patterns:
         grid = load_grid(pattern, quick)
         for algorithm in algorithms:
             d = json.loads(json.dumps(base))
-            if pattern != own_pattern and "traffic.params" not in user_keys:
-                # pattern parameters (e.g. uniform's include_self) belong to the config's own
-                # pattern; the other patterns run with their defaults
-                d.get("traffic", {}).pop("params", None)
             set_path(d, "traffic.pattern", pattern)
             set_path(d, "routing.algorithm", algorithm)
             if quick:
