@@ -42,9 +42,9 @@ from routing.tables.generators import make_table, new_weights, node_list, prepar
 from routing.tables.routing_graph import RoutingGraph, dag_shortest_paths, source_dag
 
 
-def turn_numbers(topology, src: int, targets: np.ndarray) -> np.ndarray:
-    """Dimensions in which each target differs from ``src``, minus one (0 for a straight line)."""
-    coords = np.asarray([topology.coords(v) for v in range(topology.num_nodes)], dtype=np.int64)
+def turn_numbers(coords: np.ndarray, src: int, targets: np.ndarray) -> np.ndarray:
+    """Dimensions in which each target differs from ``src``, minus one (0 for a straight line);
+    ``coords[node]`` are the node coordinates."""
     differ = (coords[targets] != coords[src]).sum(axis=1)
     return np.maximum(differ - 1, 0)
 
@@ -86,6 +86,7 @@ def sssp(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
     dags = {}
     pending: list[tuple[int, int, int, int]] = []
     unique = 0
+    coords = np.asarray([topology.coords(v) for v in range(topology.num_nodes)], dtype=np.int64)
     for s in nodes:                                              # 1) unique routes
         targets = np.array([t for t in nodes if t != s], dtype=np.int64)
         if not len(targets):
@@ -99,7 +100,7 @@ def sssp(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
         many = np.flatnonzero(dag.count > 1)
         if len(many):
             dags[s] = dag
-            turns = turn_numbers(topology, s, targets[many])
+            turns = turn_numbers(coords, s, targets[many])
             pending.extend(zip(turns.tolist(), dag.hops[many].tolist(), [s] * len(many),
                                many.tolist()))
     pending.sort()                                               # 2) sort and group
