@@ -1,7 +1,6 @@
 """BFS, SSSP and Genetic table generators: legal, minimal, deadlock-free, seeded, and as good
 as the paper says on the Desmos torus (4x2x2x2)."""
 
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
