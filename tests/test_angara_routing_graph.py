@@ -110,7 +110,8 @@ def test_size_two_dimensions_only_have_the_mesh_link():
 @given(small_dims, st.data())
 @settings(max_examples=40, deadline=None)
 def test_theorem_1_a_port_sequence_is_a_path_begin_to_end_iff_it_is_an_angara_route(dims, data):
-    topo = Torus(tuple(dims))
+    wrap = data.draw(st.lists(st.booleans(), min_size=len(dims), max_size=len(dims)))
+    topo = Torus(tuple(dims), tuple(wrap))                   # lines of any size as well
     augmented = data.draw(st.booleans())
     turns = augmenting_turns(topo) if augmented else np.zeros((0, 4), dtype=int)
     g = build_routing_graph(topo, turns)
@@ -148,10 +149,10 @@ def bubble_acyclic(topo, src, dst):
     return find_cycle(dependency_graph(paths, exempt=exempt)) is None
 
 
-@given(st.lists(st.integers(2, 5), min_size=1, max_size=4))
+@given(st.lists(st.tuples(st.integers(2, 5), st.booleans()), min_size=1, max_size=4))
 @settings(max_examples=30, deadline=None)
-def test_theorem_2_augmented_dependencies_stay_acyclic_under_the_bubble_rule(dims):
-    topo = Torus(tuple(dims))
+def test_theorem_2_augmented_dependencies_stay_acyclic_under_the_bubble_rule(dims_wrap):
+    topo = Torus(tuple(k for k, _ in dims_wrap), tuple(w for _, w in dims_wrap))
     turns = augmenting_turns(topo)
     assert bubble_acyclic(topo, *all_dependencies(topo, turns))
     rank = [rank_of(p, topo.n) for p in range(topo.num_ports)]
