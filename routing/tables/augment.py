@@ -31,39 +31,53 @@ Examples
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
+from routing.deadlock import DependencyGraph, dependency_graph
 from routing.tables.routing_graph import (RoutingGraph, build_routing_graph, direction_order,
                                           direction_rank, port_positive)
 from simulator.topology import Torus
 
 
-def base_dependencies(topology: Torus) -> tuple[np.ndarray, np.ndarray]:
-    """Edges of the CDG of direction-order routing as arrays of channel ids
-    (``node * num_ports + port``): every ``(u, p) -> (v, q)`` with ``rank(q) >= rank(p)``."""
-    P = topology.num_ports
-    nbr = np.asarray(topology.neighbor_table, dtype=np.int64)
+def order_keeping_turns(topology: Torus) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Every pair of consecutive channels ``((u, p), (v, q))`` the §3.1 routing graph can
+    produce: ``v`` behind ``p`` and ``q`` not before ``p`` in the direction order."""
+    nbr = topology.neighbor_table
     rank = direction_rank(topology.n)
-    src, dst = [], []
-    for p in range(P):
-        u = np.flatnonzero(nbr[:, p] >= 0)
-        v = nbr[u, p]
-        for q in range(P):
-            if rank[q] < rank[p]:
-                continue
-            ok = nbr[v, q] >= 0
-            src.append(u[ok] * P + p)
-            dst.append(v[ok] * P + q)
-    return np.concatenate(src), np.concatenate(dst)
-
-
-def used_direction_sets(topology: Torus, src: np.ndarray | None = None,
-                        dst: np.ndarray | None = None) -> np.ndarray:
-    """``B[channel]``: bit mask (bit = port) of the directions reachable from each channel in
-    the dependency graph ``src -> dst`` (default: :func:`base_dependencies`)."""
-    if src is None:
-        src, dst = base_dependencies(topology)
     P = topology.num_ports
+    out = []
+    for u in range(topology.num_nodes):
+        for p in range(P):
+            v = nbr[u][p]
+            if v < 0:
+                continue
+            for q in range(P):
+                if rank[q] >= rank[p] and nbr[v][q] >= 0:
+                    out.append(((u, p), (v, q)))
+    return out
+
+
+def direction_order_cdg(topology: Torus, turns: np.ndarray | None = None,
+                        exempt: Callable | None = None) -> DependencyGraph:
+    """The channel dependency graph of direction-order routing (plus the extra ``turns``,
+    rows ``(node, port, next_node, next_port)``), built by
+    :func:`routing.deadlock.dependency_graph`; channels are ``(node, port)``."""
+    pairs = order_keeping_turns(topology)
+    if turns is not None:
+        pairs += [((u, p), (v, q)) for u, p, v, q in np.asarray(turns).reshape(-1, 4).tolist()]
+    return dependency_graph(pairs, exempt=exempt)
+
+
+def used_direction_sets(topology: Torus, cdg: DependencyGraph | None = None) -> np.ndarray:
+    """``B[node * num_ports + port]``: bit mask (bit = port) of the directions of all channels
+    reachable from each channel in ``cdg`` (default :func:`direction_order_cdg`), itself
+    included."""
+    cdg = direction_order_cdg(topology) if cdg is None else cdg
+    P = topology.num_ports
+    src = np.array([u * P + p for (u, p), succ in cdg.items() for _ in succ], dtype=np.int64)
+    dst = np.array([v * P + q for succ in cdg.values() for v, q in succ], dtype=np.int64)
     bits = (np.int64(1) << (np.arange(topology.num_nodes * P) % P)).astype(np.int64)
     while True:
         new = bits.copy()
@@ -85,17 +99,17 @@ def augmenting_turns(topology: Torus) -> np.ndarray:
         :func:`routing.tables.routing_graph.build_routing_graph`.
     """
     P = topology.num_ports
-    N = topology.num_nodes
     nbr = topology.neighbor_table
     rank = direction_rank(topology.n)
-    src, dst = base_dependencies(topology)
-    B = used_direction_sets(topology, src, dst).tolist()
-    preds: list[list[int]] = [[] for _ in range(N * P)]
-    for a, b in zip(src.tolist(), dst.tolist()):
-        preds[b].append(a)
+    cdg = direction_order_cdg(topology)
+    B = used_direction_sets(topology, cdg).tolist()
+    preds: list[list[int]] = [[] for _ in range(topology.num_nodes * P)]
+    for (u, p), succ in cdg.items():
+        for v, q in succ:
+            preds[v * P + q].append(u * P + p)
     order = direction_order(topology.n)
     added: list[tuple[int, int, int, int]] = []
-    for u in range(N):
+    for u in range(topology.num_nodes):
         for p in order:
             v = nbr[u][p]
             if v < 0:
@@ -129,15 +143,6 @@ def _propagate(start: int, bits: int, B: list[int], preds: list[list[int]]) -> N
             if bits & ~B[a]:
                 B[a] |= bits
                 stack.append(a)
-
-
-def all_dependencies(topology: Torus, turns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The base CDG plus the added ``turns``, as channel-id arrays."""
-    P = topology.num_ports
-    src, dst = base_dependencies(topology)
-    turns = np.asarray(turns, dtype=np.int64).reshape(-1, 4)
-    return (np.concatenate([src, turns[:, 0] * P + turns[:, 1]]),
-            np.concatenate([dst, turns[:, 2] * P + turns[:, 3]]))
 
 
 def deadlock_free_routing_graph(topology: Torus) -> RoutingGraph:
