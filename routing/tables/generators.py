@@ -1,0 +1,137 @@
+"""Registry of Angara routing-table generators (BFS, SSSP, Genetic) and what they share.
+
+A generator is a function ``gen(topology, nodes=None, *, seed=0, **opts) -> RoutingTable``
+registered under a name with :func:`register`.  ``nodes`` is a node subset (a job's nodes on a
+bigger torus): routes join every ordered pair of subset nodes and may pass through any node.
+The table's ``meta`` records the generator, the seed, the options and ``time_s``, the wall time
+of the generation including the routing graph (``graph_time_s`` is its share; zero when a
+prebuilt graph was passed as ``graph=``).
+
+Examples
+--------
+>>> from simulator.topology import Torus
+>>> table = generate("sssp", Torus((4, 2, 2, 2)), nodes=range(8))
+>>> table.meta["generator"], len(table.routes)
+('sssp', 56)
+>>> generate("dijkstra", Torus((4, 4)))
+Traceback (most recent call last):
+...
+routing.tables.generators.UnknownGeneratorError: unknown table generator 'dijkstra'; valid names: bfs, genetic, sssp
+"""
+
+from __future__ import annotations
+
+import importlib
+from time import perf_counter
+from typing import Callable, Iterable, Protocol
+
+import numpy as np
+
+from routing.table import RoutingTable
+from routing.tables.augment import deadlock_free_routing_graph
+from routing.tables.routing_graph import RoutingGraph
+
+_BUILTIN_MODULES = ("routing.tables.bfs", "routing.tables.sssp", "routing.tables.genetic")
+
+
+class Generator(Protocol):
+    def __call__(self, topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
+                 **opts) -> RoutingTable: ...
+
+
+class UnknownGeneratorError(ValueError):
+    """A generator name that is not registered; the message lists the valid ones."""
+
+
+_REGISTRY: dict[str, Generator] = {}
+
+
+def register(name: str) -> Callable[[Generator], Generator]:
+    """Decorator: register a table generator under ``name``."""
+    def deco(fn: Generator) -> Generator:
+        if name in _REGISTRY and _REGISTRY[name] is not fn:
+            raise ValueError(f"table generator {name!r} is already registered")
+        _REGISTRY[name] = fn
+        return fn
+    return deco
+
+
+def _load_builtins() -> None:
+    for mod in _BUILTIN_MODULES:
+        importlib.import_module(mod)
+
+
+def available() -> list[str]:
+    """Registered generator names, sorted."""
+    _load_builtins()
+    return sorted(_REGISTRY)
+
+
+def get_generator(name: str) -> Generator:
+    """The generator registered as ``name``; :class:`UnknownGeneratorError` otherwise."""
+    _load_builtins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownGeneratorError(f"unknown table generator {name!r}; valid names: "
+                                    f"{', '.join(sorted(_REGISTRY))}") from None
+
+
+def generate(name: str, topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
+             **opts) -> RoutingTable:
+    """Run the generator ``name``: ``get_generator(name)(topology, nodes, seed=seed, **opts)``.
+
+    Parameters
+    ----------
+    name : {'bfs', 'sssp', 'genetic'}
+    topology : Torus
+    nodes : iterable of int, optional
+        Node subset; default every node.
+    seed : int
+        Seed of the generator's ``numpy.random.Generator`` (only Genetic draws from it; BFS
+        and SSSP are deterministic and just record it).
+    **opts
+        Generator options, e.g. ``graph=`` (a prebuilt deadlock-free routing graph) for all,
+        ``max_generations=`` for Genetic.
+    """
+    return get_generator(name)(topology, nodes, seed=seed, **opts)
+
+
+# ----------------------------------------------------------------------------- shared
+def node_list(topology, nodes: Iterable[int] | None) -> tuple[int, ...]:
+    """The node subset as a sorted tuple, checked against the topology."""
+    if nodes is None:
+        return tuple(range(topology.num_nodes))
+    out = sorted({int(v) for v in nodes})
+    bad = [v for v in out if not 0 <= v < topology.num_nodes]
+    if bad:
+        raise ValueError(f"node(s) {bad} outside the {topology.num_nodes}-node torus")
+    if not out:
+        raise ValueError("the node subset is empty")
+    return tuple(out)
+
+
+def prepare(topology, graph: RoutingGraph | None) -> tuple[RoutingGraph, float]:
+    """The deadlock-free routing graph (built unless given) and the seconds it took."""
+    if topology.kind != "torus":
+        raise ValueError("Angara table generators need a torus topology")
+    if graph is not None:
+        if graph.topology != topology:
+            raise ValueError("the routing graph passed as graph= belongs to another topology")
+        return graph, 0.0
+    t0 = perf_counter()
+    g = deadlock_free_routing_graph(topology)
+    return g, perf_counter() - t0
+
+
+def new_weights(graph: RoutingGraph, initial: int = 0) -> np.ndarray:
+    """Per-channel weights (dense ids) plus a final always-zero entry for "no channel"."""
+    w = np.full(graph.num_channels_dense + 1, initial, dtype=np.int64)
+    w[-1] = 0
+    return w
+
+
+def make_table(topology, nodes, routes, meta: dict, t_start: float) -> RoutingTable:
+    meta = dict(meta)
+    meta["time_s"] = perf_counter() - t_start
+    return RoutingTable(topology, routes, tuple(nodes), None, meta)
