@@ -37,6 +37,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from experiments.paper import paper_table
+
 from routing.table import RoutingTable
 from routing.tables.augment import deadlock_free_routing_graph
 from routing.tables.check import assert_angara, check_table
@@ -53,15 +55,6 @@ TIMING_CASES = ((5, 3, 3, 2), (6, 5, 5))         # the paper's 90-node 4D and 15
 
 
 # ----------------------------------------------------------------------------- inputs
-def reference_dir() -> Path:
-    """``shared/reference`` beside the repository (where the papers' numbers live)."""
-    here = Path(__file__).resolve()
-    for cand in (here.parents[2] / "shared" / "reference", Path("/work/shared/reference")):
-        if cand.is_dir():
-            return cand
-    raise FileNotFoundError("shared/reference not found beside the repository")
-
-
 def parse_dims(dims) -> tuple[int, ...]:
     """``'4x2x2x2'``, ``'4,2,2,2'`` or a sequence of ints."""
     if isinstance(dims, str):
@@ -240,7 +233,7 @@ def reproduce_table2(out_dir: str | Path, seed: int = 0, genetic_opts: dict | No
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paper = pd.read_csv(reference_dir() / "angara_table2_desmos.csv", comment="#")
+    paper = paper_table("angara_table2_desmos")
     topo = Torus(DESMOS_DIMS)
     graph = deadlock_free_routing_graph(topo)
     rows = []
@@ -437,7 +430,7 @@ def reproduce_tori(out_dir: str | Path, sample: int | None = None, seed: int = 0
 
 def summarise_tori(df: pd.DataFrame, population: dict, eligible: dict) -> pd.DataFrame:
     """Per dimensionality: counts, SSSP vs BFS (and Genetic) groups and ratios, unique share."""
-    paper = pd.read_csv(reference_dir() / "angara_fig5_summary.csv", comment="#")
+    paper = paper_table("angara_fig5_summary")
     rows = []
     for n in sorted(population):
         d = df[df.n == n]

@@ -1,6 +1,6 @@
 """``icsim reproduce NAME``: a registry of named paper reproductions.
 
-A reproduction is a module with two functions::
+A reproduction is a module (or ``module:object``) with two functions::
 
     def add_arguments(parser: argparse.ArgumentParser) -> None: ...
     def run(args: argparse.Namespace) -> int: ...           # exit status
@@ -45,6 +45,12 @@ def register(name: str, module: str, help: str) -> Reproduction:
 
 register("ofr-table2", "experiments.ofr_table",
          "OutFlank Tables 2 and 3: gamma* and derouted shares of ABR/POR/OFR on 8^3 or 16^3 tori")
+register("angara-table2", "experiments.angara_cli:TABLE2",
+         "Angara Table 2: BFS/SSSP/Genetic table quality on the 4x2x2x2 Desmos torus")
+register("angara-tori", "experiments.angara_cli:TORI",
+         "Angara Sec. 5.1: SSSP vs BFS (vs Genetic) on random 2D/3D/4D tori")
+register("angara-sim", "experiments.angara_cli:SIM",
+         "Angara Sec. 5.2: alltoall and tornado with SSSP vs BFS tables, simulated on 4x2x2x2")
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:
@@ -85,7 +91,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"icsim reproduce: unknown reproduction {args.name!r}; registered:\n{_listing()}",
               file=sys.stderr)
         return 2
-    module = importlib.import_module(rep.module)
+    module_name, _, attr = rep.module.partition(":")
+    module = importlib.import_module(module_name)
+    if attr:
+        module = getattr(module, attr)
     parser = argparse.ArgumentParser(prog=f"icsim reproduce {rep.name}", description=rep.help,
                                      epilog=getattr(module, "EPILOG", None),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -51,14 +51,9 @@ def generate_table(name: str, topology: Any, seed: int) -> RoutingTable:
 
 def table_generators() -> list[str]:
     """Names accepted by ``routing.generator``."""
-    names = ["minimal"]
-    try:
-        from routing.tables.generators import GENERATORS
+    from routing.tables.generators import available
 
-        names += list(GENERATORS)
-    except ImportError:
-        pass
-    return names
+    return ["minimal", *available()]
 
 
 def layer_assigners() -> list[str]:
@@ -119,6 +114,9 @@ class TableRouting(Routing):
             if rc.generator not in names:
                 raise ConfigError("routing.generator", f"unknown generator {rc.generator!r} "
                                   f"(valid: {', '.join(sorted(names))})")
+            if rc.generator != "minimal" and topology.kind != "torus":
+                raise ConfigError("routing.generator", f"{rc.generator} builds Angara tables on "
+                                  f"tori; on {topology.describe()} use 'minimal'")
         else:
             raise ConfigError("routing.table", "table routing needs routing.table (a file) or "
                               "routing.generator")

@@ -119,7 +119,8 @@ class TrafficConfig(_Section):
     message_packets: int = Field(96, ge=1)
     arrivals: Literal["deterministic", "exponential"] = "deterministic"
     phase: Literal["random", "aligned"] = "random"
-    collective: Literal["alltoall", "neighbor", "transpose"] = "alltoall"
+    collective: str = "alltoall"
+    interleave: bool = False
     message_bytes: int = Field(1 << 20, gt=0)
     trace: str | None = None
 
@@ -272,6 +273,8 @@ def check_semantics(cfg: Config) -> None:
 
         try:
             collective_messages(cfg.traffic.collective, topo, cfg.traffic.message_bytes,
-                                cfg.packet.size_bytes, cfg.seed)
+                                cfg.packet.size_bytes, cfg.seed,
+                                cfg.traffic.pattern_params(cfg.traffic.collective),
+                                cfg.traffic.interleave)
         except PatternError as exc:
             raise ConfigError("traffic.collective", str(exc)) from None

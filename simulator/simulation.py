@@ -88,7 +88,8 @@ class Simulation:
         size = config.packet.size_bytes
         if tc.workload == "collective":
             self.workload = Scheduled(self.net, collective_messages(
-                tc.collective, self.topology, tc.message_bytes, size, config.seed))
+                tc.collective, self.topology, tc.message_bytes, size, config.seed,
+                tc.pattern_params(tc.collective), tc.interleave))
         elif tc.workload == "trace":
             self.workload = Scheduled(self.net, trace_messages(
                 tc.trace, self.topology.num_nodes, size))

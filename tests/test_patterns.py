@@ -174,6 +174,7 @@ def test_resolved_parameters_are_kept_read_only_with_defaults_filled_in():
 def test_every_applicable_pattern_returns_python_ints_in_range(name, topology):
     # every size here is a power of two and a square; only shape preconditions can fail
     rejected = ((PATTERNS[name].needs_torus and not isinstance(topology, Torus))
+                or (name == "tornado" and not isinstance(topology, Torus))   # coordinates
                 or (name == "transpose3d" and topology.dims in ((2, 8), (16,))))
     if rejected:
         pytest.raises(PatternError, make_pattern, name, topology, seed=1)
@@ -487,3 +488,12 @@ def test_hotspot_stays_in_range_at_the_edges_of_the_draw():
 def test_the_docstring_examples_run():
     result = doctest.testmod(traffic.patterns)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("topology", [Torus((4, 2, 2, 2)), path_graph(15)], ids=["4x2x2x2", "p15"])
+def test_tornado_over_the_index_shifts_every_node_almost_half_way_round(topology):
+    n = topology.num_nodes
+    p = make_pattern("tornado", topology, seed=0, over="index")
+    assert p.mapping().tolist() == [(s + (n + 1) // 2 - 1) % n for s in range(n)]
+    with pytest.raises(PatternError, match="over must be"):
+        make_pattern("tornado", topology, seed=0, over="rows")

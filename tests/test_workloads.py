@@ -127,3 +127,21 @@ def test_a_bad_trace_is_a_config_error_naming_file_and_line(tmp_path, body, reas
                           "traffic": {"workload": "trace", "trace": str(trace)}})
     assert err.value.path == "traffic.trace"
     assert f"bad.csv{reason}" in str(err.value)
+
+
+def test_an_interleaved_exchange_sends_the_same_packets_round_robin():
+    from traffic.workloads import collective_messages
+    topo = Torus((4, 4))
+    seq = collective_messages("alltoall", topo, 4 * 512, 512, 0)
+    inter = collective_messages("alltoall", topo, 4 * 512, 512, 0, interleave=True)
+    from collections import Counter
+
+    def packets(msgs):
+        c = Counter()
+        for _, s, d, p in msgs:
+            c[(s, d)] += p
+        return c
+
+    assert packets(seq) == packets(inter) and all(p == 1 for *_, p in inter)
+    node0 = [d for _, s, d, _ in inter if s == 0]
+    assert node0[:15] == [(0 + i) % 16 for i in range(1, 16)]     # one packet to each first

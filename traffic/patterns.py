@@ -481,24 +481,43 @@ class Transpose3D(_FixedMapping):
 
 @register("tornado")
 class Tornado(_FixedMapping):
-    """Every coordinate ``c -> (c + ceil(k/2) - 1) mod k``: almost half-way round each ring.
+    """Almost half-way round: every coordinate ``c -> (c + ceil(k/2) - 1) mod k``.
 
     Dimensions of size 1 or 2 have a shift of 0 and keep their coordinate, so at least one
     dimension must have size >= 3; then no node is a fixed point.
+
+    With ``over: index`` the shift applies to the node index as one ring of N nodes,
+    ``s -> (s + ceil(N/2) - 1) mod N`` — the tornado of MPI benchmarks over ranks (as the
+    Angara paper's Desmos measurements use); it needs no torus.
     """
 
-    needs_torus = True
+    defaults = MappingProxyType({"over": "coordinates"})
 
-    def _check(self) -> dict[str, Any]:
-        if max(self.topology.dims) < 3:
-            raise self._error(f"{_shape(self.topology)} has no dimension of size >= 3; every "
-                              f"node would send to itself")
-        return {}
+    def _check(self, *, over: Any) -> dict[str, Any]:
+        if over not in ("coordinates", "index"):
+            raise self._error(f"over must be 'coordinates' or 'index', got {over!r}")
+        if over == "coordinates":
+            if not _is_torus(self.topology):
+                raise self._error("needs a torus (it works on node coordinates); use "
+                                  "over: index on other topologies")
+            if max(self.topology.dims) < 3:
+                raise self._error(f"{_shape(self.topology)} has no dimension of size >= 3; "
+                                  f"every node would send to itself")
+        elif self.num_nodes < 3:
+            raise self._error(f"{self.num_nodes} nodes: every node would send to itself")
+        return {"over": over}
 
     def _compute(self) -> np.ndarray:
+        if self.params_over == "index":
+            n = self.num_nodes
+            return (np.arange(n) + (n + 1) // 2 - 1) % n
         coords = [(c + (k + 1) // 2 - 1) % k
                   for c, k in zip(_coordinate_arrays(self.topology), self.topology.dims)]
         return _node_ids(self.topology, coords)
+
+    def _build(self, **params: Any) -> dict[str, Any]:
+        self.params_over = params.get("over", "coordinates")
+        return super()._build(**params)
 
 
 @register("neighbor")

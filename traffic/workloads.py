@@ -161,31 +161,43 @@ def packets_for(size_bytes: int, packet_bytes: int) -> int:
 
 
 def collective_messages(kind: str, topology: Any, message_bytes: int, packet_bytes: int,
-                        seed: int) -> list[tuple[int, int, int, int]]:
+                        seed: int, params: dict | None = None,
+                        interleave: bool = False) -> list[tuple[int, int, int, int]]:
     """Messages of one collective exchange, all posted at t = 0 in step order.
+
+    With ``interleave`` a node's messages are handed to its NIC packet by packet, round robin
+    over its destinations (as concurrent non-blocking sends or several DMA engines do), instead
+    of one message after the other.
 
     * ``alltoall`` — every node sends one message to every other node, step i (1..N-1) to
       (s + i) mod N (the ``alltoall`` pattern);
     * ``neighbor`` — every node sends one message to each neighbour, in port order;
-    * ``transpose`` — every node sends one message to its transpose partner (nodes on the
-      diagonal send nothing).
+    * the name of any permutation pattern (``transpose``, ``tornado``, ``bitreverse``, ...) —
+      every node sends one message to its destination under the pattern (nodes mapped to
+      themselves send nothing); ``params`` are the pattern's parameters.
     """
-    from traffic.patterns import make_pattern
+    from traffic.patterns import PatternError, make_pattern
 
     n = topology.num_nodes
     packets = packets_for(message_bytes, packet_bytes)
-    out = []
+    pat = make_pattern(kind, topology, seed=seed, **(params or {}))
     if kind == "alltoall":
-        pat = make_pattern("alltoall", topology, seed=seed)
         steps = [n - 1] * n
     elif kind == "neighbor":
-        pat = make_pattern("neighbor", topology, seed=seed)
         steps = [sum(1 for v in topology.neighbor_table[s] if v >= 0) for s in range(n)]
-    elif kind == "transpose":
-        pat = make_pattern("transpose", topology, seed=seed)
+    elif pat.permutation:
         steps = [0 if pat.destination(s, 0, None) == s else 1 for s in range(n)]
     else:
-        raise ValueError(f"unknown collective {kind!r}")
+        raise PatternError(f"{kind}: not an exchange (use alltoall, neighbor or a permutation "
+                           f"pattern)")
+    out = []
+    if interleave:
+        for i in range(packets * max(steps, default=0)):
+            step = i % max(steps)
+            for s in range(n):
+                if step < steps[s] and i < packets * steps[s]:
+                    out.append((0, s, pat.destination(s, step, None), 1))
+        return out
     for step in range(max(steps, default=0)):
         for s in range(n):
             if step < steps[s]:
