@@ -235,6 +235,14 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
     add_parser(sub)
 
 
+# ---------------------------------------------------------------------------------- tables
+@command
+def add_tables(sub: argparse._SubParsersAction) -> None:
+    from experiments.angara_cli import add_tables_parser
+
+    add_tables_parser(sub)
+
+
 # ---------------------------------------------------------------------------------- bench
 @command
 def add_bench(sub: argparse._SubParsersAction) -> None:

@@ -331,9 +331,13 @@ class Network:
             # one candidate queue (DOR, table routing, ejection): no selection to make
             port, vc = groups[0][0]
             q = (node * self.P + port) * self.V + vc
-            need = 2 if (self.bubble[vc] and port != self.EJ
-                         and (port != from_port or vc != from_vc)) else 1
-            if self.cap - self.occ[q] >= (need if need > need_min else need_min):
+            if port == self.EJ:
+                need = 1                  # ejection: no bubble, no injection threshold
+            else:
+                need = 2 if (self.bubble[vc] and (port != from_port or vc != from_vc)) else 1
+                if need < need_min:
+                    need = need_min
+            if self.cap - self.occ[q] >= need:
                 return q
             if blocker >= 0:
                 w = self.waiting[q]
@@ -355,11 +359,14 @@ class Network:
             for port, vc in group:
                 q = (base + port) * V + vc
                 free = cap - occ[q]
-                # bubble: entering a ring needs two free slots, continuing on it one
-                need = 2 if (bubble[vc] and port != ej
-                             and (port != from_port or vc != from_vc)) else 1
-                if need < need_min:
-                    need = need_min
+                # bubble: entering a ring needs two free slots, continuing on it one;
+                # a packet from the NIC needs need_min in any queue but the ejection queue
+                if port == ej:
+                    need = 1
+                else:
+                    need = 2 if bubble[vc] and (port != from_port or vc != from_vc) else 1
+                    if need < need_min:
+                        need = need_min
                 if free < need:
                     continue
                 if free > best_free:
