@@ -8,7 +8,9 @@ A reproduction is a module (or ``module:object``) with two functions::
 Registering one is one line here (the module is imported only when its name is used, so a
 broken or slow-to-import reproduction never affects the others)::
 
-    register("angara-table2", "experiments.angara_table", "Angara routing-table quality")
+    register("ofr-table3", "experiments.ofr_table3",
+         "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
+register("angara-table2", "experiments.angara_table", "Angara routing-table quality")
 
 ``icsim reproduce`` lists the registered names; ``icsim reproduce NAME --help`` shows the
 reproduction's own options.  :func:`add_common_arguments` gives every reproduction the same
@@ -45,6 +47,8 @@ def register(name: str, module: str, help: str) -> Reproduction:
 
 register("ofr-table2", "experiments.ofr_table",
          "OutFlank Tables 2 and 3: gamma* and derouted shares of ABR/POR/OFR on 8^3 or 16^3 tori")
+register("ofr-table3", "experiments.ofr_table3",
+         "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
 register("angara-table2", "experiments.angara_cli:TABLE2",
          "Angara Table 2: BFS/SSSP/Genetic table quality on the 4x2x2x2 Desmos torus")
 register("angara-tori", "experiments.angara_cli:TORI",

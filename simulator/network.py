@@ -195,6 +195,7 @@ class Network:
         self.rev = self._reverse_ports() if self.ack_nak else []
         self.retransmissions = 0
         self.free_at = [0] * (N * P)          # ack_nak: when each router channel is next idle
+        self.nak_vc = [-1] * (N * P)          # ack_nak: VC of the port's last rejected packet
         self.wake_at = [-1] * (N * P)         # ack_nak: pending channel wake-up
         self._decide = self._decide_acknak if self.ack_nak else self._decide_credit
 
@@ -562,10 +563,16 @@ class Network:
                             best = vc
                             break
                 else:
+                    # oldest head first, but not the VC whose last packet was just rejected
+                    # while another VC has one (else an adaptive packet bouncing off a full
+                    # queue could keep the escape packets behind it off the channel forever)
+                    nak = self.nak_vc[pid]
                     for vc in range(V):
                         q = queues[base + vc]
-                        if q and (best < 0 or q[0].age < queues[base + best][0].age):
+                        if q and vc != nak and (best < 0 or q[0].age < queues[base + best][0].age):
                             best = vc
+                    if best < 0 and nak >= 0 and queues[base + nak]:
+                        best = nak
                 if best < 0:
                     continue
                 self._send(pid, best, queues[base + best][0])
@@ -659,6 +666,9 @@ class Network:
     def _ack(self, src_q: int, nak: Packet | None) -> None:
         """An ACK (nak is None: free the slot) or NAK (requeue the packet) reaches the sender."""
         if nak is None:
+            pid, vc = divmod(src_q, self.V)
+            if self.nak_vc[pid] == vc:
+                self.nak_vc[pid] = -1
             self.occ[src_q] -= 1
             w = self.waiting[src_q]
             if w is not None:
@@ -666,7 +676,9 @@ class Network:
                 self.waiting[src_q] = None
             return
         _insert_by_order(self.queues[src_q], nak)
-        self.dirty.add(src_q // self.V)
+        pid, vc = divmod(src_q, self.V)
+        self.nak_vc[pid] = vc
+        self.dirty.add(pid)
 
     def _nic_ack(self, node: int, nak: Packet | None = None) -> None:
         now = self.env._now
