@@ -524,13 +524,21 @@ class Network:
             if len(arrivals) > 1:
                 arrivals.sort(key=_arrival_key)
             self.arrivals = []
+            receive = self._receive
             for p, src in arrivals:
-                self._receive(p, src)
+                receive(p, src)
         dirty = self.dirty
-        busy = self.busy
-        queues = self.queues
-        free_at = self.free_at
+        if not dirty:
+            return
+        # hot loop: everything it touches is a local
+        busy, free_at, wake_at = self.busy, self.free_at, self.wake_at
+        port_of, ctrlq, port_queues = self.port_of, self.ctrlq, self.port_queues
+        at, chan_free, arrival, ack = self.at, self._chan_free, self._arrival, self._ack
+        link_busy = self.link_busy_ps
         V, NP, EJ = self.V, self.NP, self.EJ
+        ser, ser_ack, lat = self.ser_link, self.ser_ack_link, self.lat_link
+        cut = self.cut_through
+        vc_order = self.vc_order if self.escape_first else None
         now = self.env._now
         ports = list(dirty)    # sends of one phase are independent: order does not matter
         dirty.clear()
@@ -540,26 +548,31 @@ class Network:
                 if q and not busy[pid]:
                     self._send_from_nic(pid - NP, q[0])
                 continue
-            if self.port_of[pid] == EJ:
-                if queues[pid * V] and not busy[pid]:
-                    self._eject(pid, queues[pid * V][0])
+            port = port_of[pid]
+            pq = port_queues[pid]
+            if port == EJ:
+                if pq[0] and not busy[pid]:
+                    self._eject(pid, pq[0][0])
                 continue
             fa = free_at[pid]
             if fa > now:
                 # busy: come back when the channel is idle (one wake-up per busy period)
-                if self.wake_at[pid] != fa:
-                    self.wake_at[pid] = fa
-                    self.at(fa, self._chan_free, pid)
+                if wake_at[pid] != fa:
+                    wake_at[pid] = fa
+                    at(fa, chan_free, pid)
                 continue
-            cq = self.ctrlq[pid]
+            cq = ctrlq[pid]
             if cq:
-                self._send_control(pid, cq.popleft())
+                # an ACK/NAK goes before any data
+                src_q, nak = cq.popleft()
+                fa = free_at[pid] = now + ser_ack
+                link_busy[pid] += ser_ack
+                at(fa + lat, ack, src_q, nak)
             else:
-                base = pid * V
                 best = -1
-                if self.escape_first:
-                    for vc in self.vc_order:
-                        if queues[base + vc]:
+                if vc_order is not None:
+                    for vc in vc_order:
+                        if pq[vc]:
                             best = vc
                             break
                 else:
@@ -568,31 +581,23 @@ class Network:
                     # queue could keep the escape packets behind it off the channel forever)
                     nak = self.nak_vc[pid]
                     for vc in range(V):
-                        q = queues[base + vc]
-                        if q and vc != nak and (best < 0 or q[0].age < queues[base + best][0].age):
+                        q = pq[vc]
+                        if q and vc != nak and (best < 0 or q[0].age < pq[best][0].age):
                             best = vc
-                    if best < 0 and nak >= 0 and queues[base + nak]:
+                    if best < 0 and nak >= 0 and pq[nak]:
                         best = nak
                 if best < 0:
                     continue
-                self._send(pid, best, queues[base + best][0])
-            if cq or any(self.port_queues[pid]):
-                fa = free_at[pid]       # more to send: come back when the channel is idle
-                self.wake_at[pid] = fa
-                self.at(fa, self._chan_free, pid)
-
-    def _send(self, pid: int, vc: int, p: Packet) -> None:
-        """Speculative transmission of the head of queue (pid, vc); its slot stays held."""
-        now = self.env._now
-        src_q = pid * self.V + vc
-        self.queues[src_q].popleft()
-        ser = self.ser_link
-        self.free_at[pid] = now + ser
-        self.link_busy_ps[pid] += ser
-        p.from_port = self.port_of[pid]
-        p.from_vc = vc
-        t = (now if self.cut_through else now + ser) + self.lat_link
-        self.at(t, self._arrival, p, src_q)
+                # speculative transmission of the head; its slot stays held until the ACK
+                p = pq[best].popleft()
+                fa = free_at[pid] = now + ser
+                link_busy[pid] += ser
+                p.from_port = port
+                p.from_vc = best
+                at((now if cut else fa) + lat, arrival, p, pid * V + best)
+            if cq or any(pq):
+                wake_at[pid] = fa       # more to send: come back when the channel is idle
+                at(fa, chan_free, pid)
 
     def _send_from_nic(self, node: int, p: Packet) -> None:
         now = self.env._now
@@ -655,13 +660,6 @@ class Network:
             self.dirty.add(rpid)
         else:
             self.at(now + self.ser_ack_nic + self.lat_nic, self._nic_ack, v, nak)
-
-    def _send_control(self, pid: int, ctrl: tuple[int, Packet | None]) -> None:
-        now = self.env._now
-        ser = self.ser_ack_link
-        self.free_at[pid] = now + ser
-        self.link_busy_ps[pid] += ser
-        self.at(now + ser + self.lat_link, self._ack, ctrl[0], ctrl[1])
 
     def _ack(self, src_q: int, nak: Packet | None) -> None:
         """An ACK (nak is None: free the slot) or NAK (requeue the packet) reaches the sender."""
