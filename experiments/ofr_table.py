@@ -62,8 +62,9 @@ from experiments.execution import REPO_ROOT, format_duration, git_commit, make_e
     package_version
 from experiments.paper import paper_table
 from experiments.reproduce import add_common_arguments
-from experiments.sweep import Curve, SweepError, SweepOutcome, set_path, parse_loads, run_sweep
-from simulator.config import ConfigError, apply_overrides, config_from_dict, parse_override
+from experiments.sweep import Curve, SweepError, SweepOutcome, parse_loads, run_sweep
+from simulator.config import ConfigError, apply_overrides, config_from_dict, parse_override, \
+    set_path
 
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
 ALGORITHMS = ("abr", "por", "ofr")

@@ -66,7 +66,8 @@ from experiments.execution import (Executor, Progress, SerialExecutor, execute_p
                                    git_commit, package_version)
 from experiments.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
                                     load_key)
-from simulator.config import Config, ConfigError, apply_overrides, config_from_dict
+from simulator.config import (Config, ConfigError, apply_overrides, config_from_dict,
+                              set_path)
 
 RESULTS_NAME = "results.csv"
 SUMMARY_NAME = "gamma_star.csv"
@@ -148,20 +149,6 @@ def parse_vary(item: str) -> tuple[str, list[Any]]:
     if not values:
         raise ConfigError(key, "no values to vary over")
     return key, values
-
-
-def set_path(data: dict, key: str, value: Any) -> None:
-    """Set ``data["a"]["b"]["c"] = value`` for ``key = "a.b.c"``, creating sections."""
-    parts = key.split(".")
-    node = data
-    for i, part in enumerate(parts[:-1]):
-        nxt = node.get(part)
-        if nxt is None:
-            nxt = node[part] = {}
-        elif not isinstance(nxt, dict):
-            raise ConfigError(".".join(parts[: i + 1]), "is a value, not a section")
-        node = nxt
-    node[parts[-1]] = value
 
 
 # ---------------------------------------------------------------------------------- curves

@@ -425,6 +425,17 @@ def _idn_nodes(topo, s, t, delta, variant, both_on_tie) -> tuple[list[int], list
 
 
 # ---------------------------------------------------------------------------- planners
+def _paper_choice(plan, used, eta, rng):
+    """Index of the best candidate under eq. (15)-(16) (ties: ``rng`` if given, else the
+    first), or None when none beats the minimal route."""
+    winners = _best_paper(plan.paper_groups, used, *plan.min_terms, eta)
+    if not winners:
+        return None
+    if len(winners) > 1 and rng is not None:
+        return winners[int(rng.integers(len(winners)))]
+    return winners[0]
+
+
 class _Planner:
     """Shared machinery: cache keys, relative arithmetic, interning.
 
@@ -453,6 +464,13 @@ class _Planner:
         self._interned: dict = {}
         self._plans: dict = {}
 
+
+    def _checked_plan(self, s: int, t: int, used: Sequence, eta: float):
+        if len(used) != self._num_ports:
+            raise ValueError(f"used has {len(used)} entries for {self._num_ports} ports")
+        if eta < 0:
+            raise ValueError(f"eta must be >= 0, got {eta}")
+        return self._plan(s, t)
     def _intern(self, value):
         return self._interned.setdefault(value, value)
 
@@ -773,20 +791,13 @@ class OutflankPlanner(_Planner):
         """OFR at injection: ``(idn, "outflank" | "wraparound")``, or ``(None, None)`` to
         route minimally.  No derouting when ``d(s, t) < min_deroute_distance`` (or s = t).
         See the module docstring for the two profits."""
-        if len(used) != self._num_ports:
-            raise ValueError(f"used has {len(used)} entries for {self._num_ports} ports")
-        if eta < 0:
-            raise ValueError(f"eta must be >= 0, got {eta}")
-        plan = self._plan(s, t)
+        plan = self._checked_plan(s, t, used, eta)
         if plan.d < min_deroute_distance or plan.d == 0:
             return None, None
         if profit == "paper":
-            winners = _best_paper(plan.paper_groups, used, *plan.min_terms, eta)
-            if not winners:
+            j = _paper_choice(plan, used, eta, rng)
+            if j is None:
                 return None, None
-            j = winners[0]
-            if len(winners) > 1 and rng is not None:
-                j = winners[int(rng.integers(len(winners)))]
         elif profit == "reference":
             j = self._choose_reference(plan, used, capacity, eta)
             if j is None:
@@ -931,20 +942,13 @@ class OrthantPlanner(_Planner):
         The candidates include the minimal-length orthants: at a k/2 tie one of them may win
         (it pins the packet to one of the two minimal directions) and then ``derouted`` is
         False with the paper profit, True with the reference one (§5.6 step 5)."""
-        if len(used) != self._num_ports:
-            raise ValueError(f"used has {len(used)} entries for {self._num_ports} ports")
-        if eta < 0:
-            raise ValueError(f"eta must be >= 0, got {eta}")
-        plan = self._plan(s, t)
+        plan = self._checked_plan(s, t, used, eta)
         if plan.d < min_deroute_distance or plan.d == 0:
             return None, False
         if profit == "paper":
-            winners = _best_paper(plan.paper_groups, used, *plan.min_terms, eta)
-            if not winners:
+            j = _paper_choice(plan, used, eta, rng)
+            if j is None:
                 return None, False
-            j = winners[0]
-            if len(winners) > 1 and rng is not None:
-                j = winners[int(rng.integers(len(winners)))]
             o = plan.orthants[j]
             return o.signs, o.derouted
         if profit == "reference":

@@ -167,19 +167,26 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     return path, value
 
 
+def set_path(data: dict, key: str | list[str], value: Any) -> None:
+    """``data["a"]["b"]["c"] = value`` for ``key = "a.b.c"``, creating sections on the way."""
+    path = key.split(".") if isinstance(key, str) else key
+    node = data
+    for i, part in enumerate(path[:-1]):
+        nxt = node.get(part)
+        if nxt is None:
+            nxt = node[part] = {}
+        elif not isinstance(nxt, dict):
+            raise ConfigError(".".join(path[: i + 1]), "is a value, not a section")
+        node = nxt
+    node[path[-1]] = value
+
+
 def apply_overrides(raw: dict, overrides: list[str] | None) -> dict:
+    """A copy of ``raw`` with every ``key.path=value`` override applied."""
     data = copy.deepcopy(raw)
     for item in overrides or []:
         path, value = parse_override(item)
-        node = data
-        for i, part in enumerate(path[:-1]):
-            nxt = node.get(part)
-            if nxt is None:
-                nxt = node[part] = {}
-            elif not isinstance(nxt, dict):
-                raise ConfigError(".".join(path[: i + 1]), "is a value, not a section")
-            node = nxt
-        node[path[-1]] = value
+        set_path(data, path, value)
     return data
 
 
