@@ -54,7 +54,8 @@ def test_sssp_on_desmos_matches_the_papers_edge_forwarding_index_and_beats_bfs(d
     # paper Table 2, 32 nodes: SSSP max 28, min 8, sigma4 6.298; BFS max 48, min 3, 12.254
     assert sssp.max_load <= 28 and sssp.min_load == 8 and sssp.max_d == 5
     assert sssp.perfect_load == 16.0 and sssp.channels == 160
-    # our reading of Algorithm 3 gives 6.456; the paper reports 6.298 (see the report)
+    # our reading of Algorithm 3 gives 6.456; the paper reports 6.298, which no faithful
+    # reading reaches (routing.tables.sssp docstring)
     assert sssp.sigma4 <= 6.46
     assert bfs.max_load > sssp.max_load and bfs.sigma4 > sssp.sigma4 and bfs.max_d == 5
     for table in desmos_tables.values():

@@ -20,6 +20,34 @@ so a weight is exactly a channel load).  Because of the ``|N|^2`` term BUILD_SSS
 along the breadth-first DAG of minimal paths; it runs on the DAG kept from step 1, which gives
 the same distances as relaxing the whole graph, with far fewer edges.
 
+How close this comes to the paper.  On the full 4x2x2x2 Desmos torus the table has the paper's
+``max γ = 28``, ``min γ = 8`` and ``max D = 5`` but ``σ(4) = 6.456`` where Table 2 has 6.298.
+No faithful variant of the reading above reaches 6.3 (checked with a literal re-implementation
+of Algorithms 3-4 on the routing graph):
+
+* Algorithm 4's "arbitrary order" of a level, ties of the strict ``<`` (line 10): FIFO, vertex
+  id order and its reverse, LIFO, by tentative distance, by outgoing weight: 6.38-6.47;
+  with ``<=`` instead of ``<``: 6.32-6.48;
+* weights per undirected link (6.58 and worse) or per routing-graph edge (7.4 and worse)
+  instead of per channel; line 16 read as *every* built path, accepted or not: 6.71 and worse;
+* "do not cross" (line 14) as no shared link, node or routing-graph vertex; a path accepted
+  only if it crosses no other built path; a largest non-crossing set: 6.38-6.46;
+* no weights for the unique routes, no unique stage, unique pairs re-sorted into stage 2,
+  one group per source, one pair per BUILD_SSSP call: 6.42-7.0;
+* everything the text leaves open drawn at random -- tie order in every level, the order of
+  out-edges, the node numbering (hence source and destination order): 5 of 5,000 draws reach
+  ``σ(4) <= 6.3``, none of them with ``max γ = 28``; median 6.41 (6.456 is at the 87th
+  percentile).  The paper's 8-node row (5, 3, 0.707) is a common draw (16 %), its 16-node row
+  (12, 3, 2.319) lies beyond the 99th percentile (2.22) the other way.
+
+Only sorting by *descending* turn number gives 6.20-6.22 (``max γ`` 26-27), against the
+paper's "ascending" in line 10 and in §4.3; it also moves the 16-node row further from the
+paper's (1.80-1.86) and, with descending length too, balances the 8-node table perfectly, which
+Table 2 reports for Genetic but not for SSSP.  The metric is not the cause either: on the full
+torus ``C`` is all 160 channels and ``γ_perfect = 2560/160 = 16``, and the 8-node rows check
+out as whole sums over 24 channels of perfect load 4 (0.707: six channels one off; BFS 1.429:
+six two off and four one off).
+
 Examples
 --------
 >>> from simulator.topology import Torus
