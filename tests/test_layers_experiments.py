@@ -43,6 +43,14 @@ def test_reproduction_writes_runs_summary_plots_and_a_report(tmp_path):
     assert len(pd.read_csv(tmp_path / "acro_runs.csv")) == len(runs)
 
 
+def test_seeds_may_differ_per_size(tmp_path):
+    md = reproduce_acro(tmp_path, sizes=(12, 16), degrees=(3,), seeds={12: 1, 16: 2},
+                        assigners=("acro",))
+    runs = pd.read_csv(tmp_path / "acro_runs.csv")
+    assert sorted(zip(runs.nodes, runs.seed)) == [(12, 1), (16, 1), (16, 2)]
+    assert "seeds: 1 for |N|=12, 2 for |N|=16" in md
+
+
 def test_the_reference_figures_are_read_despite_commas_in_notes():
     ref = read_reference()
     assert list(ref.columns) == ["metric", "nodes", "value", "note"]

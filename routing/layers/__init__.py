@@ -4,9 +4,9 @@
 a virtual layer to every hop of every route, ``verify`` checks any assignment from the table and
 its layers alone.  Assigners are found by name in a registry filled by :func:`register`.
 
-Layers are numbered so that a packet's layer only goes down (or stays) along its route; layer 0
-is the one every route ends in when it changes layer at all (ACRO's first layer, built from the
-destinations backwards).
+Layers are numbered so that a packet's layer only goes down (or stays) along its route.  Layer 0
+is the one built first; ACRO and LASH-TOR fill it from the destination end of the routes, so a
+route that changes layer ends in the lower one.
 
 Examples
 --------
@@ -108,9 +108,9 @@ class IndexedRoutes:
     @classmethod
     def of(cls, table: RoutingTable) -> "IndexedRoutes":
         topo = table.topology
-        ids: dict[Channel, int] = {}
-        for i, (u, port, _) in enumerate(topo.channels()):
-            ids[(u, port)] = i
+        ids = {(u, port): i for i, (u, port, _) in enumerate(topo.channels())}
+        # the walk of RoutingTable.channel_path, on the neighbour table directly: a per-hop
+        # method call made this a good part of ACRO's run time
         nbr = topo.neighbor_table
         pairs = tuple(table.pairs())
         paths = []
