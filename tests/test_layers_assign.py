@@ -155,3 +155,17 @@ def test_an_assigned_table_round_trips_through_the_file_format(tmp_path):
     loaded = RoutingTable.load(tmp_path / "t.json")
     assert loaded.layers == a.layers and loaded.meta["num_layers"] == a.num_layers
     assert verify_layers(loaded).ok
+
+
+def test_a_route_crossing_a_channel_twice_needs_a_layer_change():
+    """0 -> 1 -> 0 -> 1 -> 2: no single layer holds it (LASH refuses), ACRO sees a cycle towards
+    node 2, LASH-TOR splits it across two layers."""
+    square = ring(4)
+    table = minimal_table(square)
+    table.routes[(0, 2)] = tuple(square.port_to(u, v) for u, v in [(0, 1), (1, 0), (0, 1), (1, 2)])
+    with pytest.raises(ValueError, match="route 0->2 uses a channel twice"):
+        get_assigner("lash")(table)
+    with pytest.raises(ValueError, match="towards node 2 depend on each other cyclically"):
+        acro(table)
+    a = get_assigner("lash_tor")(table)
+    assert len(set(a.layers[(0, 2)])) == 2 and verify_assignment(table, a).ok
