@@ -107,20 +107,10 @@ class IndexedRoutes:
 
     @classmethod
     def of(cls, table: RoutingTable) -> "IndexedRoutes":
-        topo = table.topology
-        ids = {(u, port): i for i, (u, port, _) in enumerate(topo.channels())}
-        # the walk of RoutingTable.channel_path, on the neighbour table directly: a per-hop
-        # method call made this a good part of ACRO's run time
-        nbr = topo.neighbor_table
+        ids = {(u, port): i for i, (u, port, _) in enumerate(table.topology.channels())}
         pairs = tuple(table.pairs())
-        paths = []
-        for s, t in pairs:
-            u, path = s, []
-            for port in table.route(s, t):
-                path.append(ids[(u, port)])
-                u = nbr[u][port]
-            paths.append(tuple(path))
-        return cls(tuple(ids), pairs, tuple(paths))
+        paths = tuple(tuple(ids[c] for c in table.channel_path(s, t)) for s, t in pairs)
+        return cls(tuple(ids), pairs, paths)
 
     def hop_layers(self, path_layers) -> dict[Pair, tuple[int, ...]]:
         """Pair each route with its per-hop layers (``path_layers[j]`` for ``pairs[j]``)."""
