@@ -243,6 +243,14 @@ def add_tables(sub: argparse._SubParsersAction) -> None:
     add_tables_parser(sub)
 
 
+# ---------------------------------------------------------------------------------- layers
+@command
+def add_layers(sub: argparse._SubParsersAction) -> None:
+    from experiments.layers_cli import add_layers_parser
+
+    add_layers_parser(sub)
+
+
 # ---------------------------------------------------------------------------------- bench
 @command
 def add_bench(sub: argparse._SubParsersAction) -> None:

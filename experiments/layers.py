@@ -26,7 +26,7 @@ from routing.layers.verify import verify_assignment
 from routing.table import RoutingTable
 from simulator.topology import Graph
 
-REFERENCE_CSV = Path(__file__).resolve().parents[2] / "shared" / "reference" / "acro_summary.csv"
+REFERENCE_CSV = Path(__file__).resolve().parent / "paper_data" / "acro_summary.csv"
 TOPOLOGIES = ("random_regular", "edges")
 RUN_COLUMNS = ["nodes", "degree", "seed", "assigner", "layers", "verified", "time_s", "verify_s",
                "channels", "diameter"]

@@ -10,6 +10,8 @@ broken or slow-to-import reproduction never affects the others)::
 
     register("ofr-table3", "experiments.ofr_table3",
          "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
+register("acro-layers", "experiments.layers_cli:ACRO",
+         "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
 register("angara-table2", "experiments.angara_table", "Angara routing-table quality")
 
 ``icsim reproduce`` lists the registered names; ``icsim reproduce NAME --help`` shows the
@@ -49,6 +51,8 @@ register("ofr-table2", "experiments.ofr_table",
          "OutFlank Tables 2 and 3: gamma* and derouted shares of ABR/POR/OFR on 8^3 or 16^3 tori")
 register("ofr-table3", "experiments.ofr_table3",
          "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
+register("acro-layers", "experiments.layers_cli:ACRO",
+         "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
 register("angara-table2", "experiments.angara_cli:TABLE2",
          "Angara Table 2: BFS/SSSP/Genetic table quality on the 4x2x2x2 Desmos torus")
 register("angara-tori", "experiments.angara_cli:TORI",

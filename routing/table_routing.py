@@ -6,8 +6,9 @@
   goes down along its path); no bubble rule is needed, the layers are deadlock-free.
 
 The table comes from ``routing.table`` (a file in the ``icsim-routing-table`` format) or is
-generated at build time by ``routing.generator`` (Angara BFS/SSSP/Genetic on tori; minimal
-destination-based tables on graphs with ``minimal``).
+generated at build time by ``routing.generator`` (Angara BFS/SSSP/Genetic on tori; ``minimal``:
+one shortest path per pair on any topology, destination-based, chosen among the shortest with
+the run's seed).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def generate_table(name: str, topology: Any, seed: int) -> RoutingTable:
     if name == "minimal":
         from routing.layers.minimal import minimal_table
 
-        return minimal_table(topology, seed=seed)
+        # one shortest path per pair, chosen with the run's seed among the shortest ones
+        return minimal_table(topology, tie_break="random", seed=seed)
     from routing.tables.generators import generate
 
     return generate(name, topology, seed=seed)
@@ -58,18 +60,16 @@ def table_generators() -> list[str]:
 
 def layer_assigners() -> list[str]:
     """Names accepted by ``routing.layers``."""
-    try:
-        from routing.layers import ASSIGNERS
+    from routing.layers import assigner_names
 
-        return list(ASSIGNERS)
-    except ImportError:
-        return []
+    return list(assigner_names())
 
 
 def assign_layers(name: str, table: RoutingTable) -> RoutingTable:
-    from routing.layers import assign
+    """``table`` with the virtual layer of every hop, as assigner ``name`` prescribes."""
+    from routing.layers import get_assigner
 
-    return assign(name, table)
+    return get_assigner(name)(table).attach(table)
 
 
 @register("table")

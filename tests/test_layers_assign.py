@@ -90,10 +90,10 @@ def test_acro_refuses_routes_that_depend_cyclically_towards_one_destination():
 
 
 # ---------------------------------------------------------------------------- registry
-def test_registry_lists_the_three_assigners_and_refuses_unknown_names():
-    assert assigner_names() == ("acro", "lash", "lash_tor")
+def test_registry_lists_the_assigners_and_refuses_unknown_names():
+    assert assigner_names() == ("acro", "lash", "lash_tor", "lash_tor_conventional")
     with pytest.raises(ValueError, match="unknown layer assigner 'dfsssp'; valid: acro, lash, "
-                                         "lash_tor"):
+                                         "lash_tor, lash_tor_conventional"):
         get_assigner("dfsssp")
 
 
@@ -169,3 +169,11 @@ def test_a_route_crossing_a_channel_twice_needs_a_layer_change():
         acro(table)
     a = get_assigner("lash_tor")(table)
     assert len(set(a.layers[(0, 2)])) == 2 and verify_assignment(table, a).ok
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_conventional_lash_tor_check_gives_the_same_layers(seed):
+    from routing.layers.lash_tor import lash_tor
+    table = minimal_table(Graph.random_regular(32, 4, seed), tie_break="random", seed=seed)
+    a, b = lash_tor(table), lash_tor(table, check="conventional")
+    assert a.num_layers == b.num_layers and a.layers == b.layers

@@ -107,3 +107,34 @@ def test_layers_make_a_cyclic_table_deadlock_free_without_bubbles(tmp_path, laye
     else:
         with pytest.raises(DeadlockError):
             run(config)
+
+
+def shortest_path_run(layers):
+    return config_from_dict({
+        "seed": 1, "topology": {"kind": "torus", "dims": [6, 6]},
+        "routing": {"algorithm": "table", "generator": "minimal", "layers": layers},
+        "traffic": {"load": 0.8, "message_packets": 16},
+        "run": {"warmup_us": 10, "measure_us": 60, "drain_us": 60, "watchdog_us": 20}})
+
+
+def test_shortest_path_tables_on_one_vc_have_a_cycle_and_deadlock_a_saturated_6x6_torus():
+    from routing.deadlock import dependency_graph, find_cycle
+    from simulator.simulation import Simulation
+
+    sim = Simulation(shortest_path_run(None))
+    table = sim.routing.table
+    cycle = find_cycle(dependency_graph(table.channel_path(s, d) for s, d in table.pairs()))
+    assert cycle is not None and len(cycle) >= 4
+    with pytest.raises(DeadlockError, match="none has moved"):
+        sim.run()
+
+
+def test_acro_layers_make_the_same_tables_deadlock_free_at_the_same_load():
+    from routing.layers.verify import verify_layers
+    from simulator.simulation import Simulation
+
+    sim = Simulation(shortest_path_run("acro"))
+    assert verify_layers(sim.routing.table).ok
+    assert len(sim.routing.vcs) >= 2 and not sim.routing.bubble_vcs
+    r = sim.run()                                    # the watchdog would raise
+    assert r["packets_delivered"] > 0

@@ -142,6 +142,39 @@ class IncrementalCDG:
         return {channels[c]: last - p for c, p in enumerate(self.pos)}
 
 
+class ConventionalCDG(IncrementalCDG):
+    """The same layer graph, checked the conventional way: every check searches everything
+    reachable from the chain's channels, with no topological-order pruning — one
+    O(|C| + |E|) cycle search per check, as the ACRO paper describes LASH-TOR's implementation
+    (§III-B, [10]).  Same answers as :class:`IncrementalCDG`, its cost model for comparisons.
+    """
+
+    __slots__ = ()
+
+    def fits(self, chain) -> bool:
+        earlier: set[int] = set()
+        n = len(self.pos)
+        for c in chain:
+            if c in earlier or (earlier and self._reaches(c, earlier, n)):
+                return False
+            earlier.add(c)
+        return True
+
+    def longest_fitting_suffix(self, chain, end: int) -> int:
+        later: set[int] = set()
+        start = end
+        while start > 0:
+            c = chain[start - 1]
+            if c in later or (later and self._reached(c, later, -1)):
+                break
+            later.add(c)
+            start -= 1
+        return start
+
+
+CHECKS = {"incremental": IncrementalCDG, "conventional": ConventionalCDG}
+
+
 def _orders(cdgs, channels) -> dict:
     return {i: g.order(channels) for i, g in enumerate(cdgs)}
 

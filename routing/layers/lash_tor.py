@@ -22,17 +22,21 @@ is necessary for this route.
 from __future__ import annotations
 
 from routing.layers import IndexedRoutes, LayerAssignment, register
-from routing.layers.lash import IncrementalCDG, _orders
+from routing.layers.lash import CHECKS, IncrementalCDG, _orders
 from routing.table import RoutingTable
 
 
 @register("lash_tor")
-def lash_tor(table: RoutingTable) -> LayerAssignment:
+def lash_tor(table: RoutingTable, check: str = "incremental") -> LayerAssignment:
     """Assign virtual layers to the hops of ``table``'s routes with LASH-TOR.
 
     Parameters
     ----------
     table : RoutingTable
+    check : {"incremental", "conventional"}
+        How a sub-path is checked against a layer: against a maintained topological order
+        (Pearce-Kelly, usually no search) or with a full reachability search each time, the
+        implementation the ACRO paper's complexity comparison assumes.  Same layers either way.
 
     Returns
     -------
@@ -49,6 +53,9 @@ def lash_tor(table: RoutingTable) -> LayerAssignment:
     >>> a.num_layers, a.layers[(4, 1)]
     (2, (1, 0))
     """
+    if check not in CHECKS:
+        raise ValueError(f"unknown check {check!r}; valid: {', '.join(CHECKS)}")
+    layer_graph = CHECKS[check]
     idx = IndexedRoutes.of(table)
     cdgs: list[IncrementalCDG] = []
     hop_layers = []
@@ -64,7 +71,7 @@ def lash_tor(table: RoutingTable) -> LayerAssignment:
                 hops[start:end] = [i] * (end - start)
                 end = start
         while end:                      # a new empty layer always takes at least one hop
-            g = IncrementalCDG(len(idx.channels))
+            g = layer_graph(len(idx.channels))
             start = g.longest_fitting_suffix(path, end)
             g.add_chain(path[start:end])
             cdgs.append(g)
@@ -73,3 +80,10 @@ def lash_tor(table: RoutingTable) -> LayerAssignment:
         hop_layers.append(hops)
     return LayerAssignment("lash_tor", max(1, len(cdgs)), idx.hop_layers(hop_layers),
                            _orders(cdgs, idx.channels))
+
+
+@register("lash_tor_conventional")
+def lash_tor_conventional(table: RoutingTable) -> LayerAssignment:
+    """LASH-TOR with the conventional full search per check: the same layers as
+    :func:`lash_tor`, at the cost the ACRO paper's comparison assumes."""
+    return lash_tor(table, check="conventional")
