@@ -202,13 +202,14 @@ class Network:
         self.dirty: set[int] = set()
         self._batches: dict[int, list] = {}
         self.at = self._make_at()
-        self._candidates = routing.candidates
         self.progress_ps = 0          # last time any packet moved
         self.in_network = 0           # packets accepted from NICs and not yet ejected
         self.in_sources = 0           # packets waiting at NICs
         self.actions = 0              # model events applied
         self.link_hops = 0            # router-to-router channel traversals
         self.link_busy_ps = [0] * (N * P)  # per port: serialisation time granted
+        self._select = self._make_select()
+        self._try_forward, self._tx_end, self._ready = self._make_hot_path()
 
     # ================================================================== calendar
     def _make_at(self) -> Callable[..., None]:
@@ -231,6 +232,158 @@ class Network:
                 batch.append((fn, a, b))
 
         return at
+
+    def _make_select(self) -> Callable[..., int]:
+        """``select(node, groups, from_port, from_vc, need_min, blocker) -> queue id or -1``:
+        admission and selection at ``node``.
+
+        Groups are tried in order; within a group every admissible queue competes and the one
+        with most free slots wins (ties: the seeded stream, or the first with ``ordered``).
+        Admission: bubble VCs need two free slots to enter (one to continue on the same port
+        and VC); a packet from the NIC needs ``need_min`` in any queue but the ejection queue.
+        When nothing is admissible, port ``blocker`` (if >= 0) is registered as waiting on every
+        candidate queue.  A closure, like the per-hop functions: it runs once per attempt.
+        """
+        occ, waiting, bubble = self.occ, self.waiting, self.bubble
+        cap, V, P, EJ = self.cap, self.V, self.P, self.EJ
+        rand, ordered = self.rand, self.ordered
+
+        def select(node: int, groups, from_port: int, from_vc: int, need_min: int,
+                   blocker: int) -> int:
+            base = node * P
+            if len(groups) == 1 and len(groups[0]) == 1:
+                # one candidate queue (DOR, table routing, ejection): no selection to make
+                port, vc = groups[0][0]
+                q = (base + port) * V + vc
+                if port == EJ:
+                    need = 1                  # ejection: no bubble, no injection threshold
+                else:
+                    need = 2 if bubble[vc] and (port != from_port or vc != from_vc) else 1
+                    if need < need_min:
+                        need = need_min
+                if cap - occ[q] >= need:
+                    return q
+                if blocker >= 0:
+                    w = waiting[q]
+                    if w is None:
+                        waiting[q] = [blocker]
+                    else:
+                        w.append(blocker)
+                return -1
+            for group in groups:
+                best = -1
+                best_free = 0
+                ties = 0
+                for port, vc in group:
+                    q = (base + port) * V + vc
+                    free = cap - occ[q]
+                    # bubble: entering a ring needs two free slots, continuing on it one
+                    if port == EJ:
+                        need = 1
+                    else:
+                        need = 2 if bubble[vc] and (port != from_port or vc != from_vc) else 1
+                        if need < need_min:
+                            need = need_min
+                    if free < need:
+                        continue
+                    if free > best_free:
+                        best, best_free, ties = q, free, 1
+                    elif free == best_free and not ordered:
+                        ties += 1
+                        if rand() * ties < 1.0:
+                            best = q
+                if best >= 0:
+                    return best
+            if blocker >= 0:
+                for group in groups:
+                    for port, vc in group:
+                        q = (base + port) * V + vc
+                        w = waiting[q]
+                        if w is None:
+                            waiting[q] = [blocker]
+                        else:
+                            w.append(blocker)
+            return -1
+
+        return select
+
+    def _make_hot_path(self) -> tuple[Callable, Callable, Callable]:
+        """The three things every packet hop does, as closures over the model's lists (they run
+        millions of times; cell variables are cheaper than attribute lookups):
+
+        * ``forward(pid, vc, p)`` — try to move the head ``p`` of queue (pid, vc) across its
+          channel: the routing function is evaluated for the downstream router, a slot there is
+          reserved, the channel is busy for the serialisation time, and the packet becomes
+          visible downstream after the propagation time (store-and-forward: after its tail;
+          cut-through: after its header), on the next clock edge plus the pipeline delay;
+        * ``tx_end(pid, src_q)`` — end of serialisation: the channel and the upstream slot are
+          free again, and ports waiting for room in that queue are woken;
+        * ``ready(p, q2)`` — the packet is visible in queue ``q2``.
+        """
+        net = self
+        env = self.env
+        at = self.at
+        port_of, down, queues, occ, busy = self.port_of, self.down, self.queues, self.occ, self.busy
+        waiting, dirty, link_busy = self.waiting, self.dirty, self.link_busy_ps
+        candidates, select, eject = self.routing.candidates, self._select, self._eject
+        has_admit, admitted = self.routing.has_admit, self._admitted
+        EJ, V = self.EJ, self.V
+        ser, lat, cyc, delay = self.ser_link, self.lat_link, self.cyc, self.delay
+        cut = self.cut_through
+
+        def forward(pid: int, vc: int, p: Packet) -> bool:
+            port = port_of[pid]
+            if port == EJ:
+                eject(pid, p)
+                return True
+            v = down[pid]
+            q2 = select(v, candidates(v, p), port, vc, 1, pid)
+            if q2 < 0:
+                return False
+            now = env._now
+            src_q = pid * V + vc
+            queues[src_q].popleft()
+            occ[q2] += 1
+            busy[pid] = True
+            net.progress_ps = now
+            net.link_hops += 1
+            link_busy[pid] += ser
+            t_end = now + ser
+            at(t_end, tx_end, pid, src_q)
+            p.hops += 1
+            p.from_port = port
+            p.from_vc = vc
+            p.qid = q2
+            if has_admit:
+                admitted(p, q2)
+            t = (now if cut else t_end) + lat
+            r = t % cyc
+            if r:
+                t += cyc - r
+            at(t + delay, ready, p, q2)
+            return True
+
+        def tx_end(pid: int, src_q: int) -> None:
+            busy[pid] = False
+            occ[src_q] -= 1
+            dirty.add(pid)
+            w = waiting[src_q]
+            if w is not None:
+                dirty.update(w)
+                waiting[src_q] = None
+
+        def ready(p: Packet, q2: int) -> None:
+            now = p.ready = env._now
+            q = queues[q2]
+            # canonical order among packets becoming ready together: oldest first
+            if q and q[-1].ready == now and q[-1].age > p.age:
+                q.append(p)
+                _bubble_back(q)
+            else:
+                q.append(p)
+            dirty.add(q2 // V)
+
+        return forward, tx_end, ready
 
     def _run_batch(self, ev: Event) -> None:
         t = ev._value
@@ -323,109 +476,6 @@ class Network:
         for i, h in enumerate(heads):
             first_seen.setdefault(h[1], i)
         return sorted(heads, key=lambda h: (first_seen[h[1]], rank.get(h[2], -1)))
-
-    def _select(self, node: int, groups, from_port: int, from_vc: int, need_min: int,
-                blocker: int) -> int:
-        """Admission and selection at ``node``: the queue id the packet may take, or -1 after
-        registering port ``blocker`` as waiting on every candidate queue."""
-        if len(groups) == 1 and len(groups[0]) == 1:
-            # one candidate queue (DOR, table routing, ejection): no selection to make
-            port, vc = groups[0][0]
-            q = (node * self.P + port) * self.V + vc
-            if port == self.EJ:
-                need = 1                  # ejection: no bubble, no injection threshold
-            else:
-                need = 2 if (self.bubble[vc] and (port != from_port or vc != from_vc)) else 1
-                if need < need_min:
-                    need = need_min
-            if self.cap - self.occ[q] >= need:
-                return q
-            if blocker >= 0:
-                w = self.waiting[q]
-                if w is None:
-                    self.waiting[q] = [blocker]
-                else:
-                    w.append(blocker)
-            return -1
-        occ = self.occ
-        cap = self.cap
-        bubble = self.bubble
-        V = self.V
-        ej = self.EJ
-        base = node * self.P
-        for group in groups:
-            best = -1
-            best_free = 0
-            ties = 0
-            for port, vc in group:
-                q = (base + port) * V + vc
-                free = cap - occ[q]
-                # bubble: entering a ring needs two free slots, continuing on it one;
-                # a packet from the NIC needs need_min in any queue but the ejection queue
-                if port == ej:
-                    need = 1
-                else:
-                    need = 2 if bubble[vc] and (port != from_port or vc != from_vc) else 1
-                    if need < need_min:
-                        need = need_min
-                if free < need:
-                    continue
-                if free > best_free:
-                    best, best_free, ties = q, free, 1
-                elif free == best_free and not self.ordered:
-                    ties += 1
-                    if self.rand() * ties < 1.0:
-                        best = q
-            if best >= 0:
-                return best
-        if blocker < 0:
-            return -1
-        waiting = self.waiting
-        for group in groups:
-            for port, vc in group:
-                q = (base + port) * V + vc
-                w = waiting[q]
-                if w is None:
-                    waiting[q] = [blocker]
-                else:
-                    w.append(blocker)
-        return -1
-
-    def _try_forward(self, pid: int, vc: int, p: Packet) -> bool:
-        port = self.port_of[pid]
-        if port == self.EJ:
-            self._eject(pid, p)
-            return True
-        v = self.down[pid]
-        q2 = self._select(v, self._candidates(v, p), port, vc, 1, pid)
-        if q2 < 0:
-            return False
-        now = self.env._now
-        src_q = pid * self.V + vc
-        self.queues[src_q].popleft()
-        self.occ[q2] += 1
-        self.busy[pid] = True
-        self.progress_ps = now
-        self.link_hops += 1
-        ser = self.ser_link
-        self.link_busy_ps[pid] += ser
-        t_end = now + ser
-        at = self.at
-        at(t_end, self._tx_end, pid, src_q)
-        p.hops += 1
-        p.from_port = port
-        p.from_vc = vc
-        p.qid = q2
-        if self.routing.has_admit:
-            self._admitted(p, q2)
-        # store-and-forward: the whole packet must be in; cut-through: its header
-        t = (now if self.cut_through else t_end) + self.lat_link
-        cyc = self.cyc
-        r = t % cyc
-        if r:
-            t += cyc - r
-        at(t + self.delay, self._ready, p, q2)
-        return True
 
     def _nic_may_send(self, node: int, p: Packet, now: int) -> bool:
         """Availability and handshake rules of the NIC; schedules a wake-up if not yet."""
@@ -699,27 +749,6 @@ class Network:
         self.dirty.add(pid)
 
     # ================================================================== actions
-    def _ready(self, p: Packet, q2: int) -> None:
-        now = p.ready = self.env._now
-        q = self.queues[q2]
-        # canonical order among packets becoming ready together: oldest first
-        if q and q[-1].ready == now and q[-1].age > p.age:
-            q.append(p)
-            _bubble_back(q)
-        else:
-            q.append(p)
-        self.dirty.add(q2 // self.V)
-
-    def _tx_end(self, pid: int, src_q: int) -> None:
-        self.busy[pid] = False
-        self.occ[src_q] -= 1
-        dirty = self.dirty
-        dirty.add(pid)
-        w = self.waiting[src_q]
-        if w is not None:
-            dirty.update(w)
-            self.waiting[src_q] = None
-
     def _nic_tx_end(self, node: int, _: Any = None) -> None:
         self.busy[self.NP + node] = False
         if not (self.stop_and_wait and self.outstanding[node]):
