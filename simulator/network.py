@@ -210,6 +210,8 @@ class Network:
         self.link_busy_ps = [0] * (N * P)  # per port: serialisation time granted
         self._select = self._make_select()
         self._try_forward, self._tx_end, self._ready = self._make_hot_path()
+        if self.ack_nak:
+            self._arrival, self._receive, self._ack, self._chan_free = self._make_acknak()
 
     # ================================================================== calendar
     def _make_at(self) -> Callable[..., None]:
@@ -552,6 +554,99 @@ class Network:
         self.at(t_end, self._tx_end, pid, src_q)
         self.sink(p, t_end + self.lat_nic)
 
+    def _make_acknak(self) -> tuple[Callable, Callable, Callable, Callable]:
+        """The ack/nak protocol's per-hop functions, as closures (see :meth:`_make_hot_path`):
+
+        * ``arrival(p, src)`` — a packet has arrived; it is decided on at the next edge;
+        * ``receive(p, src)`` — accept (ACK) or reject (NAK) it with this router's state;
+          ``src`` is the upstream queue id, or ``-1 - node`` for the local NIC.  The ACK/NAK
+          waits for the reverse channel, where it goes before any data;
+        * ``ack(src_q, nak)`` — an ACK (``nak`` None: the sender's slot is free) or a NAK
+          (the packet goes back to its old place in its queue) reaches the sender;
+        * ``chan_free(pid)`` — a busy channel with more to send is idle again.
+        """
+        net = self
+        env = self.env
+        at = self.at
+        routing = self.routing
+        candidates, inject, has_inject = routing.candidates, routing.inject, routing.has_inject
+        has_admit, admitted = routing.has_admit, self._admitted
+        select, ready, local_used, rand = self._select, self._ready, self.local_adaptive_used, \
+            self.rand
+        occ, queues, waiting, dirty = self.occ, self.queues, self.waiting, self.dirty
+        down, rev, ctrlq, nak_vc, wake_at = self.down, self.rev, self.ctrlq, self.nak_vc, \
+            self.wake_at
+        V, inj_min, delay = self.V, self.inj_min, self.delay
+        nic_ack, ack_nic_time = self._nic_ack, self.ser_ack_nic + self.lat_nic
+
+        def arrival(p: Packet, src: int) -> None:
+            net.arrivals.append((p, src))      # the list is swapped each decision phase
+
+        def receive(p: Packet, src: int) -> None:
+            now = env._now
+            if src >= 0:
+                pid_up = src // V
+                v = down[pid_up]
+                q2 = select(v, candidates(v, p), p.from_port, p.from_vc, 1, -1)
+            else:
+                v = -1 - src
+                if has_inject:
+                    inject(v, p, local_used(v), rand)
+                q2 = select(v, candidates(v, p), -1, -1, inj_min, -1)
+            if q2 >= 0:
+                occ[q2] += 1
+                net.progress_ps = now
+                p.qid = q2
+                if src >= 0:
+                    p.hops += 1
+                    net.link_hops += 1
+                else:
+                    net.in_sources -= 1
+                    net.in_network += 1
+                    p.enter = now
+                if has_admit:
+                    admitted(p, q2)
+                if delay:
+                    at(now + delay, ready, p, q2)
+                else:
+                    ready(p, q2)          # visible at once: sent in this same decision phase
+                nak = None
+            else:
+                p.retries += 1
+                net.retransmissions += 1
+                nak = p
+            if src >= 0:
+                rpid = rev[pid_up]
+                cq = ctrlq[rpid]
+                if cq is None:
+                    cq = ctrlq[rpid] = deque()
+                cq.append((src, nak))
+                dirty.add(rpid)
+            else:
+                at(now + ack_nic_time, nic_ack, v, nak)
+
+        def ack(src_q: int, nak: Packet | None) -> None:
+            pid = src_q // V
+            vc = src_q - pid * V
+            if nak is None:
+                if nak_vc[pid] == vc:
+                    nak_vc[pid] = -1
+                occ[src_q] -= 1
+                w = waiting[src_q]
+                if w is not None:
+                    dirty.update(w)
+                    waiting[src_q] = None
+                return
+            _insert_by_order(queues[src_q], nak)
+            nak_vc[pid] = vc
+            dirty.add(pid)
+
+        def chan_free(pid: int, _: Any = None) -> None:
+            wake_at[pid] = -1
+            dirty.add(pid)
+
+        return arrival, receive, ack, chan_free
+
     # ================================================================== ack/nak protocol
     def _reverse_ports(self) -> list[int]:
         """For each router port id, the port id of the channel coming back (-1 for none)."""
@@ -662,72 +757,6 @@ class Network:
         p.from_vc = -1
         self.at(t_end + self.lat_nic, self._arrival, p, -1 - node)
 
-    def _arrival(self, p: Packet, src: int) -> None:
-        self.arrivals.append((p, src))
-
-    def _receive(self, p: Packet, src: int) -> None:
-        """Accept (ACK) or reject (NAK) a packet that has just arrived, with this router's
-        state; ``src`` is the upstream queue id, or ``-1 - node`` for the local NIC."""
-        now = self.env._now
-        routing = self.routing
-        if src >= 0:
-            pid_up = src // self.V
-            v = self.down[pid_up]
-            q2 = self._select(v, routing.candidates(v, p), p.from_port, p.from_vc, 1, -1)
-        else:
-            v = -1 - src
-            if routing.has_inject:
-                routing.inject(v, p, self.local_adaptive_used(v), self.rand)
-            q2 = self._select(v, routing.candidates(v, p), -1, -1, self.inj_min, -1)
-        if q2 >= 0:
-            self.occ[q2] += 1
-            self.progress_ps = now
-            p.qid = q2
-            if src >= 0:
-                p.hops += 1
-                self.link_hops += 1
-            else:
-                self.in_sources -= 1
-                self.in_network += 1
-                p.enter = now
-            if routing.has_admit:
-                self._admitted(p, q2)
-            if self.delay:
-                self.at(now + self.delay, self._ready, p, q2)
-            else:
-                self._ready(p, q2)      # visible at once: sent in this same decision phase
-            nak = None
-        else:
-            p.retries += 1
-            self.retransmissions += 1
-            nak = p
-        if src >= 0:
-            rpid = self.rev[pid_up]
-            cq = self.ctrlq[rpid]
-            if cq is None:
-                cq = self.ctrlq[rpid] = deque()
-            cq.append((src, nak))
-            self.dirty.add(rpid)
-        else:
-            self.at(now + self.ser_ack_nic + self.lat_nic, self._nic_ack, v, nak)
-
-    def _ack(self, src_q: int, nak: Packet | None) -> None:
-        """An ACK (nak is None: free the slot) or NAK (requeue the packet) reaches the sender."""
-        if nak is None:
-            pid, vc = divmod(src_q, self.V)
-            if self.nak_vc[pid] == vc:
-                self.nak_vc[pid] = -1
-            self.occ[src_q] -= 1
-            w = self.waiting[src_q]
-            if w is not None:
-                self.dirty.update(w)
-                self.waiting[src_q] = None
-            return
-        _insert_by_order(self.queues[src_q], nak)
-        pid, vc = divmod(src_q, self.V)
-        self.nak_vc[pid] = vc
-        self.dirty.add(pid)
-
     def _nic_ack(self, node: int, nak: Packet | None = None) -> None:
         now = self.env._now
         self.outstanding[node] -= 1
@@ -743,10 +772,6 @@ class Network:
                     self.at(t, self._wake_nic, node)
                 return
         self.dirty.add(self.NP + node)
-
-    def _chan_free(self, pid: int, _: Any = None) -> None:
-        self.wake_at[pid] = -1
-        self.dirty.add(pid)
 
     # ================================================================== actions
     def _nic_tx_end(self, node: int, _: Any = None) -> None:
