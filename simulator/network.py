@@ -266,11 +266,7 @@ class Network:
                 if cap - occ[q] >= need:
                     return q
                 if blocker >= 0:
-                    w = waiting[q]
-                    if w is None:
-                        waiting[q] = [blocker]
-                    else:
-                        w.append(blocker)
+                    wait_on(q, blocker)
                 return -1
             for group in groups:
                 best = -1
@@ -299,13 +295,15 @@ class Network:
             if blocker >= 0:
                 for group in groups:
                     for port, vc in group:
-                        q = (base + port) * V + vc
-                        w = waiting[q]
-                        if w is None:
-                            waiting[q] = [blocker]
-                        else:
-                            w.append(blocker)
+                        wait_on((base + port) * V + vc, blocker)
             return -1
+
+        def wait_on(q: int, blocker: int) -> None:
+            w = waiting[q]
+            if w is None:
+                waiting[q] = [blocker]
+            else:
+                w.append(blocker)
 
         return select
 
