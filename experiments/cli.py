@@ -125,6 +125,7 @@ examples:
 def add_sweep(sub: argparse._SubParsersAction) -> None:
     from experiments.execution import add_execution_arguments
     from experiments.sweep import DEFAULT_LOADS
+    from experiments.saturation import SEARCHES
 
     p = sub.add_parser("sweep", help="sweep a config over offered load (and other parameters) "
                                      "and find the saturation point gamma*",
@@ -150,6 +151,9 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--refine", type=int, default=0, metavar="STEPS",
                    help="bisect between gamma* and the first saturated grid load for STEPS "
                         "steps (default 0)")
+    p.add_argument("--search", choices=SEARCHES, default="climb",
+                   help="climb the load grid from the bottom (default) or bisect it (fewer "
+                        "runs; assumes saturation is monotone in load)")
     p.add_argument("--stop-after", type=int, default=2, metavar="N",
                    help="stop a curve after N saturated grid loads in a row (default 2)")
     p.add_argument("--no-plots", action="store_true", help="write the CSVs only")
@@ -180,7 +184,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     try:
         with make_executor(args.workers, args.scheduler) as executor:
             outcome = run_sweep(curves, out, executor=executor, stop_after=args.stop_after,
-                                refine=args.refine, full=args.full, plots=not args.no_plots,
+                                refine=args.refine, full=args.full, search=args.search,
+                                plots=not args.no_plots,
                                 progress=not args.quiet)
     except SweepError as exc:
         print(f"icsim sweep: {exc}", file=sys.stderr)

@@ -62,6 +62,7 @@ from experiments.execution import REPO_ROOT, format_duration, git_commit, make_e
     package_version
 from experiments.paper import paper_table
 from experiments.reproduce import add_common_arguments
+from experiments.saturation import SEARCHES
 from experiments.sweep import Curve, SweepError, SweepOutcome, parse_loads, run_sweep
 from simulator.config import ConfigError, apply_overrides, config_from_dict, parse_override, \
     set_path
@@ -175,6 +176,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "saturated loads)")
     parser.add_argument("--refine", type=int, default=0, metavar="STEPS",
                         help="bisection steps beyond the 0.05 grid (reported separately)")
+    parser.add_argument("--search", choices=SEARCHES, default="climb",
+                        help="climb each load grid from 0.10 (default, as the paper) or bisect "
+                             "it (about half the runs; assumes saturation is monotone in load; "
+                             "starts from the runs already in --out)")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
 
 
@@ -365,7 +370,7 @@ def run(args: argparse.Namespace) -> int:
         with make_executor(args.workers, args.scheduler) as executor:
             for profile, path, digest, curves in plans:
                 outcome = run_sweep(curves, out / profile, executor=executor,
-                                    refine=args.refine, full=args.full,
+                                    refine=args.refine, full=args.full, search=args.search,
                                     progress=not args.quiet, label=f"ofr-table2 {profile}")
                 sweeps.append((profile, path, digest, outcome))
                 t2_rows += table2_rows(outcome, profile, args.k, comparable)
@@ -386,7 +391,7 @@ def run(args: argparse.Namespace) -> int:
     provenance = {
         "reproduction": "ofr-table2", "k": args.k, "profiles": profiles, "quick": args.quick,
         "algorithms": args.algorithms, "patterns": args.patterns, "overrides": args.overrides,
-        "full": args.full, "refine": args.refine,
+        "full": args.full, "refine": args.refine, "search": args.search,
         "date": started, "wall_s": round(wall, 1), "git_commit": git_commit(),
         "version": package_version(), "backend": backend,
         "command": getattr(args, "command_line", None) or " ".join(sys.argv),

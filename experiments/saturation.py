@@ -24,6 +24,13 @@ not count.  Climbing a curve stops once ``stop_after`` (2) grid loads in a row a
 An optional refinement bisects between γ* and the first saturated grid load for a few steps;
 the refined value is the last sustained bisection point (or γ* itself).
 
+``search="bisect"`` finds the same γ* with fewer runs when saturation is monotone in load (a
+load above a saturated one is saturated too; the climbing search does not assume it): after
+the finite-mode baseline, it bisects the grid between the highest load known sustained and the
+lowest known saturated — about log2(grid size) runs per curve instead of one per grid load up
+to γ* + 2 steps.  Grid loads it skips are taken to be sustained when they lie below γ*; runs
+already finished (e.g. by an earlier climbing search of the same curve) narrow the bracket.
+
 :class:`CurveSearch` is the climbing logic as a small state machine that proposes the next
 load to run given what is finished and what is in flight, so that an executor can run several
 curves, and several loads of one curve, at once (see :mod:`experiments.sweep`).
@@ -38,6 +45,7 @@ from typing import Any, Iterable, Mapping
 BASELINE_LOAD = 0.10
 LATENCY_FACTOR = 1.2
 STOP_AFTER = 2
+SEARCHES = ("climb", "bisect")
 
 
 def load_key(load: float) -> float:
@@ -192,6 +200,8 @@ class CurveSearch:
         Run every grid load (no stop rule); γ* is still judged by the same rule.
     baseline_load : float
         Finite mode: the load whose latency the 1.2× rule compares with (0.10).
+    search : {"climb", "bisect"}
+        Climb the grid from the bottom (default) or bisect it (module docstring).
 
     Examples
     --------
@@ -205,12 +215,18 @@ class CurveSearch:
 
     def __init__(self, grid: Iterable[float], mode: str, *, stop_after: int = STOP_AFTER,
                  refine_steps: int = 0, full: bool = False,
-                 baseline_load: float = BASELINE_LOAD, factor: float = LATENCY_FACTOR):
+                 baseline_load: float = BASELINE_LOAD, factor: float = LATENCY_FACTOR,
+                 search: str = "climb"):
         self.grid = sorted({load_key(g) for g in grid})
         if not self.grid:
             raise ValueError("empty load grid")
         if stop_after < 1:
             raise ValueError("stop_after must be at least 1")
+        if search not in SEARCHES:
+            raise ValueError(f"search must be one of {', '.join(SEARCHES)}, not {search!r}")
+        if search == "bisect" and full:
+            raise ValueError("a bisecting search cannot run the full grid (full=True)")
+        self.search = search
         self.mode = mode
         self.stop_after = stop_after
         self.refine_steps = max(0, int(refine_steps))
@@ -254,6 +270,13 @@ class CurveSearch:
         every grid load judged).  *over*: no more grid loads need running (decided, and with
         ``full`` every grid load finished).
         """
+        if self.search == "bisect":
+            lo, hi = self._bracket()
+            if hi is None or lo + 1 < hi:
+                return None, None, False, False
+            best = self.grid[lo] if lo >= 0 else None
+            first_sat = self.grid[hi] if hi < len(self.grid) else None
+            return best, first_sat, True, True
         best, first_sat, saturated_run, decided = None, None, 0, False
         for g in self.grid:
             v = self.verdict(g)
@@ -272,6 +295,22 @@ class CurveSearch:
                     if not self.full:
                         return best, first_sat, True, True
         return best, first_sat, True, True
+
+    def _bracket(self) -> tuple[int, int | None]:
+        """Bisecting search: grid indices (highest sustained below the lowest saturated,
+        lowest saturated) over the finished runs; -1 and ``len(grid)`` stand for "none".
+        ``hi`` is ``None`` while the finite-mode baseline is not yet judged."""
+        if not self._baseline()[0]:
+            return -1, None
+        hi = len(self.grid)
+        for i, g in enumerate(self.grid):
+            v = self.verdict(g)
+            if v is not None and not v.sustained:
+                hi = i
+                break
+        lo = max((i for i, g in enumerate(self.grid[:hi])
+                  if (v := self.verdict(g)) is not None and v.sustained), default=-1)
+        return lo, hi
 
     def _bisection(self) -> tuple[float | None, float | None, int]:
         """Walk the refinement from finished runs: (lo, next mid to run or None, steps done)."""
@@ -301,6 +340,13 @@ class CurveSearch:
         if self.baseline is not None and self.baseline not in busy:
             return self.baseline, ("grid" if self.baseline in self.grid else "baseline")
         _, _, _, over = self._grid_decision()
+        if not over and self.search == "bisect":
+            if in_flight:
+                return None
+            lo, hi = self._bracket()
+            if hi is None:
+                return None
+            return self.grid[(lo + hi) // 2], "grid"
         if not over:
             ceiling = self._ceiling()
             for g in self.grid:
@@ -334,6 +380,13 @@ class CurveSearch:
         progress estimates)."""
         busy = {load_key(x) for x in in_flight} | set(self.points)
         _, _, _, over = self._grid_decision()
+        if self.search == "bisect" and not over:
+            lo, hi = self._bracket()
+            span = (hi if hi is not None else len(self.grid)) - lo - 1
+            n = math.ceil(math.log2(span + 1)) - len(in_flight)
+            if self.baseline is not None and self.baseline not in busy:
+                n += 1
+            return max(0, n) + self.refine_steps
         ceiling = self._ceiling()
         n = 0 if over else sum(1 for g in self.grid if g not in busy and g < ceiling)
         if self.baseline is not None and self.baseline not in busy \

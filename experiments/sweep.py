@@ -490,8 +490,9 @@ class SweepOutcome:
 
 def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | None = None,
               run_fn: Callable | None = None, stop_after: int = STOP_AFTER, refine: int = 0,
-              full: bool = False, baseline_load: float = BASELINE_LOAD, plots: bool = True,
-              progress: Progress | bool = True, label: str = "sweep") -> SweepOutcome:
+              full: bool = False, baseline_load: float = BASELINE_LOAD, search: str = "climb",
+              plots: bool = True, progress: Progress | bool = True,
+              label: str = "sweep") -> SweepOutcome:
     """Run (or resume) a sweep; write ``results.csv``, ``gamma_star.csv``, ``verdicts.csv``
     and plots to ``out_dir``.
 
@@ -505,8 +506,9 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
         Where runs go; default in-process (:class:`SerialExecutor`).  Not closed here.
     run_fn : callable, optional
         ``run_fn(Config) -> result dict`` instead of the simulator (tests inject fakes).
-    stop_after, refine, full, baseline_load
-        Saturation search options (:class:`experiments.saturation.CurveSearch`).
+    stop_after, refine, full, baseline_load, search
+        Saturation search options (:class:`experiments.saturation.CurveSearch`); a bisecting
+        search starts from every grid load of the curve already in ``results.csv``.
     plots : bool
         Draw the figures at the end (:func:`experiments.plots.plot_results`).
     progress : Progress or bool
@@ -534,7 +536,8 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     for c in curves:
         cfg = c.config(c.grid[0])
         searches.append(CurveSearch(c.grid, cfg.run.mode, stop_after=stop_after,
-                                    refine_steps=refine, full=full, baseline_load=baseline_load))
+                                    refine_steps=refine, full=full, baseline_load=baseline_load,
+                                    search=search))
     provenance = {"version": package_version(), "git_commit": git_commit()}
 
     store = ResultsFile(out_dir / RESULTS_NAME)
@@ -585,6 +588,15 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
         if store.dropped:
             print(f"{label}: dropped {store.dropped} damaged line(s) of {store.path}; "
                   f"their points run again", file=sys.stderr)
+        if search == "bisect":
+            for ci, c in enumerate(curves):
+                for load in c.grid:
+                    cfg = c.config(load).to_dict()
+                    row = finished.get(point_key(config_hash(cfg), cfg["seed"]))
+                    if row is not None:
+                        record(ci, load, row)
+                        reused += 1
+                        progress.reused += 1
         try:
             fill()
             while handles:

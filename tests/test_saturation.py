@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
+from hypothesis import given
+from hypothesis import strategies as st
 
 from experiments.saturation import CurveSearch, analyse_rows, judge, load_key
 from experiments.sweep import make_curves, parse_loads, run_sweep
@@ -238,3 +242,59 @@ def test_gamma_star_of_a_real_dor_sweep_is_where_its_curve_says(tmp_path):
                         progress=False)
     assert stopped.curves[0].result.gamma_star == expected
     assert stopped.ran <= sustained.index(False) + 2 < len(grid)
+
+
+# ---------------------------------------------------------------------------------- bisection
+@given(threshold=st.integers(min_value=0, max_value=len(GRID)), finite_mode=st.booleans())
+def test_bisection_finds_the_climbing_gamma_star_of_a_monotone_curve_in_log_runs(threshold,
+                                                                                  finite_mode):
+    """Saturated from grid index ``threshold`` on: both searches agree on γ*; bisection needs
+    at most the baseline plus ceil(log2(grid + 1)) runs."""
+    edge = GRID[threshold] if threshold < len(GRID) else 2.0
+    if finite_mode:
+        point = finite(lambda load: 100.0 if load_key(load) < edge else 500.0)
+    else:
+        point = window([g for g in GRID if g >= edge])
+    mode = "finite" if finite_mode else "window"
+    climbing, bisecting = CurveSearch(GRID, mode), CurveSearch(GRID, mode, search="bisect")
+    climb(climbing, point)
+    ran = climb(bisecting, point)
+    expected = GRID[threshold - 1] if threshold > 0 else None
+    if finite_mode and threshold == 0:
+        expected = GRID[-1]      # every load at the baseline's own latency: all sustained
+    assert bisecting.result().gamma_star == climbing.result().gamma_star == expected
+    assert bisecting.result().complete
+    assert len(ran) == len(set(ran)) <= 1 + math.ceil(math.log2(len(GRID) + 1))
+    assert bisecting.remaining_bound() == 0
+
+
+def test_bisection_waits_for_its_probe_and_uses_runs_it_is_given():
+    s = CurveSearch(GRID, "window", search="bisect")
+    load, role = s.next_load(set())
+    assert (load, role) == (GRID[(len(GRID) - 1) // 2], "grid")
+    assert s.next_load({load}) is None
+    s.record(0.3, {"saturated": False, "latency_ns": 1.0})        # e.g. from an earlier climb
+    s.record(0.4, {"saturated": True, "saturation_reason": "throughput"})
+    assert s.next_load(set()) == (0.35, "grid")
+    s.record(0.35, {"saturated": True, "saturation_reason": "throughput"})
+    assert s.next_load(set()) is None and s.result().gamma_star == 0.3
+
+
+def test_a_bisecting_sweep_resumes_from_a_climbing_one(tmp_path):
+    """The synthetic curve saturates above 0.33: a climbing sweep stopped early, then a
+    bisecting one over the same folder runs only the loads it still needs."""
+    grid = parse_loads("0.1:0.6:0.05")
+    curves = make_curves(small(), grid, [])
+    CALLS.clear()
+    run_sweep(curves, tmp_path, run_fn=fake_run, full=False, plots=False, progress=False,
+              stop_after=2)
+    climbed = list(CALLS)
+    assert climbed == [0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4]
+    CALLS.clear()
+    out = run_sweep(curves, tmp_path, run_fn=fake_run, search="bisect", plots=False,
+                    progress=False)
+    assert CALLS == [] and out.curves[0].result.gamma_star == 0.3 and out.ran == 0
+    CALLS.clear()
+    fresh = run_sweep(curves, tmp_path / "fresh", run_fn=fake_run, search="bisect",
+                      plots=False, progress=False)
+    assert fresh.curves[0].result.gamma_star == 0.3 and len(CALLS) < len(climbed)
