@@ -434,12 +434,18 @@ def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
         mode = outcome.curves[0].mode if outcome.curves else "?"
         rule = ("finite mode: sustained when mean latency <= 1.2 x latency at γ = 0.10"
                 if mode == "finite" else "window mode: sustained when the run is not saturated")
+        compute = sum(_num(r.get("wall_s")) or 0.0 for r in outcome.rows)
         lines.append(f"* profile **{profile}**: config `{path}` (sha256 {digest}), {rule}; "
-                     f"{outcome.ran} runs, {outcome.reused} reused")
+                     f"{outcome.ran} runs, {outcome.reused} reused; {len(outcome.rows)} runs "
+                     f"in the tables, {format_duration(compute)} of run time in all (the sum "
+                     f"of their wall times, over every invocation)")
     step = QUICK_STEP if prov["quick"] else GRID_STEP
+    how = ("the grid was bisected between the highest load known sustained and the lowest "
+           "known saturated (assumes saturation is monotone in load; loads not run below γ* "
+           "are taken as sustained)" if prov.get("search") == "bisect" else
+           "a curve stops after two saturated loads in a row")
     lines += ["", f"γ* is the largest load of the grid (0.10 to the pattern's limit, step "
-              f"{step:.2f}) such that it and every lower grid load are sustained; a curve stops "
-              f"after two saturated loads in a row.", "",
+              f"{step:.2f}) such that it and every lower grid load are sustained; {how}.", "",
               "## Table 2 — maximum sustained load γ* (γ0 units)", "",
               markdown_table2(t2, profiles), ""]
     notes = [r for r in t2.to_dict("records") if not r["complete"]]
