@@ -180,6 +180,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="climb each load grid from 0.10 (default, as the paper) or bisect "
                              "it (about half the runs; assumes saturation is monotone in load; "
                              "starts from the runs already in --out)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="run nothing: write the tables, figures and report from the runs "
+                             "already in --out (unfinished searches marked incomplete)")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
 
 
@@ -371,6 +374,7 @@ def run(args: argparse.Namespace) -> int:
             for profile, path, digest, curves in plans:
                 outcome = run_sweep(curves, out / profile, executor=executor,
                                     refine=args.refine, full=args.full, search=args.search,
+                                    run_missing=not args.report_only,
                                     progress=not args.quiet, label=f"ofr-table2 {profile}")
                 sweeps.append((profile, path, digest, outcome))
                 t2_rows += table2_rows(outcome, profile, args.k, comparable)
@@ -392,6 +396,7 @@ def run(args: argparse.Namespace) -> int:
         "reproduction": "ofr-table2", "k": args.k, "profiles": profiles, "quick": args.quick,
         "algorithms": args.algorithms, "patterns": args.patterns, "overrides": args.overrides,
         "full": args.full, "refine": args.refine, "search": args.search,
+        "report_only": args.report_only,
         "date": started, "wall_s": round(wall, 1), "git_commit": git_commit(),
         "version": package_version(), "backend": backend,
         "command": getattr(args, "command_line", None) or " ".join(sys.argv),

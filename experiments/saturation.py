@@ -272,11 +272,10 @@ class CurveSearch:
         """
         if self.search == "bisect":
             lo, hi = self._bracket()
-            if hi is None or lo + 1 < hi:
-                return None, None, False, False
-            best = self.grid[lo] if lo >= 0 else None
-            first_sat = self.grid[hi] if hi < len(self.grid) else None
-            return best, first_sat, True, True
+            best = self.grid[lo] if lo >= 0 else None       # a lower bound until decided
+            first_sat = self.grid[hi] if hi is not None and hi < len(self.grid) else None
+            decided = hi is not None and lo + 1 >= hi
+            return best, first_sat, decided, decided
         best, first_sat, saturated_run, decided = None, None, 0, False
         for g in self.grid:
             v = self.verdict(g)

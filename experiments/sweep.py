@@ -491,7 +491,7 @@ class SweepOutcome:
 def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | None = None,
               run_fn: Callable | None = None, stop_after: int = STOP_AFTER, refine: int = 0,
               full: bool = False, baseline_load: float = BASELINE_LOAD, search: str = "climb",
-              plots: bool = True, progress: Progress | bool = True,
+              run_missing: bool = True, plots: bool = True, progress: Progress | bool = True,
               label: str = "sweep") -> SweepOutcome:
     """Run (or resume) a sweep; write ``results.csv``, ``gamma_star.csv``, ``verdicts.csv``
     and plots to ``out_dir``.
@@ -509,6 +509,9 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     stop_after, refine, full, baseline_load, search
         Saturation search options (:class:`experiments.saturation.CurveSearch`); a bisecting
         search starts from every grid load of the curve already in ``results.csv``.
+    run_missing : bool
+        False: run nothing, judge the curves from the points already in ``results.csv``
+        (a curve whose search needs another run is reported incomplete).
     plots : bool
         Draw the figures at the end (:func:`experiments.plots.plot_results`).
     progress : Progress or bool
@@ -553,11 +556,15 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
         searches[ci].record(load, row)
         rows_of[ci].append(row)
 
+    stalled: set[int] = set()      # run_missing=False: curves whose next point is not run
+
     def fill() -> None:
         nonlocal reused
         while len(handles) < executor.slots:
             order = sorted(range(len(curves)), key=lambda i: len(in_flight[i]))
             for ci in order:
+                if ci in stalled:
+                    continue
                 proposal = searches[ci].next_load(in_flight[ci])
                 if proposal is None:
                     continue
@@ -572,6 +579,8 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
                     record(ci, load, row)
                     reused += 1
                     progress.reused += 1
+                elif not run_missing:
+                    stalled.add(ci)
                 elif key in waiting:
                     waiting[key].append((ci, load))
                     in_flight[ci].add(load)

@@ -134,6 +134,14 @@ def test_ofr_table2_quick_runs_end_to_end_with_dor(configs, tmp_path, capsys):
     assert all(v["ran"] == 0 for v in prov["runs"].values())
     assert prov["command"].startswith("icsim reproduce ofr-table2 --quick")
 
+    # --report-only with another algorithm: nothing runs, its curves are incomplete
+    assert main([*args[:6], "dor,abr", *args[7:], "--report-only"]) == 0
+    prov = json.loads((out / "provenance.json").read_text())
+    assert all(v["ran"] == 0 for v in prov["runs"].values()) and prov["report_only"]
+    t2 = pd.read_csv(out / "table2.csv").set_index("algorithm")
+    assert not t2.loc["abr", "complete"].any() and t2.loc["dor", "complete"].all()
+    assert t2.loc["abr", "gamma_star"].isna().all()
+
 
 def test_config_errors_stop_before_any_run(configs, tmp_path, capsys):
     rc = main(["reproduce", "ofr-table2", "--quick", "--configs", str(configs),

@@ -298,3 +298,21 @@ def test_a_bisecting_sweep_resumes_from_a_climbing_one(tmp_path):
     fresh = run_sweep(curves, tmp_path / "fresh", run_fn=fake_run, search="bisect",
                       plots=False, progress=False)
     assert fresh.curves[0].result.gamma_star == 0.3 and len(CALLS) < len(climbed)
+
+
+def test_a_sweep_that_runs_nothing_reports_from_the_finished_points(tmp_path):
+    """run_missing=False judges from results.csv only: an unfinished bisection is incomplete
+    with its lower bound, and nothing runs."""
+    curves = make_curves(small(), parse_loads("0.1:0.6:0.05"), [])
+    CALLS.clear()
+    run_sweep(curves, tmp_path, run_fn=fake_run, plots=False, progress=False, search="bisect",
+              full=False, stop_after=2)
+    assert sorted(CALLS) == [0.2, 0.25, 0.3, 0.35]        # 0.35 first, then up from 0.2
+    rows = pd.read_csv(tmp_path / "results.csv")
+    rows[rows["offered_load"] != 0.35].to_csv(tmp_path / "results.csv", index=False)
+    CALLS.clear()
+    out = run_sweep(curves, tmp_path, run_fn=fake_run, plots=False, progress=False,
+                    search="bisect", run_missing=False)
+    r = out.curves[0].result
+    assert CALLS == [] and out.ran == 0
+    assert not r.complete and r.gamma_star == 0.3 and r.first_saturated is None
