@@ -161,3 +161,24 @@ def test_build_curves_rejects_reserved_keys():
     with pytest.raises(ConfigError, match="--patterns"):
         ofr_table.build_curves({}, k=8, patterns=["uniform"], algorithms=["dor"],
                                overrides=["traffic.pattern=uniform"], quick=True)
+
+
+def test_comparison_notes_count_the_matches_check_the_orderings_and_explain_each_difference():
+    rows = [("butterfly", "abr", 0.30, 0.30, True, None, ""),
+            ("butterfly", "por", 0.55, 0.55, True, None, ""),
+            ("butterfly", "ofr", 0.55, 0.60, True, 0.60, "latency 24517 ns > 1.2 x 20047 ns"),
+            ("uniform", "abr", 0.55, 0.55, True, None, ""),
+            ("uniform", "por", 0.50, 0.70, True, 0.55, "latency 9 ns > 1.2 x 5 ns"),
+            ("uniform", "ofr", 0.45, 0.70, False, None, "")]       # unfinished: left out
+    t2 = pd.DataFrame([{"pattern": p, "algorithm": a, "profile": "reference", "k": 8,
+                        "gamma_star": g, "paper_gamma_star": pg, "diff": round(g - pg, 4),
+                        "complete": c, "first_saturated": fs, "first_saturated_reason": why}
+                       for p, a, g, pg, c, fs, why in rows])
+    notes = ofr_table.comparison_notes(t2)
+    assert notes[0] == ("* **reference**: 4 of 5 finished entries within ±0.05 of the paper "
+                        "(3 equal); POR ≥ ABR on 1 of 2 patterns; OFR ≥ ABR on 1 of 1 patterns")
+    assert notes[1:] == [
+        "* butterfly ofr (reference): 0.55 vs the paper's 0.60 (-0.05); first saturated load "
+        "0.60: latency 24517 ns > 1.2 x 20047 ns",
+        "* uniform por (reference): 0.50 vs the paper's 0.70 (-0.20); first saturated load "
+        "0.55: latency 9 ns > 1.2 x 5 ns"]
