@@ -496,6 +496,12 @@ def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
     if missing:
         lines += [f"{', '.join(a.upper() for a in missing)} not run (--algorithms): "
                   f"{'its' if len(missing) == 1 else 'their'} columns are empty.", ""]
+    empty = [p for p in profiles
+             if t3[t3["profile"] == p][list(TABLE3_COLUMNS)].isna().all(axis=None)]
+    if empty:
+        lines += [f"No {' or '.join(empty)} run at γ = {TABLE3_LOAD:.2f} (a bisection starts "
+                  f"above it): those rows are empty (`icsim reproduce ofr-table3` measures "
+                  f"Table 3 on its own).", ""]
     lines += [markdown_table3(t3, profiles, k), ""]
     errors = []
     for profile, _, _, outcome in sweeps:
