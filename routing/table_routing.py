@@ -20,8 +20,10 @@ from routing.table import RoutingTable, TableError
 
 
 def build_table(topology: Any, config: Any) -> RoutingTable:
-    """The routing table a config asks for (file or generator), with layers if requested."""
+    """The routing table a config asks for (file or generator), with layers if requested; with
+    ``traffic.nodes`` a generator makes it for the job's nodes only."""
     rc = config.routing
+    job = config.traffic.nodes
     if rc.table:
         table = RoutingTable.load(rc.table)
         if (table.topology.kind != topology.kind or table.topology.num_nodes != topology.num_nodes
@@ -29,26 +31,31 @@ def build_table(topology: Any, config: Any) -> RoutingTable:
             raise TableError(f"{rc.table}: the table was made for {table.topology.describe()}, "
                              f"not for {topology.describe()}")
     elif rc.generator:
-        table = generate_table(rc.generator, topology, config.seed)
+        table = generate_table(rc.generator, topology, config.seed, job)
     else:
         raise TableError("table routing needs routing.table (a file) or routing.generator")
     if rc.layers:
         table = assign_layers(rc.layers, table)
-    if set(table.nodes) != set(range(topology.num_nodes)):
-        raise TableError(f"the table covers {len(table.nodes)} of {topology.num_nodes} nodes; "
-                         f"the simulator needs routes between all of them")
+    missing = sorted(set(range(topology.num_nodes) if job is None else job) - set(table.nodes))
+    if missing:
+        where = ("the simulator needs routes between all nodes" if job is None
+                 else "traffic.nodes needs routes between all of the job's nodes")
+        raise TableError(f"the table has no routes for node(s) {missing[:8]}; {where}")
     return table
 
 
-def generate_table(name: str, topology: Any, seed: int) -> RoutingTable:
+def generate_table(name: str, topology: Any, seed: int,
+                   nodes: list[int] | None = None) -> RoutingTable:
+    """Generator ``name``'s table for ``nodes`` (a job's nodes, as Angara's scheduler plugin
+    makes one per job; default every node)."""
     if name == "minimal":
         from routing.layers.minimal import minimal_table
 
-        # one shortest path per pair, chosen with the run's seed among the shortest ones
+        # one shortest path per pair (every pair), chosen with the run's seed among the shortest
         return minimal_table(topology, tie_break="random", seed=seed)
     from routing.tables.generators import generate
 
-    return generate(name, topology, seed=seed)
+    return generate(name, topology, nodes, seed=seed)
 
 
 def table_generators() -> list[str]:
@@ -109,6 +116,13 @@ class TableRouting(Routing):
             if list(table.topology.neighbor_table) != list(topology.neighbor_table):
                 raise ConfigError("routing.table", f"{rc.table} was made for "
                                   f"{table.topology.describe()}, not {topology.describe()}")
+            job = config.traffic.nodes
+            missing = sorted(set(range(topology.num_nodes) if job is None else job)
+                             - set(table.nodes))
+            if missing:
+                raise ConfigError("routing.table", f"{rc.table} has no routes for node(s) "
+                                  f"{missing[:8]}; the run needs routes between all "
+                                  f"{'nodes' if job is None else 'of traffic.nodes'}")
         elif rc.generator:
             names = table_generators()
             if rc.generator not in names:

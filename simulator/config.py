@@ -123,6 +123,7 @@ class TrafficConfig(_Section):
     interleave: bool = False
     message_bytes: int = Field(1 << 20, gt=0)
     trace: str | None = None
+    nodes: list[int] | None = None
 
 
 class RunConfig(_Section):
@@ -239,6 +240,8 @@ def check_semantics(cfg: Config) -> None:
     from traffic.patterns import PatternError, make_pattern
 
     topo = build_topology(cfg.topology)
+    if cfg.traffic.nodes is not None:
+        check_job_nodes(cfg, topo.num_nodes)
     ALGORITHMS = algorithms()
     if cfg.routing.algorithm not in ALGORITHMS:
         raise ConfigError("routing.algorithm", f"unknown algorithm {cfg.routing.algorithm!r} "
@@ -282,6 +285,26 @@ def check_semantics(cfg: Config) -> None:
             collective_messages(cfg.traffic.collective, topo, cfg.traffic.message_bytes,
                                 cfg.packet.size_bytes, cfg.seed,
                                 cfg.traffic.pattern_params(cfg.traffic.collective),
-                                cfg.traffic.interleave)
+                                cfg.traffic.interleave, cfg.traffic.nodes)
         except PatternError as exc:
             raise ConfigError("traffic.collective", str(exc)) from None
+
+
+def check_job_nodes(cfg: Config, num_nodes: int) -> None:
+    """``traffic.nodes`` (a collective's job nodes): at least two distinct node ids of the
+    topology."""
+    nodes = cfg.traffic.nodes
+    if cfg.traffic.workload != "collective":
+        raise ConfigError("traffic.nodes", f"a job's nodes apply to the collective workload, "
+                          f"not {cfg.traffic.workload!r}")
+    bad = [v for v in nodes if not 0 <= v < num_nodes]
+    if bad:
+        raise ConfigError("traffic.nodes", f"node {bad[0]} is not in the topology "
+                          f"(ids 0..{num_nodes - 1})")
+    seen: set[int] = set()
+    for v in nodes:
+        if v in seen:
+            raise ConfigError("traffic.nodes", f"node {v} is listed twice")
+        seen.add(v)
+    if len(nodes) < 2:
+        raise ConfigError("traffic.nodes", f"a job needs at least 2 nodes, got {len(nodes)}")

@@ -89,7 +89,7 @@ class Simulation:
         if tc.workload == "collective":
             self.workload = Scheduled(self.net, collective_messages(
                 tc.collective, self.topology, tc.message_bytes, size, config.seed,
-                tc.pattern_params(tc.collective), tc.interleave))
+                tc.pattern_params(tc.collective), tc.interleave, tc.nodes))
         elif tc.workload == "trace":
             self.workload = Scheduled(self.net, trace_messages(
                 tc.trace, self.topology.num_nodes, size))

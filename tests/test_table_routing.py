@@ -138,3 +138,40 @@ def test_acro_layers_make_the_same_tables_deadlock_free_at_the_same_load():
     assert len(sim.routing.vcs) >= 2 and not sim.routing.bubble_vcs
     r = sim.run()                                    # the watchdog would raise
     assert r["packets_delivered"] > 0
+
+
+# ----------------------------------------------------------------------------- a job's nodes
+def tornado_job(generator=None, table=None, nodes=tuple(range(8))):
+    return config_from_dict({
+        "seed": 1, "topology": {"kind": "torus", "dims": [4, 2, 2, 2]},
+        "packet": {"size_bytes": 4096},
+        "routing": {"algorithm": "table", "generator": generator, "table": table},
+        "traffic": {"workload": "collective", "collective": "tornado", "message_bytes": 1 << 20,
+                    "nodes": list(nodes), "params": {"tornado": {"over": "index"}}}})
+
+
+def test_a_tornado_job_on_8_nodes_with_sssp_tables_runs_at_link_speed_and_bfs_tables_do_not():
+    # The 8-node job (a 4x2 plane of the Desmos torus), rank r -> r + 3.  SSSP's table for the
+    # job gives every flow its own channels, so the exchange takes one message's serialisation
+    # on a link (256 packets of 4 KiB at 20 Gb/s) plus a few packet times; BFS's table puts two
+    # flows on channel (6, x-) and two on (5, y-), and head-of-line blocking in the one FIFO
+    # per direction stretches it to about three.
+    message_ns = 256 * 4096 * 8 / 20.0
+    sssp = run(tornado_job("sssp"))
+    bfs = run(tornado_job("bfs"))
+    assert sssp["packets_delivered"] == bfs["packets_delivered"] == 8 * 256
+    assert message_ns < sssp["completion_time_ns"] < 1.01 * message_ns
+    assert bfs["completion_time_ns"] > 2 * message_ns
+
+
+def test_a_table_file_must_cover_the_jobs_nodes(tmp_path):
+    from routing.tables.generators import generate
+    path = tmp_path / "job.json"
+    generate("sssp", Torus((4, 2, 2, 2)), range(8)).save(path)
+    assert run(tornado_job(table=str(path)))["packets_delivered"] == 8 * 256
+    with pytest.raises(ConfigError, match=r"routing.table: .*job.json has no routes for node"
+                                          r"\(s\) \[8, 9\]; .* all of traffic.nodes"):
+        tornado_job(table=str(path), nodes=range(10))
+    with pytest.raises(ConfigError, match=r"no routes for node\(s\) \[8, 9, 10"):
+        config_from_dict({"topology": {"kind": "torus", "dims": [4, 2, 2, 2]},
+                          "routing": {"algorithm": "table", "table": str(path)}})

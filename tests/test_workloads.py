@@ -4,6 +4,7 @@ and trace replay."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from simulator.config import ConfigError, config_from_dict
 from simulator.simulation import run
@@ -145,3 +146,54 @@ def test_an_interleaved_exchange_sends_the_same_packets_round_robin():
     assert packets(seq) == packets(inter) and all(p == 1 for *_, p in inter)
     node0 = [d for _, s, d, _ in inter if s == 0]
     assert node0[:15] == [(0 + i) % 16 for i in range(1, 16)]     # one packet to each first
+
+
+# ----------------------------------------------------------------------------- a job's nodes
+jobs_of_4x4 = st.lists(st.integers(0, 15), min_size=2, max_size=16, unique=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(job=jobs_of_4x4)
+def test_an_alltoall_on_a_jobs_nodes_sends_once_between_every_ordered_pair_of_them(job):
+    from traffic.workloads import collective_messages
+    msgs = collective_messages("alltoall", Torus((4, 4)), 1024, 512, 0, nodes=job)
+    pairs = [(s, d) for _, s, d, _ in msgs]
+    assert sorted(pairs) == sorted((s, d) for s in job for d in job if s != d)
+    assert all(p == 2 for *_, p in msgs)
+    # rank r's step i goes to rank r + i
+    first = [d for _, s, d, _ in msgs[:len(job)]]
+    assert first == [job[(r + 1) % len(job)] for r in range(len(job))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(job=jobs_of_4x4)
+def test_a_neighbor_exchange_on_a_jobs_nodes_uses_exactly_the_links_inside_the_job(job):
+    from traffic.workloads import collective_messages
+    topo = Torus((4, 4))
+    msgs = collective_messages("neighbor", topo, 512, 512, 0, nodes=job)
+    inside = sorted((s, v) for s in job for v in topo.neighbor_table[s] if v in job)
+    assert sorted((s, d) for _, s, d, _ in msgs) == inside
+
+
+def test_a_permutation_on_a_job_maps_ranks_and_coordinate_patterns_are_refused():
+    from traffic.patterns import PatternError
+    from traffic.workloads import collective_messages
+    job = [3, 5, 8, 13, 14, 15]
+    msgs = collective_messages("tornado", Torus((4, 4)), 512, 512, 0, {"over": "index"},
+                               nodes=job)
+    assert [(s, d) for _, s, d, _ in msgs] == [(job[r], job[(r + 2) % 6]) for r in range(6)]
+    with pytest.raises(PatternError, match="tornado: needs a torus"):
+        collective_messages("tornado", Torus((4, 4)), 512, 512, 0, nodes=job)
+
+
+@pytest.mark.parametrize("traffic,reason", [
+    ({"nodes": [0, 1]}, "apply to the collective workload, not 'open'"),
+    ({"workload": "collective", "nodes": [0, 16]}, "node 16 is not in the topology"),
+    ({"workload": "collective", "nodes": [0, 3, 0]}, "node 0 is listed twice"),
+    ({"workload": "collective", "nodes": [4]}, "at least 2 nodes, got 1"),
+])
+def test_bad_job_nodes_are_a_config_error_naming_traffic_nodes(traffic, reason):
+    with pytest.raises(ConfigError) as err:
+        config_from_dict({"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": traffic})
+    assert err.value.path == "traffic.nodes"
+    assert reason in str(err.value)

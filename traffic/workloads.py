@@ -160,9 +160,22 @@ def packets_for(size_bytes: int, packet_bytes: int) -> int:
     return max(1, -(-size_bytes // packet_bytes))
 
 
+class JobRanks:
+    """The ranks of a job placed on a node subset, as a traffic pattern sees them: ``num_nodes``
+    ranks numbered ``0 ..``, without coordinates (so only index patterns apply)."""
+
+    kind = "ranks"
+
+    def __init__(self, num_nodes: int):
+        self.num_nodes = num_nodes
+
+    def describe(self) -> str:
+        return f"a job of {self.num_nodes} ranks"
+
+
 def collective_messages(kind: str, topology: Any, message_bytes: int, packet_bytes: int,
-                        seed: int, params: dict | None = None,
-                        interleave: bool = False) -> list[tuple[int, int, int, int]]:
+                        seed: int, params: dict | None = None, interleave: bool = False,
+                        nodes: Sequence[int] | None = None) -> list[tuple[int, int, int, int]]:
     """Messages of one collective exchange, all posted at t = 0 in step order.
 
     With ``interleave`` a node's messages are handed to its NIC packet by packet, round robin
@@ -175,33 +188,51 @@ def collective_messages(kind: str, topology: Any, message_bytes: int, packet_byt
     * the name of any permutation pattern (``transpose``, ``tornado``, ``bitreverse``, ...) —
       every node sends one message to its destination under the pattern (nodes mapped to
       themselves send nothing); ``params`` are the pattern's parameters.
+
+    ``nodes`` places the exchange on a job's nodes (rank r on ``nodes[r]``, an MPI job on the
+    nodes its scheduler gave it): patterns then work on the N ranks (:class:`JobRanks`; the
+    coordinate patterns do not apply) and ``neighbor`` means the torus neighbours inside the job.
+
+    Examples
+    --------
+    >>> from simulator.topology import Torus
+    >>> msgs = collective_messages("tornado", Torus((4, 2)), 512, 512, 0,
+    ...                            {"over": "index"}, nodes=[0, 1, 2, 4, 6])
+    >>> [(s, d) for _, s, d, _ in msgs]       # ranks r -> r + 2 of 5, on the job's nodes
+    [(0, 2), (1, 4), (2, 6), (4, 0), (6, 1)]
     """
     from traffic.patterns import PatternError, make_pattern
 
-    n = topology.num_nodes
+    job = list(range(topology.num_nodes)) if nodes is None else [int(v) for v in nodes]
+    n = len(job)
     packets = packets_for(message_bytes, packet_bytes)
-    pat = make_pattern(kind, topology, seed=seed, **(params or {}))
-    if kind == "alltoall":
-        steps = [n - 1] * n
-    elif kind == "neighbor":
-        steps = [sum(1 for v in topology.neighbor_table[s] if v >= 0) for s in range(n)]
-    elif pat.permutation:
-        steps = [0 if pat.destination(s, 0, None) == s else 1 for s in range(n)]
+    if kind == "neighbor":
+        make_pattern(kind, topology, seed=seed, **(params or {}))   # a torus, no parameters
+        rank = {v: r for r, v in enumerate(job)}
+        dests = [[rank[v] for v in topology.neighbor_table[s] if v in rank] for s in job]
     else:
-        raise PatternError(f"{kind}: not an exchange (use alltoall, neighbor or a permutation "
-                           f"pattern)")
+        pat = make_pattern(kind, topology if nodes is None else JobRanks(n), seed=seed,
+                           **(params or {}))
+        if kind == "alltoall":
+            dests = [[pat.destination(r, i, None) for i in range(n - 1)] for r in range(n)]
+        elif pat.permutation:
+            dests = [[d] if (d := pat.destination(r, 0, None)) != r else [] for r in range(n)]
+        else:
+            raise PatternError(f"{kind}: not an exchange (use alltoall, neighbor or a "
+                               f"permutation pattern)")
+    most = max(map(len, dests), default=0)
     out = []
     if interleave:
-        for i in range(packets * max(steps, default=0)):
-            step = i % max(steps)
-            for s in range(n):
-                if step < steps[s] and i < packets * steps[s]:
-                    out.append((0, s, pat.destination(s, step, None), 1))
+        for i in range(packets * most):
+            step = i % most
+            for r in range(n):
+                if step < len(dests[r]) and i < packets * len(dests[r]):
+                    out.append((0, job[r], job[dests[r][step]], 1))
         return out
-    for step in range(max(steps, default=0)):
-        for s in range(n):
-            if step < steps[s]:
-                out.append((0, s, pat.destination(s, step, None), packets))
+    for step in range(most):
+        for r in range(n):
+            if step < len(dests[r]):
+                out.append((0, job[r], job[dests[r][step]], packets))
     return out
 
 
