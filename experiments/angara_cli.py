@@ -136,27 +136,112 @@ EXCHANGES = (  # name, collective, interleave, paper's case
 
 
 def simulate_exchange(generator: str, collective: str, interleave: bool, message_bytes: int,
-                      packet_bytes: int = 4096, seed: int = 1) -> dict:
-    """Completion time of one exchange on 4x2x2x2 with a generated table."""
+                      packet_bytes: int = 4096, seed: int = 1,
+                      nodes: list[int] | None = None) -> dict:
+    """Completion time of one exchange on 4x2x2x2 with a generated table; ``nodes``: run it
+    as a job on these nodes (ranks in list order), with a table generated for them."""
     from simulator.config import config_from_dict
     from simulator.simulation import run
 
+    traffic = {"workload": "collective", "collective": collective, "interleave": interleave,
+               "message_bytes": message_bytes, "params": {"tornado": {"over": "index"}}}
+    if nodes is not None:
+        traffic["nodes"] = list(nodes)
     cfg = config_from_dict({
         "seed": seed,
         "topology": {"kind": "torus", "dims": [4, 2, 2, 2]},
         "packet": {"size_bytes": packet_bytes},
         "routing": {"algorithm": "table", "generator": generator},
-        "traffic": {"workload": "collective", "collective": collective,
-                    "interleave": interleave, "message_bytes": message_bytes,
-                    "params": {"tornado": {"over": "index"}}}})
+        "traffic": traffic})
     r = run(cfg)
     return {"completion_time_us": r["completion_time_ns"] / 1000.0,
             "packets": r["packets_delivered"], "wall_s": r["wall_s"]}
 
 
+JOB_SIZES = (8, 16, 24)
+JOB_EXCHANGES = (("tornado", "tornado", False), ("alltoall (interleaved)", "alltoall", True))
+#: two completion times closer than this (relative) count as equal
+EQUAL_WITHIN = 0.005
+
+
+def job_placements(sizes=JOB_SIZES, count: int = 20, seed: int = 0,
+                   num_nodes: int = 32) -> list[tuple[int, str, list[int]]]:
+    """Jobs on the Desmos torus: per size, Table 2's contiguous job (ids ``0 .. k-1``) and
+    ``count`` seeded random ones (distinct sorted ids, as a scheduler hands out free nodes);
+    ``(size, placement, nodes)``.
+
+    >>> jobs = job_placements((4,), count=2)
+    >>> jobs[0], [(k, how, len(set(nodes))) for k, how, nodes in jobs[1:]]
+    ((4, 'contiguous', [0, 1, 2, 3]), [(4, 'random', 4), (4, 'random', 4)])
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in sizes:
+        out.append((k, "contiguous", list(range(k))))
+        out += [(k, "random", sorted(rng.choice(num_nodes, k, replace=False).tolist()))
+                for _ in range(count)]
+    return out
+
+
+def job_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per exchange and job size, SSSP against BFS over the jobs of ``df`` (one row per job,
+    exchange and generator): how many jobs finish sooner / equal / later with SSSP, the mean
+    and the largest improvement, and the contiguous job's."""
+    wide = df.pivot_table(index=["exchange", "size", "job", "placement"], columns="generator",
+                          values="completion_time_us").reset_index()
+    wide["improvement"] = 100.0 * (wide["bfs"] - wide["sssp"]) / wide["bfs"]
+    rows = []
+    for (exchange, size), g in wide.groupby(["exchange", "size"], sort=False):
+        imp = g["improvement"]
+        rows.append({"exchange": exchange, "size": int(size), "jobs": len(g),
+                     "sooner": int((imp > 100 * EQUAL_WITHIN).sum()),
+                     "equal": int((imp.abs() <= 100 * EQUAL_WITHIN).sum()),
+                     "later": int((imp < -100 * EQUAL_WITHIN).sum()),
+                     "mean_percent": float(imp.mean()), "max_percent": float(imp.max()),
+                     "contiguous_percent": float(
+                         g.loc[g.placement == "contiguous", "improvement"].iloc[0])})
+    return pd.DataFrame(rows)
+
+
+def reproduce_sim_jobs(out_dir: Path, message_bytes: int = 1 << 20, count: int = 20,
+                       seed: int = 0) -> str:
+    """The exchanges as jobs on node subsets of the Desmos torus (the paper's Fig. 6 runs 2-32
+    nodes a scheduler chose): BFS and SSSP tables made for each job; a Markdown section."""
+    rows = []
+    for job, (size, placement, nodes) in enumerate(job_placements(count=count, seed=seed)):
+        for name, collective, interleave in JOB_EXCHANGES:
+            for gen in ("bfs", "sssp"):
+                r = simulate_exchange(gen, collective, interleave, message_bytes, nodes=nodes)
+                rows.append({"size": size, "job": job, "placement": placement,
+                             "nodes": " ".join(map(str, nodes)), "exchange": name,
+                             "generator": gen, "completion_time_us": r["completion_time_us"],
+                             "packets": r["packets"]})
+        print(f"  job {job}: {size} nodes ({placement})", file=sys.stderr)
+    df = pd.DataFrame(rows)
+    df.to_csv(out_dir / "angara_sim_jobs.csv", index=False)
+    summary = job_summary(df)
+    summary.to_csv(out_dir / "angara_sim_jobs_summary.csv", index=False)
+    lines = ["## Jobs on node subsets", "",
+             f"Per job size, Table 2's contiguous job (ids 0..k-1) and {count} random ones "
+             f"(seed {seed}; distinct node ids, ranks in id order); BFS and SSSP tables "
+             f"generated for each job's nodes, as the scheduler plugin does. Equal: within "
+             f"{100 * EQUAL_WITHIN:.1f} %. Every run in `angara_sim_jobs.csv`.", "",
+             "| exchange | job nodes | jobs | SSSP sooner / equal / later | mean improvement "
+             "| up to | contiguous job |", "|---|---|---|---|---|---|---|"]
+    for r in summary.itertuples():
+        lines.append(f"| {r.exchange} | {r.size} | {r.jobs} | {r.sooner} / {r.equal} / "
+                     f"{r.later} | {r.mean_percent:+.1f}% | {r.max_percent:+.1f}% | "
+                     f"{r.contiguous_percent:+.1f}% |")
+    return "\n".join(lines) + "\n"
+
+
 def reproduce_sim(out_dir: Path, message_bytes: int = 1 << 20,
-                  generators=("bfs", "sssp", "genetic")) -> str:
-    """Simulate §5.2's exchanges with each generator's table; a Markdown report."""
+                  generators=("bfs", "sssp", "genetic"), jobs: int = 20) -> str:
+    """Simulate §5.2's exchanges with each generator's table on the whole torus, then as jobs
+    on node subsets (:func:`reproduce_sim_jobs`, ``jobs`` random ones per size); a Markdown
+    report."""
     rows = []
     t0 = time.time()
     for name, collective, interleave, case in EXCHANGES:
@@ -186,7 +271,8 @@ def reproduce_sim(out_dir: Path, message_bytes: int = 1 << 20,
         imp = [f"{sub.loc[g, 'improvement_vs_bfs_percent']:+.1f}%" if g in sub.index else "—"
                for g in ("sssp", "genetic")]
         lines.append(f"| {name} | {' | '.join(cells)} | {' | '.join(imp)} | {ptxt} |")
-    lines += ["", f"Wall time {time.time() - t0:.0f} s."]
+    lines += ["", reproduce_sim_jobs(out_dir, message_bytes, count=jobs),
+              f"Wall time {time.time() - t0:.0f} s."]
     text = "\n".join(lines) + "\n"
     (out_dir / "angara_sim.md").write_text(text)
     return text
@@ -195,12 +281,16 @@ def reproduce_sim(out_dir: Path, message_bytes: int = 1 << 20,
 def _sim_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory (default runs/angara-sim)")
-    parser.add_argument("--quick", action="store_true", help="64 KiB messages")
+    parser.add_argument("--quick", action="store_true", help="64 KiB messages, 3 random jobs "
+                        "per size")
+    parser.add_argument("--jobs", type=int, default=20,
+                        help="random jobs per job size (8, 16, 24 nodes; default 20)")
 
 
 def _sim_run(args: argparse.Namespace) -> int:
     print(reproduce_sim(_out(args, "runs/angara-sim"),
-                        message_bytes=(64 << 10) if args.quick else (1 << 20)))
+                        message_bytes=(64 << 10) if args.quick else (1 << 20),
+                        jobs=3 if args.quick else args.jobs))
     return 0
 
 

@@ -89,3 +89,26 @@ def test_reproduce_tori_on_a_small_sample(tmp_path):
     assert (systems.nodes <= 30).all()
     assert systems.unique_pairs_share.between(0, 1).all()
     assert list(summary.dims) == [2, 3, 4] and "improvement, less group" in md
+
+
+def test_job_summary_counts_jobs_where_sssp_finishes_sooner_equal_or_later():
+    from experiments.angara_cli import job_summary
+    times = {0: (100.0, 50.0), 1: (100.0, 100.2), 2: (100.0, 110.0), 3: (200.0, 150.0)}
+    df = pd.DataFrame([{"exchange": "tornado", "size": 8, "job": j,
+                        "placement": "contiguous" if j == 0 else "random",
+                        "generator": g, "completion_time_us": t}
+                       for j, pair in times.items() for g, t in zip(("bfs", "sssp"), pair)])
+    s = job_summary(df).iloc[0]
+    assert (s.jobs, s.sooner, s.equal, s.later) == (4, 2, 1, 1)
+    assert s.max_percent == pytest.approx(50.0) and s.contiguous_percent == pytest.approx(50.0)
+    assert s.mean_percent == pytest.approx((50 - 0.2 - 10 + 25) / 4)
+
+
+def test_job_placements_are_seeded_distinct_subsets_after_the_contiguous_job():
+    from experiments.angara_cli import job_placements
+    jobs = job_placements((8, 16), count=5, seed=3)
+    assert jobs == job_placements((8, 16), count=5, seed=3)
+    assert [(k, how) for k, how, _ in jobs] == [(8, "contiguous")] + [(8, "random")] * 5 + \
+        [(16, "contiguous")] + [(16, "random")] * 5
+    for k, _, nodes in jobs:
+        assert len(set(nodes)) == k and nodes == sorted(nodes) and 0 <= min(nodes) < max(nodes) < 32
