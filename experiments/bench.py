@@ -4,6 +4,10 @@ Speed is reported as simulated router-to-router packet hops per wall second of t
 (model construction excluded), model events per second and wall time.  Every case uses Table 1
 parameters and a fixed seed, so the work done is identical from run to run; compare figures from
 one invocation (the machine is shared and noisy).
+
+``icsim bench --tables`` times Angara table generation instead: SSSP and BFS on the whole
+5x3x3x2 (90 nodes, 4D) and 6x5x5 (150 nodes, 3D) tori, the sizes at which the paper's C code
+takes 0.25 s; best of ``repeats``, routing graph included.
 """
 
 from __future__ import annotations
@@ -55,4 +59,23 @@ def run_bench(quick: bool = False,
         if progress:
             progress(f"{name:32s} {row['packet_hops_per_s']:>12,.0f} packet-hops/s "
                      f"{row['events_per_s']:>12,.0f} events/s {row['wall_s']:8.2f} s wall")
+    return rows
+
+
+def run_table_bench(quick: bool = False,
+                    progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Generation time of SSSP and BFS tables on the paper's timing tori (module docstring)."""
+    from experiments.angara import TIMING_CASES, time_generators
+
+    rows = []
+    for case in time_generators(TIMING_CASES, repeats=1 if quick else 5):
+        for alg in ("sssp", "bfs"):
+            n = case["nodes"]
+            row = {"case": f"{alg}-{case['dims']}", "generator": alg, "dims": case["dims"],
+                   "nodes": n, "wall_s": case[f"{alg}_s"], "graph_s": case[f"{alg}_graph_s"],
+                   "routes_per_s": n * (n - 1) / case[f"{alg}_s"], "paper_c_s": 0.25}
+            rows.append(row)
+            if progress:
+                progress(f"{row['case']:20s} {n:4d} nodes {row['wall_s']:8.3f} s "
+                         f"(routing graph {row['graph_s']:.3f} s; the paper's C: 0.25 s)")
     return rows

@@ -262,13 +262,17 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="measure simulation speed on fixed cases")
     p.add_argument("--json", action="store_true", help="print a JSON list of case results")
     p.add_argument("--quick", action="store_true", help="shorter runs (smoke test)")
+    p.add_argument("--tables", action="store_true",
+                   help="time Angara SSSP/BFS table generation instead (90-node 4D and "
+                        "150-node 3D tori)")
     p.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from experiments.bench import run_bench
+    from experiments.bench import run_bench, run_table_bench
 
-    rows = run_bench(quick=args.quick, progress=None if args.json else print)
+    bench = run_table_bench if args.tables else run_bench
+    rows = bench(quick=args.quick, progress=None if args.json else print)
     if args.json:
         _print_json(rows)
     return 0

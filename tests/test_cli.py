@@ -54,3 +54,13 @@ def test_bench_json_reports_speed_per_case(capsys):
     for r in rows:
         assert r["engine"] == "simpy" and r["packet_hops"] > 0
         assert r["packet_hops_per_s"] == pytest.approx(r["packet_hops"] / r["wall_s"])
+
+
+def test_bench_tables_times_sssp_and_bfs_on_the_papers_timing_tori(capsys):
+    assert main(["bench", "--tables", "--json", "--quick"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["generator"], r["nodes"]) for r in rows] == [("sssp", 90), ("bfs", 90),
+                                                             ("sssp", 150), ("bfs", 150)]
+    for r in rows:
+        assert 0 < r["graph_s"] < r["wall_s"]
+        assert r["routes_per_s"] == pytest.approx(r["nodes"] * (r["nodes"] - 1) / r["wall_s"])

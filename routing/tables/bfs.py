@@ -33,7 +33,7 @@ import numpy as np
 
 from routing.table import RoutingTable
 from routing.tables.generators import make_table, new_weights, node_list, prepare, register
-from routing.tables.routing_graph import RoutingGraph, expand_edges
+from routing.tables.routing_graph import RoutingGraph, expand_edges, walk_back
 
 QUEUE_KEYS = ("sum", "mean", "min", "none")
 
@@ -101,22 +101,11 @@ def bfs_tree_routes(graph: RoutingGraph, src: int, targets: np.ndarray, weights:
         todo = int(np.count_nonzero(~seen[ends]))
     if not seen[ends].all():
         raise ValueError(f"no route from node {src} to some target")
-    # read the tree backwards for all targets at once
-    cur = ends.copy()
-    ports_rev, chans_rev = [], []
-    active = cur != b
-    while active.any():
-        e = parent[cur[active]]
-        p = np.full(len(cur), -1, dtype=np.int64)
-        c = np.full(len(cur), graph.num_channels_dense, dtype=np.int64)
-        p[active] = graph.port[e]
-        c[active] = graph.channel[e]
-        ports_rev.append(p)
-        chans_rev.append(c)
-        cur[active] = graph.tail[e]
-        active = cur != b
-    # shorter routes are padded at the front; the edge into end (port -1) comes last
-    return np.stack(ports_rev[::-1], axis=1), np.stack(chans_rev[::-1], axis=1)
+    # read the tree backwards for all targets at once; the edge into end (port -1) comes last
+    edges = walk_back(parent, graph.tail, ends, b)
+    pad = edges < 0
+    return (np.where(pad, -1, graph.port[edges]),
+            np.where(pad, graph.num_channels_dense, graph.channel[edges]))
 
 
 @register("bfs")

@@ -408,6 +408,28 @@ def expand_edges(indptr: np.ndarray, front: np.ndarray) -> np.ndarray:
     return shift + np.arange(total, dtype=np.int64)
 
 
+def walk_back(parent_edge: np.ndarray, tail: np.ndarray, start: np.ndarray, stop: int
+              ) -> np.ndarray:
+    """The edges of a search tree's paths from ``stop`` (the root) to every ``start`` vertex,
+    all walked back together: an int array of one row per start vertex in root-to-leaf order,
+    shorter paths padded with -1 at the front.  ``parent_edge[v]`` is the tree edge into ``v``
+    and ``tail[e]`` the vertex it leaves.
+
+    >>> # tree edges 0: 0 -> 1, 1: 1 -> 2, 2: 0 -> 3
+    >>> walk_back(np.array([-1, 0, 1, 2]), np.array([0, 1, 0]), np.array([2, 3, 1]), 0).tolist()
+    [[0, 1], [-1, 2], [-1, 0]]
+    """
+    v = np.asarray(start, dtype=np.int64)
+    steps = []
+    while (live := v != stop).any():
+        e = np.where(live, parent_edge[v], -1)
+        steps.append(e)
+        v = np.where(live, tail[e], stop)
+    if not steps:
+        return np.zeros((len(v), 0), dtype=np.int64)
+    return np.stack(steps[::-1], axis=1)
+
+
 @dataclass(frozen=True, eq=False)
 class SourceDag:
     """The minimal paths from ``begin(src)`` to the ``end`` vertices of ``targets``.
@@ -442,26 +464,58 @@ class SourceDag:
     seg_start: tuple
     seg_head: tuple
 
-    def paths(self, parent_edge: np.ndarray, which: Iterable[int]) -> list[tuple[tuple[int, ...],
-                                                                            np.ndarray]]:
+    def paths(self, parent_edge: np.ndarray, which: Sequence[int]
+              ) -> list[tuple[tuple[int, ...], list[int]]]:
         """Follow ``parent_edge`` back from the ends of targets number ``which``: for each, the
-        ports of the route and its channel ids."""
+        ports of the route and its channel ids.
+
+        Many targets walk back together as arrays (one step of every walk per numpy
+        operation); a few, one at a time over Python lists, which costs less than numpy's
+        per-call overhead."""
+        if len(which) >= 16:
+            return self._paths_together(parent_edge, which)
         out = []
-        e_tail, e_port, e_chan = self.e_tail, self.e_port, self.e_chan
+        e_tail, e_port, e_chan, end_local = self._lists
+        parent = parent_edge.item                       # a Python int, without a numpy scalar
         for i in which:
-            v = int(self.end_local[i])
+            v = end_local[i]
             ports, chans = [], []
             while v:
-                e = int(parent_edge[v])
-                p = int(e_port[e])
+                e = parent(v)
+                p = e_port[e]
                 if p >= 0:
                     ports.append(p)
-                    chans.append(int(e_chan[e]))
-                v = int(e_tail[e])
+                    chans.append(e_chan[e])
+                v = e_tail[e]
             ports.reverse()
             chans.reverse()
-            out.append((tuple(ports), np.asarray(chans, dtype=np.int64)))
+            out.append((tuple(ports), chans))
         return out
+
+    def _paths_together(self, parent_edge: np.ndarray, which: Sequence[int]
+                        ) -> list[tuple[tuple[int, ...], list[int]]]:
+        which = np.asarray(which, dtype=np.int64)
+        # a route of k hops is the k columns before the last (the edge into end, no link)
+        edges = walk_back(parent_edge, self.e_tail, self.end_local[which], 0)
+        last = edges.shape[1] - 1
+        ports, chans = self.e_port[edges].tolist(), self.e_chan[edges].tolist()
+        return [(tuple(p[last - k:last]), c[last - k:last])
+                for p, c, k in zip(ports, chans, self.hops[which].tolist())]
+
+    @cached_property
+    def levels(self) -> list[tuple[np.ndarray, ...]]:
+        """Per level: the edges' tails, channels and ids, and the runs of one head
+        (``seg_start``, ``seg_head``), sliced once for :func:`dag_shortest_paths`."""
+        ptr = self.level_ptr.tolist()
+        return [(self.e_tail[a:b], self.e_chan[a:b], np.arange(a, b, dtype=np.int64),
+                 self.seg_start[lv], self.seg_head[lv])
+                for lv, (a, b) in enumerate(zip(ptr[:-1], ptr[1:]))]
+
+    @cached_property
+    def _lists(self) -> tuple[list[int], list[int], list[int], list[int]]:
+        """The edge arrays and ``end_local`` as Python lists (fast to index one at a time)."""
+        return (self.e_tail.tolist(), self.e_port.tolist(), self.e_chan.tolist(),
+                self.end_local.tolist())
 
     def unique_parent(self) -> np.ndarray:
         """Some in-edge of each vertex (the first); along a target with ``count == 1`` this is
@@ -594,13 +648,9 @@ def dag_shortest_paths(dag: SourceDag, weights: np.ndarray, max_level: int | Non
     m = max(len(dag.e_head), 1)
     dist = np.zeros(nv, dtype=np.int64)
     parent = np.zeros(nv, dtype=np.int64)
-    levels = len(dag.level_ptr) - 1 if max_level is None else min(max_level,
-                                                                   len(dag.level_ptr) - 1)
-    for lv in range(levels):
-        a, b = dag.level_ptr[lv], dag.level_ptr[lv + 1]
-        cand = dist[dag.e_tail[a:b]] + weights[dag.e_chan[a:b]]
-        key = np.minimum.reduceat(cand * m + np.arange(a, b), dag.seg_start[lv])
-        heads = dag.seg_head[lv]
-        dist[heads] = key // m
-        parent[heads] = key % m
+    levels = dag.levels if max_level is None else dag.levels[:max_level]
+    for tails, chans, edge_ids, seg_start, heads in levels:
+        # the lightest in-edge of every head, ties to the lowest edge id: one reduction
+        key = np.minimum.reduceat((dist[tails] + weights[chans]) * m + edge_ids, seg_start)
+        dist[heads], parent[heads] = np.divmod(key, m)
     return dist, parent

@@ -121,9 +121,11 @@ def sssp(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
             continue
         dag = source_dag(g, s, targets)
         one = np.flatnonzero(dag.count == 1)
+        used = []
         for i, (ports, chans) in zip(one.tolist(), dag.paths(dag.unique_parent(), one)):
             routes[(s, int(targets[i]))] = ports
-            w[chans] += 1
+            used += chans
+        np.add.at(w, used, 1)
         unique += len(one)
         many = np.flatnonzero(dag.count > 1)
         if len(many):
@@ -142,13 +144,12 @@ def sssp(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
             used: set[int] = set()
             rest = []
             for i, (ports, chans) in zip(todo, dag.paths(parent, todo)):
-                cs = chans.tolist()
-                if used.isdisjoint(cs):
-                    used.update(cs)
+                if used.isdisjoint(chans):
+                    used.update(chans)
                     routes[(s, int(dag.targets[i]))] = ports
-                    w[chans] += 1
                 else:
                     rest.append(i)
+            w[list(used)] += 1              # the accepted paths share no channel
             todo = rest
     return make_table(topology, nodes, routes,
                       {"generator": "sssp", "seed": int(seed), "graph_time_s": graph_time,
