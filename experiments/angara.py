@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from time import perf_counter
 from typing import Iterable, Sequence
@@ -37,6 +36,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from experiments.execution import run_appending
 from experiments.paper import paper_table
 
 from routing.table import RoutingTable
@@ -321,7 +321,7 @@ def tori_system(dims: Sequence[int], genetic: bool = False,
     graph = deadlock_free_routing_graph(topo)
     graph_time = perf_counter() - t0
     row = {"dims": "x".join(map(str, dims)), "n": len(dims), "nodes": topo.num_nodes,
-           "graph_time_s": graph_time}
+           "seed": seed, "graph_time_s": graph_time}
     for alg in ("bfs", "sssp") + (("genetic",) if genetic else ()):
         opts = dict(genetic_opts or {}) if alg == "genetic" else {}
         table = generate(alg, topo, seed=seed, graph=graph, **opts)
@@ -335,11 +335,36 @@ def tori_system(dims: Sequence[int], genetic: bool = False,
             row["sssp_calls"] = table.meta["sssp_calls"]
         if alg == "genetic":
             row["genetic_generations"] = table.meta["generations"]
+            row["genetic_opts"] = json.dumps(opts, sort_keys=True)
     return row
 
 
-def _tori_job(args) -> dict:
-    return tori_system(*args)
+#: columns of ``angara_tori_systems.csv`` (the Genetic ones empty where it did not run)
+TORI_COLUMNS = ["dims", "n", "nodes", "seed", "graph_time_s", "bfs_max_load", "bfs_sigma4",
+                "bfs_time_s", "sssp_max_load", "sssp_sigma4", "sssp_time_s",
+                "unique_pairs_share", "sssp_calls", "genetic_max_load", "genetic_sigma4",
+                "genetic_time_s", "genetic_generations", "genetic_opts"]
+
+
+def _tori_job(args) -> list[dict]:
+    return [tori_system(*args)]
+
+
+def _finished_systems(path: Path, jobs: list) -> dict[int, dict]:
+    """Rows of ``path`` that answer jobs (by index): same dims and seed, and Genetic with the
+    same options where the job asks for it."""
+    if not path.exists():
+        return {}
+    old = pd.read_csv(path, dtype={"genetic_opts": str})
+    rows = {(r["dims"], int(r["seed"])): r for r in old.to_dict("records")}
+    found = {}
+    for i, (dims, genetic, opts, seed) in enumerate(jobs):
+        r = rows.get(("x".join(map(str, dims)), seed))
+        if r is not None and (not genetic or (pd.notna(r["genetic_max_load"]) and
+                                              r["genetic_opts"] == json.dumps(opts or {},
+                                                                              sort_keys=True))):
+            found[i] = r
+    return found
 
 
 def _split_sample(sample: int, available: dict[int, int]) -> dict[int, int]:
@@ -410,15 +435,18 @@ def reproduce_tori(out_dir: str | Path, sample: int | None = None, seed: int = 0
             idx = np.sort(rng.choice(len(dims), take[n], replace=False))
             chosen.extend(dims[i] for i in idx)
     jobs = [(d, math.prod(d) <= genetic_max_nodes, genetic_opts, seed) for d in chosen]
+    systems_csv = out_dir / "angara_tori_systems.csv"
+    done = _finished_systems(systems_csv, jobs)
     t0 = perf_counter()
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            rows = list(pool.map(_tori_job, jobs, chunksize=1))
-    else:
-        rows = [_tori_job(j) for j in jobs]
+    run_appending([j for i, j in enumerate(jobs) if i not in done], _tori_job, systems_csv,
+                  TORI_COLUMNS, workers, reused=len(done), label="angara-tori")
     wall = perf_counter() - t0
-    df = pd.DataFrame(rows)
-    df.to_csv(out_dir / "angara_tori_systems.csv", index=False)
+    # a system rerun (e.g. now with Genetic) supersedes its older row
+    if systems_csv.exists():
+        pd.read_csv(systems_csv, dtype={"genetic_opts": str}).drop_duplicates(
+            ["dims", "seed"], keep="last").to_csv(systems_csv, index=False)
+    finished = _finished_systems(systems_csv, jobs)
+    df = pd.DataFrame([finished[i] for i in range(len(jobs))], columns=TORI_COLUMNS)
     summary = summarise_tori(df, population, eligible)
     summary.to_csv(out_dir / "angara_tori_summary.csv", index=False)
     timing = time_generators(repeats=timing_repeats) if timing_repeats else []
@@ -502,7 +530,9 @@ def _tori_markdown(summary, df, population, eligible, sample, seed, max_nodes,
                 + ", ".join(f"{len(population[n]) - len(eligible[n])} of {len(population[n])} "
                             f"{n}D" for n in population) + ".  " if max_nodes else "")
              + (f"Seeded sample of {len(df)} systems." if sample else "Every system.")
-             + f"  Wall time {wall:.0f} s.", "",
+             + f"  Generation time summed over the systems "
+               f"{df[['graph_time_s', 'bfs_time_s', 'sssp_time_s', 'genetic_time_s']].sum().sum():.0f}"
+               f" s; wall time of the last invocation {wall:.0f} s.", "",
              "Edge-forwarding index π = max channel load.  Groups as in the paper's Figure 5: "
              "systems where SSSP's π is less than, equal to or greater than BFS's; the "
              "improvement is 1 − Σπ_SSSP / Σπ_BFS over the 'less' group (the paper's 'in most "

@@ -241,6 +241,33 @@ def make_executor(workers: int | None = None, scheduler: str | None = None) -> E
     return LocalPoolExecutor(n)
 
 
+def run_appending(tasks: list[Any], fn: Callable[[Any], list[dict[str, Any]]], path: Path,
+                  columns: list[str], workers: int | None = 1, reused: int = 0,
+                  label: str = "runs") -> int:
+    """Run ``fn(task)`` for every task and append the rows it returns to the CSV ``path`` as
+    soon as it finishes (columns in the order of ``columns``), so that an interrupted
+    reproduction loses only the tasks in flight and, run again, can skip what the CSV holds.
+    ``workers`` as for :func:`make_executor`; progress with an ETA on stderr.  Returns the
+    number of tasks run."""
+    import pandas as pd
+
+    path = Path(path)
+    progress = Progress(label)
+    progress.reused = reused
+    with make_executor(workers) as ex:
+        pending = [ex.submit(fn, t) for t in tasks]
+        while pending:
+            for h in ex.wait(pending):
+                pending.remove(h)
+                pd.DataFrame(ex.result(h), columns=columns).to_csv(
+                    path, mode="a", header=not path.exists(), index=False)
+                progress.ran += 1
+                progress.update(min(ex.slots, len(pending)),
+                                max(0, len(pending) - ex.slots))
+    progress.close()
+    return len(tasks)
+
+
 # ---------------------------------------------------------------------------------- provenance
 def git_commit(path: Path = REPO_ROOT) -> str:
     """The git commit of the code (``+dirty`` if tracked files are modified), or ``""``."""

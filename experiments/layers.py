@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -117,27 +116,16 @@ def _one_topology(task: tuple[int, int, int, tuple[str, ...]]) -> list[dict]:
 def _run_all(runs_csv: Path, tasks: list, workers: int) -> int:
     """Run the tasks not yet in ``runs_csv``, appending each finished point (restartable);
     return how many points ran."""
+    from experiments.execution import run_appending
+
     done = set()
     if runs_csv.exists():
         old = pd.read_csv(runs_csv)
         done = set(zip(old.nodes, old.degree, old.seed, old.assigner))
     todo = [(n, d, s, rest) for n, d, s, names in tasks
             if (rest := tuple(a for a in names if (n, d, s, a) not in done))]
-    if not todo:
-        return 0
-
-    def save(rows):
-        pd.DataFrame(rows, columns=RUN_COLUMNS).to_csv(
-            runs_csv, mode="a", header=not runs_csv.exists(), index=False)
-
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            for rows in pool.map(_one_topology, todo):
-                save(rows)
-    else:
-        for task in todo:
-            save(_one_topology(task))
-    return len(todo)
+    return run_appending(todo, _one_topology, runs_csv, RUN_COLUMNS, workers,
+                         reused=len(tasks) - len(todo), label="acro-layers")
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:

@@ -91,6 +91,32 @@ def test_reproduce_tori_on_a_small_sample(tmp_path):
     assert list(summary.dims) == [2, 3, 4] and "improvement, less group" in md
 
 
+def test_reproduce_tori_run_again_reuses_the_systems_it_has(tmp_path, monkeypatch):
+    import experiments.angara as angara
+    args = dict(sample=6, max_nodes=30, genetic_max_nodes=12,
+                genetic_opts={"max_generations": 3}, timing_repeats=0)
+    reproduce_tori(tmp_path, **args)
+    first = pd.read_csv(tmp_path / "angara_tori_systems.csv")
+    # interrupted after two systems: the rest must be run, the two reused
+    first.iloc[:2].to_csv(tmp_path / "angara_tori_systems.csv", index=False)
+    ran = []
+    real = angara.tori_system
+    monkeypatch.setattr(angara, "tori_system", lambda *a: ran.append(a[0]) or real(*a))
+    reproduce_tori(tmp_path, **args)
+    again = pd.read_csv(tmp_path / "angara_tori_systems.csv")
+    assert len(ran) == 4 and "x".join(map(str, ran[0])) == first.dims[2]
+    assert sorted(again.dims) == sorted(first.dims)
+    cols = ["dims", "bfs_max_load", "sssp_max_load", "unique_pairs_share", "genetic_max_load"]
+    key = lambda d: d[cols].sort_values("dims").reset_index(drop=True)
+    pd.testing.assert_frame_equal(key(again), key(first))
+    # asking for Genetic on larger systems reruns exactly those lacking it
+    ran.clear()
+    reproduce_tori(tmp_path, **{**args, "genetic_max_nodes": 30})
+    assert len(ran) == int((first.nodes > 12).sum())
+    final = pd.read_csv(tmp_path / "angara_tori_systems.csv")
+    assert len(final) == 6 and final.genetic_max_load.notna().all()
+
+
 def test_job_summary_counts_jobs_where_sssp_finishes_sooner_equal_or_later():
     from experiments.angara_cli import job_summary
     times = {0: (100.0, 50.0), 1: (100.0, 100.2), 2: (100.0, 110.0), 3: (200.0, 150.0)}
