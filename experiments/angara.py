@@ -356,6 +356,9 @@ def _finished_systems(path: Path, jobs: list) -> dict[int, dict]:
     if not path.exists():
         return {}
     old = pd.read_csv(path, dtype={"genetic_opts": str})
+    if list(old.columns) != TORI_COLUMNS:
+        raise ValueError(f"{path} has the columns of another icsim version "
+                         f"({', '.join(old.columns)}); move it away or choose another --out")
     rows = {(r["dims"], int(r["seed"])): r for r in old.to_dict("records")}
     found = {}
     for i, (dims, genetic, opts, seed) in enumerate(jobs):
@@ -522,6 +525,7 @@ def time_generators(cases: Iterable[Sequence[int]] = TIMING_CASES, repeats: int 
 
 def _tori_markdown(summary, df, population, eligible, sample, seed, max_nodes,
                    genetic_max_nodes, genetic_opts, wall, timing) -> str:
+    busy = df[["graph_time_s", "bfs_time_s", "sssp_time_s", "genetic_time_s"]].sum().sum()
     lines = ["# Angara paper §5.1: SSSP vs BFS on random tori", "",
              f"Population: distinct ordered size tuples uniform on [2, 8]^n, drawn with seed "
              f"{seed} until {', '.join(f'{v} {k}D' for k, v in TORI_COUNTS.items())} systems "
@@ -530,9 +534,8 @@ def _tori_markdown(summary, df, population, eligible, sample, seed, max_nodes,
                 + ", ".join(f"{len(population[n]) - len(eligible[n])} of {len(population[n])} "
                             f"{n}D" for n in population) + ".  " if max_nodes else "")
              + (f"Seeded sample of {len(df)} systems." if sample else "Every system.")
-             + f"  Generation time summed over the systems "
-               f"{df[['graph_time_s', 'bfs_time_s', 'sssp_time_s', 'genetic_time_s']].sum().sum():.0f}"
-               f" s; wall time of the last invocation {wall:.0f} s.", "",
+             + f"  Generation time summed over the systems {busy:.0f} s; wall time of the "
+               f"last invocation {wall:.0f} s.", "",
              "Edge-forwarding index π = max channel load.  Groups as in the paper's Figure 5: "
              "systems where SSSP's π is less than, equal to or greater than BFS's; the "
              "improvement is 1 − Σπ_SSSP / Σπ_BFS over the 'less' group (the paper's 'in most "

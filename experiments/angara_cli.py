@@ -121,9 +121,13 @@ def _tori_run(args: argparse.Namespace) -> int:
     sample, max_nodes = args.sample, args.max_nodes
     if args.quick:
         sample, max_nodes = sample or 30, max_nodes or 64
-    print(reproduce_tori(_out(args, "runs/angara-tori"), sample=sample, seed=args.seed,
-                         max_nodes=max_nodes, genetic_max_nodes=args.genetic_max_nodes,
-                         workers=args.workers))
+    try:
+        print(reproduce_tori(_out(args, "runs/angara-tori"), sample=sample, seed=args.seed,
+                             max_nodes=max_nodes, genetic_max_nodes=args.genetic_max_nodes,
+                             workers=args.workers))
+    except ValueError as exc:
+        print(f"icsim reproduce angara-tori: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

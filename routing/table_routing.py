@@ -36,12 +36,16 @@ def build_table(topology: Any, config: Any) -> RoutingTable:
         raise TableError("table routing needs routing.table (a file) or routing.generator")
     if rc.layers:
         table = assign_layers(rc.layers, table)
-    missing = sorted(set(range(topology.num_nodes) if job is None else job) - set(table.nodes))
+    missing = uncovered_nodes(table, topology, job)
     if missing:
-        where = ("the simulator needs routes between all nodes" if job is None
-                 else "traffic.nodes needs routes between all of the job's nodes")
-        raise TableError(f"the table has no routes for node(s) {missing[:8]}; {where}")
+        raise TableError(f"the table has no routes for node(s) {missing[:8]}; the run needs "
+                         f"routes between all {'nodes' if job is None else 'of traffic.nodes'}")
     return table
+
+
+def uncovered_nodes(table: RoutingTable, topology: Any, job: list[int] | None) -> list[int]:
+    """Nodes of the run (the job's, or every node) that the table has no routes for."""
+    return sorted(set(range(topology.num_nodes) if job is None else job) - set(table.nodes))
 
 
 def generate_table(name: str, topology: Any, seed: int,
@@ -117,8 +121,7 @@ class TableRouting(Routing):
                 raise ConfigError("routing.table", f"{rc.table} was made for "
                                   f"{table.topology.describe()}, not {topology.describe()}")
             job = config.traffic.nodes
-            missing = sorted(set(range(topology.num_nodes) if job is None else job)
-                             - set(table.nodes))
+            missing = uncovered_nodes(table, topology, job)
             if missing:
                 raise ConfigError("routing.table", f"{rc.table} has no routes for node(s) "
                                   f"{missing[:8]}; the run needs routes between all "
