@@ -34,6 +34,8 @@ of Algorithms 3-4 on the routing graph):
   only if it crosses no other built path; a largest non-crossing set: 6.38-6.46;
 * no weights for the unique routes, no unique stage, unique pairs re-sorted into stage 2,
   one group per source, one pair per BUILD_SSSP call: 6.42-7.0;
+* the size-4 dimension numbered second, third or fourth (2x4x2x2, 2x2x4x2, 2x2x2x4): 6.61,
+  7.05, 7.44;
 * everything the text leaves open drawn at random -- tie order in every level, the order of
   out-edges, the node numbering (hence source and destination order): 5 of 5,000 draws reach
   ``σ(4) <= 6.3``, none of them with ``max γ = 28``; median 6.41 (6.456 is at the 87th
