@@ -184,6 +184,9 @@ def test_a_permutation_on_a_job_maps_ranks_and_coordinate_patterns_are_refused()
     assert [(s, d) for _, s, d, _ in msgs] == [(job[r], job[(r + 2) % 6]) for r in range(6)]
     with pytest.raises(PatternError, match="tornado: needs a torus"):
         collective_messages("tornado", Torus((4, 4)), 512, 512, 0, nodes=job)
+    with pytest.raises(PatternError, match="transpose: a job of 6 ranks has 6 nodes, not a "
+                                           "perfect square"):
+        collective_messages("transpose", Torus((4, 4)), 512, 512, 0, nodes=job)
 
 
 @pytest.mark.parametrize("traffic,reason", [

@@ -132,9 +132,11 @@ def _is_torus(topology: Any) -> bool:
 
 
 def _shape(topology: Any) -> str:
-    """How error messages name a topology: ``8x8x16`` or ``the graph``."""
+    """How error messages name a topology: ``8x8x16``, ``the graph`` or ``a job of N ranks``."""
     if _is_torus(topology):
         return "x".join(str(k) for k in topology.dims)
+    if getattr(topology, "kind", None) == "ranks":
+        return topology.describe()
     return "the graph"
 
 
