@@ -123,11 +123,11 @@ def sssp(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
             continue
         dag = source_dag(g, s, targets)
         one = np.flatnonzero(dag.count == 1)
-        used = []
+        unique_chans: list[int] = []
         for i, (ports, chans) in zip(one.tolist(), dag.paths(dag.unique_parent(), one)):
             routes[(s, int(targets[i]))] = ports
-            used += chans
-        np.add.at(w, used, 1)
+            unique_chans += chans
+        np.add.at(w, unique_chans, 1)               # a channel may carry several of them
         unique += len(one)
         many = np.flatnonzero(dag.count > 1)
         if len(many):
