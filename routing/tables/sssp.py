@@ -40,15 +40,24 @@ of Algorithms 3-4 on the routing graph):
   out-edges, the node numbering (hence source and destination order): 5 of 5,000 draws reach
   ``σ(4) <= 6.3``, none of them with ``max γ = 28``; median 6.41 (6.456 is at the 87th
   percentile).  The paper's 8-node row (5, 3, 0.707) is a common draw (16 %), its 16-node row
-  (12, 3, 2.319) lies beyond the 99th percentile (2.22) the other way.
+  (12, 3, 2.319) lies beyond the 99th percentile (2.22) the other way;
+* "turn number" read as the pair's number of minimal routes (6.35-6.43) or as turns against
+  the direction order (fewest, most or summed over the pair's routes, or on the first route
+  found): 6.33-6.61; where ``max γ = 28``, 6.43 at best.
 
-Only sorting by *descending* turn number gives 6.20-6.22 (``max γ`` 26-27), against the
-paper's "ascending" in line 10 and in §4.3; it also moves the 16-node row further from the
-paper's (1.80-1.86) and, with descending length too, balances the 8-node table perfectly, which
-Table 2 reports for Genetic but not for SSSP.  The metric is not the cause either: on the full
-torus ``C`` is all 160 channels and ``γ_perfect = 2560/160 = 16``, and the 8-node rows check
-out as whole sums over 24 channels of perfect load 4 (0.707: six channels one off; BFS 1.429:
-six two off and four one off).
+Nor is it the set of routes: on 4x2x2x2 the augmentation admits all 144 same-sign turns
+against the order, whatever order it visits the channels in, and a simulated-annealing search
+over the very routes SSSP chooses from reaches ``σ(4) = 6.18`` (``max γ`` 26, ``min γ`` 9), so
+the paper's 6.298 (and its Genetic's 6.274) lie within what these routes allow.
+
+Only orders that take the pairs with more turns or more routes first get below 6.3:
+descending turn number 6.20-6.22, descending route count 6.24 (``max γ`` 26-27), against the
+paper's "ascending" in line 10 and in §4.3.  Descending turn number also moves the 16-node
+row further from the paper's (1.80-1.86) and, with descending length too, balances the 8-node
+table perfectly, which Table 2 reports for Genetic but not for SSSP.  The metric is not the
+cause either: on the full torus ``C`` is all 160 channels and ``γ_perfect = 2560/160 = 16``,
+and the 8-node rows check out as whole sums over 24 channels of perfect load 4 (0.707: six
+channels one off; BFS 1.429: six two off and four one off).
 
 Examples
 --------
