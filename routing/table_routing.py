@@ -36,16 +36,20 @@ def build_table(topology: Any, config: Any) -> RoutingTable:
         raise TableError("table routing needs routing.table (a file) or routing.generator")
     if rc.layers:
         table = assign_layers(rc.layers, table)
-    missing = uncovered_nodes(table, topology, job)
-    if missing:
-        raise TableError(f"the table has no routes for node(s) {missing[:8]}; the run needs "
-                         f"routes between all {'nodes' if job is None else 'of traffic.nodes'}")
+    problem = coverage_problem(table, topology, job)
+    if problem:
+        raise TableError(f"the table {problem}")
     return table
 
 
-def uncovered_nodes(table: RoutingTable, topology: Any, job: list[int] | None) -> list[int]:
-    """Nodes of the run (the job's, or every node) that the table has no routes for."""
-    return sorted(set(range(topology.num_nodes) if job is None else job) - set(table.nodes))
+def coverage_problem(table: RoutingTable, topology: Any, job: list[int] | None) -> str | None:
+    """What is missing when the table lacks routes for nodes of the run (the job's, or every
+    node), as the end of a sentence about the table; None when it covers them all."""
+    missing = sorted(set(range(topology.num_nodes) if job is None else job) - set(table.nodes))
+    if not missing:
+        return None
+    return (f"has no routes for node(s) {missing[:8]}; the run needs routes between all "
+            f"{'nodes' if job is None else 'of traffic.nodes'}")
 
 
 def generate_table(name: str, topology: Any, seed: int,
@@ -120,12 +124,9 @@ class TableRouting(Routing):
             if list(table.topology.neighbor_table) != list(topology.neighbor_table):
                 raise ConfigError("routing.table", f"{rc.table} was made for "
                                   f"{table.topology.describe()}, not {topology.describe()}")
-            job = config.traffic.nodes
-            missing = uncovered_nodes(table, topology, job)
-            if missing:
-                raise ConfigError("routing.table", f"{rc.table} has no routes for node(s) "
-                                  f"{missing[:8]}; the run needs routes between all "
-                                  f"{'nodes' if job is None else 'of traffic.nodes'}")
+            problem = coverage_problem(table, topology, config.traffic.nodes)
+            if problem:
+                raise ConfigError("routing.table", f"{rc.table} {problem}")
         elif rc.generator:
             names = table_generators()
             if rc.generator not in names:
