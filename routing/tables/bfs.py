@@ -12,6 +12,21 @@ same channel share it).
 outgoing edges (``queue_key='sum'``; edges into ``end`` weigh nothing), ties kept in discovery
 order.  ``'mean'``, ``'min'`` and ``'none'`` (plain BFS) are there for comparison.
 
+One consequence of that literal reading: the last level's queue, too, is sorted by the weights
+of the edges *leaving* each vertex, so which arrival direction claims a destination's ``end``
+depends on the loads of the channels out of the destination.  On the 4-node x ring of the
+Desmos torus this gives max/min load 3/1 where the paper reports a perfectly balanced 2/2 for
+every algorithm.  Readings that balance it -- the queue sorted by the weight of the path so far,
+or of the edge that reached the vertex -- give 2/2 there and 13 and 32-34 on 16 and 32 nodes
+(this reading: 12 and 36; the paper: 18 and 48), and on a sample of 90 random
+tori (2D/3D/4D, at most 128 nodes) they move SSSP's improvement over BFS (12.7 / 14.9 / 22.2 %
+with this reading) no closer to the paper's 13 / 11 / 17 % (9.1 / 16.8 / 20.3 and
+11.4 / 16.3 / 25.9 %).  No reading tried reproduces the paper's 48 on 32 nodes together with
+its 18 on 16: the queue sorted by the sum, mean, minimum or maximum of the outgoing weights or
+by path weight, ascending or descending, ties by discovery or vertex id, on the minimal or the
+whole routing graph, with three source orders, gives 29-81 on 32 nodes; on the routing graph
+without the §3.2 turns, 36-47.
+
 The search runs on the minimal subgraph (:meth:`RoutingGraph.minimal`): a breadth-first tree
 only ever uses shortest paths, and that subgraph keeps every minimal route.
 
