@@ -45,7 +45,7 @@ of Algorithms 3-4 on the routing graph):
   the direction order (fewest, most or summed over the pair's routes, or on the first route
   found): 6.33-6.61; where ``max γ = 28``, 6.43 at best;
 * "turn number" read as the signs the pair needs (both signs or one, the number of positive or
-  negative dimensions): ascending 6.45-6.91; or as laps of the ring (whether the route must
+  negative dimensions): ascending 6.41-6.73; or as laps of the ring (whether the route must
   cross the wrap-around link): 6.46-7.09;
 * the round's non-crossing paths accepted heaviest first, lightest first or at random instead
   of in destination order: 6.40-6.42; a weight also on each routing-graph edge into ``end``
@@ -59,17 +59,18 @@ the paper's 6.298 (and its Genetic's 6.274) lie within what these routes allow.
 Where the deviation comes from: 98 % of ``Σ |16 - γ|^4`` is in the three size-2 dimensions.
 Positive steps come first in the direction order, so routes climb to the top corner of each
 2x2x2 sub-mesh before they descend: ``-Y`` at ``(x, 1, 1, 1)`` carries 26-28 routes, at
-``(x, 1, 0, 0)`` 8.  Only first and last steps out of order move that load, and it is the
+``(x, 1, 0, 0)`` 8-9.  Only first and last steps out of order move that load, and it is the
 order in which pairs get to choose them that decides ``σ(4)``.
 
 Only orders that take the pairs with more turns or more routes first get below 6.3:
 descending turn number 6.20-6.22, descending route count 6.24, pairs that need both signs
-first 6.29 (``max γ`` 26-27 in all of them), against the paper's "ascending" in line 10 and in §4.3.  Descending turn number also moves the 16-node
-row further from the paper's (1.80-1.86) and, with descending length too, balances the 8-node
-table perfectly, which Table 2 reports for Genetic but not for SSSP.  The metric is not the
-cause either: on the full torus ``C`` is all 160 channels and ``γ_perfect = 2560/160 = 16``,
-and the 8-node rows check out as whole sums over 24 channels of perfect load 4 (0.707: six
-channels one off; BFS 1.429: six two off and four one off).
+first 6.29 (``max γ`` 26-27 in all of them), against the paper's "ascending" in line 10 and
+in §4.3.  Descending turn number also moves the 16-node row further from the paper's
+(1.80-1.86) and, with descending length too, balances the 8-node table perfectly, which
+Table 2 reports for Genetic but not for SSSP.  The metric is not the cause either: on the
+full torus ``C`` is all 160 channels and ``γ_perfect = 2560/160 = 16``, and the 8-node rows
+check out as whole sums over 24 channels of perfect load 4 (0.707: six channels one off;
+BFS 1.429: six two off and four one off).
 
 Examples
 --------
