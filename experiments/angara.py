@@ -200,6 +200,24 @@ def desmos_subset(k: int) -> tuple[int, ...]:
     return tuple(range(k))
 
 
+TABLE2_DIFFERENCES = """
+## Where ours differ from the paper's, and why
+
+* **Subsets of 2-16 nodes.**  The paper does not list them; ours are the first k node ids (module
+  docstring of `experiments.angara`).  Rows of 8 and 16 nodes compare tables on sets that may
+  not be the paper's.
+* **SSSP sigma(4) on 32 nodes.**  Algorithms 3-4 as written give the paper's max, min and max D
+  but a larger deviation; every reading of what the text leaves open that we tried stays above
+  the paper's value, while the same routes admit a smaller one.  The readings and their
+  figures are in the docstring of `routing.tables.sssp`.
+* **BFS.**  Read literally (the queue sorted by the sum of outgoing weights) it is better than
+  the paper's BFS on 32 nodes and not balanced on the 4-node ring, which the paper reports
+  balanced; readings that balance the ring move the other rows no closer
+  (docstring of `routing.tables.bfs`).
+* **Genetic.**  Stochastic: other seeds give other tables (`--seed`); the paper reports one run.
+"""
+
+
 def reproduce_table2(out_dir: str | Path, seed: int = 0, genetic_opts: dict | None = None,
                      node_counts: Sequence[int] = TABLE2_NODES) -> str:
     """Reproduce the Angara paper's Table 2 on the 4x2x2x2 Desmos torus.
@@ -273,24 +291,6 @@ def reproduce_table2(out_dir: str | Path, seed: int = 0, genetic_opts: dict | No
         "Subsets: node ids 0..k-1 (2 = x neighbours, 4 = x ring, 8 = 4x2, 16 = 4x2x2). "
         f"Genetic seed {seed}, options {genetic_opts or {}}.\n\n" + md + TABLE2_DIFFERENCES)
     return md
-
-
-TABLE2_DIFFERENCES = """
-## Where ours differ from the paper's, and why
-
-* **Subsets of 2-16 nodes.**  The paper does not list them; ours are the first k node ids (module
-  docstring of `experiments.angara`).  Rows of 8 and 16 nodes compare tables on sets that may
-  not be the paper's.
-* **SSSP sigma(4) on 32 nodes.**  Algorithms 3-4 as written give the paper's max, min and max D
-  but a larger deviation; every reading of what the text leaves open that we tried stays above
-  the paper's value, while the same routes admit a smaller one.  The readings and their
-  figures are in the docstring of `routing.tables.sssp`.
-* **BFS.**  Read literally (the queue sorted by the sum of outgoing weights) it is better than
-  the paper's BFS on 32 nodes and not balanced on the 4-node ring, which the paper reports
-  balanced; readings that balance the ring move the other rows no closer
-  (docstring of `routing.tables.bfs`).
-* **Genetic.**  Stochastic: other seeds give other tables (`--seed`); the paper reports one run.
-"""
 
 
 def _ref(row, col):
