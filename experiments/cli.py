@@ -18,8 +18,8 @@ import json
 import sys
 from typing import Any, Callable
 
-from simulator.config import ConfigError, load_config
-from simulator.network import DeadlockError
+from icsim.simulator.config import ConfigError, load_config
+from icsim.simulator.network import DeadlockError
 
 COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {}
 
@@ -48,7 +48,7 @@ def add_run(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from simulator.simulation import run
+    from icsim.simulator.simulation import run
 
     cfg = load_config(args.config, args.overrides)
     result = run(cfg)
@@ -123,9 +123,9 @@ examples:
 
 @command
 def add_sweep(sub: argparse._SubParsersAction) -> None:
-    from experiments.execution import add_execution_arguments
-    from experiments.sweep import DEFAULT_LOADS
-    from experiments.saturation import SEARCHES
+    from icsim.experiments.pipeline.execution import add_execution_arguments
+    from icsim.experiments.pipeline.sweep import DEFAULT_LOADS
+    from icsim.experiments.pipeline.saturation import SEARCHES
 
     p = sub.add_parser("sweep", help="sweep a config over offered load (and other parameters) "
                                      "and find the saturation point gamma*",
@@ -166,8 +166,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     import yaml
 
-    from experiments.execution import make_executor
-    from experiments.sweep import (SweepError, format_summary, make_curves, parse_loads,
+    from icsim.experiments.pipeline.execution import make_executor
+    from icsim.experiments.pipeline.sweep import (SweepError, format_summary, make_curves, parse_loads,
                                    parse_vary, run_sweep)
 
     try:
@@ -219,7 +219,7 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
 def cmd_plot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from experiments.plots import plot_results, read_results
+    from icsim.experiments.pipeline.plots import plot_results, read_results
 
     src = Path(args.results)
     if not src.exists() or (src.is_dir() and not (src / "results.csv").exists()):
@@ -235,7 +235,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------- reproduce
 @command
 def add_reproduce(sub: argparse._SubParsersAction) -> None:
-    from experiments.reproduce import add_parser
+    from icsim.experiments.papers.reproduce import add_parser
 
     add_parser(sub)
 
@@ -243,7 +243,7 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------------------------- tables
 @command
 def add_tables(sub: argparse._SubParsersAction) -> None:
-    from experiments.angara_cli import add_tables_parser
+    from icsim.experiments.papers.angara.cli import add_tables_parser
 
     add_tables_parser(sub)
 
@@ -251,7 +251,7 @@ def add_tables(sub: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------------------------- layers
 @command
 def add_layers(sub: argparse._SubParsersAction) -> None:
-    from experiments.layers_cli import add_layers_parser
+    from icsim.experiments.papers.acro.cli import add_layers_parser
 
     add_layers_parser(sub)
 
@@ -269,7 +269,7 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from experiments.bench import run_bench, run_table_bench
+    from icsim.experiments.pipeline.bench import run_bench, run_table_bench
 
     bench = run_table_bench if args.tables else run_bench
     rows = bench(quick=args.quick, progress=None if args.json else print)

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from routing.dor import require_torus
-from routing.registry import Groups, Routing, register
+from icsim.routing.dor import require_torus
+from icsim.routing.registry import Groups, Routing, register
 
 
 def mask_groups(num_ports: int, escape_vc: int) -> list[Groups | None]:
@@ -41,9 +41,9 @@ class AdaptiveBubble(Routing):
 
     Examples
     --------
-    >>> from simulator.topology import Torus
-    >>> from simulator.packet import Packet
-    >>> from simulator.config import Config
+    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.simulator.packet import Packet
+    >>> from icsim.simulator.config import Config
     >>> abr = AdaptiveBubble(Torus((4, 4)), Config(), eject_port=4)
     >>> abr.candidates(0, Packet(0, src=0, dst=5, birth=0, age=0, msg=0, measured=False))
     (((0, 0), (2, 0)), ((0, 1),))
@@ -100,7 +100,7 @@ class PickOrthant(AdaptiveBubble):
 
     def __init__(self, topology: Any, config: Any, eject_port: int):
         super().__init__(topology, config, eject_port)
-        from routing.outflank import OrthantPlanner
+        from icsim.routing.outflank import OrthantPlanner
 
         rc = config.routing
         both = config.router.tie_break != "ordered"
@@ -156,7 +156,7 @@ class OutFlank(Routing):
 
     def __init__(self, topology: Any, config: Any, eject_port: int):
         super().__init__(topology, config, eject_port)
-        from routing.outflank import OutflankPlanner
+        from icsim.routing.outflank import OutflankPlanner
 
         rc = config.routing
         both = config.router.tie_break != "ordered"

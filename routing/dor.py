@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from routing.registry import Groups, Routing, register
+from icsim.routing.registry import Groups, Routing, register
 
 
 def require_torus(topology: Any, algorithm: str) -> None:
@@ -20,9 +20,9 @@ class DimensionOrder(Routing):
 
     Examples
     --------
-    >>> from simulator.topology import Torus
-    >>> from simulator.packet import Packet
-    >>> from simulator.config import Config
+    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.simulator.packet import Packet
+    >>> from icsim.simulator.config import Config
     >>> dor = DimensionOrder(Torus((4, 4)), Config(), eject_port=4)
     >>> p = Packet(0, src=0, dst=6, birth=0, age=0, msg=0, measured=False)
     >>> dor.candidates(0, p), dor.candidates(2, p), dor.candidates(6, p)

@@ -4,7 +4,7 @@ When a packet enters the network at its source ``s``, OFR may give it one interm
 destination node (IDN) and POR fixes one sign per dimension (an orthant).  This module
 answers those two questions, and nothing else: it knows neither queues nor time.  The routing
 classes hand it the occupancy of the source router's adaptive output queues and apply the
-answer.  Everything is a pure function of a :class:`~simulator.topology.Torus`, the
+answer.  Everything is a pure function of a :class:`~icsim.simulator.topology.Torus`, the
 source, the destination and that occupancy.
 
 Conventions
@@ -127,7 +127,7 @@ OFR and POR, both variants.  A plan takes about 0.1 ms to build, once per key; a
 
 Examples
 --------
->>> from simulator.topology import Torus
+>>> from icsim.simulator.topology import Torus
 >>> topo = Torus((16, 16))
 >>> s, t = topo.node((1, 1)), topo.node((4, 1))              # collinear along x, d = 3
 >>> [topo.coords(q) for q in outflank_idns(topo, s, t)]      # Remark 1: q0, q1, q4, q5
@@ -283,7 +283,7 @@ def outflank_idn(topo, s: int, t: int, lam: Sequence[int], delta: int = 2) -> in
     path ``s_i + m_i floor(|d_i|/2)``) and absolute in a nu-nu one (``s_i + lam_i Delta``).
     In eq. (2)'s absolute notation this is ``lambda_i * m_i``.
 
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> topo = Torus((8, 8, 8))
     >>> s, t = topo.node((1, 1, 1)), topo.node((6, 3, 0))    # x: -3, y: +2, z: -1
     >>> topo.coords(outflank_idn(topo, s, t, (0, -1, 1)))
@@ -380,7 +380,7 @@ def admissible(topo, s: int, t: int, q: int, *, both_on_tie: bool = True) -> boo
     rejects ``q = s``, ``q = t``, points inside the minimal orthant and the minimal-orthant
     wraparound IDN.
 
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> topo = Torus((8, 8))
     >>> s, t = topo.node((0, 0)), topo.node((3, 0))
     >>> admissible(topo, s, t, topo.node((1, 2))), admissible(topo, s, t, topo.node((2, 0)))
@@ -396,7 +396,7 @@ def admissible(topo, s: int, t: int, q: int, *, both_on_tie: bool = True) -> boo
 def dilation(topo, s: int, t: int, q: int) -> float:
     """``(d(s,q) + d(q,t)) / d(s,t)``: how much longer the route through ``q`` is.
 
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> topo = Torus((8, 8))
     >>> dilation(topo, 0, topo.node((2, 0)), topo.node((1, 2)))
     3.0
@@ -685,7 +685,7 @@ class OutflankPlanner(_Planner):
 
     Examples
     --------
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> planner = OutflankPlanner(Torus((8, 8, 8)))
     >>> t = planner.topo.node((3, 0, 0))
     >>> planner.choose_idn(0, t, [0] * 6, capacity=8)       # idle router: stay minimal
@@ -860,7 +860,7 @@ class OrthantPlanner(_Planner):
 
     Examples
     --------
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> planner = OrthantPlanner(Torus((8, 8, 8)))
     >>> t = planner.topo.node((2, 2, 0))
     >>> planner.choose_orthant(0, t, [0] * 6, capacity=8)   # idle router: stay minimal
@@ -973,7 +973,7 @@ def orthant_ports(topo, node: int, target: int, signs: Sequence[int]) -> tuple[i
     One port per dimension with a remaining offset, in the orthant's direction, in port
     order.  A dimension with sign 0 must have no remaining offset.
 
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> topo = Torus((8, 8, 8))
     >>> orthant_ports(topo, 0, topo.node((2, 0, 3)), (-1, 0, 1))
     (1, 4)
@@ -991,7 +991,7 @@ def orthant_dor_port(topo, node: int, target: int, signs: Sequence[int]) -> int:
     """The escape (dimension-order) port inside the orthant: the first dimension with a
     remaining offset, in the orthant's direction; -1 at the target.
 
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> topo = Torus((8, 8, 8))
     >>> orthant_dor_port(topo, 0, topo.node((2, 0, 3)), (-1, 0, 1))
     1

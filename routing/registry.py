@@ -17,11 +17,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 if TYPE_CHECKING:
-    from simulator.config import Config
-    from simulator.packet import Packet
+    from icsim.simulator.config import Config
+    from icsim.simulator.packet import Packet
 
 ALGORITHMS: dict[str, type["Routing"]] = {}
-_MODULES = ("routing.dor", "routing.adaptive", "routing.table_routing")
+_MODULES = ("icsim.routing.dor", "icsim.routing.adaptive", "icsim.routing.table_routing")
 
 
 def algorithms() -> dict[str, type["Routing"]]:

@@ -204,14 +204,14 @@ def topology_to_json(topology: Any) -> dict:
 
 
 def topology_from_json(doc: Mapping, where: str = "table") -> Any:
-    from simulator.topology import Torus
+    from icsim.simulator.topology import Torus
 
     kind = doc.get("kind")
     try:
         if kind == "torus":
             return Torus(tuple(doc["dims"]), tuple(doc.get("wrap") or ()))
         if kind == "graph":
-            from simulator.topology import Graph
+            from icsim.simulator.topology import Graph
 
             return Graph.from_edges(int(doc["nodes"]), [tuple(e) for e in doc["edges"]])
     except (KeyError, TypeError, ValueError) as exc:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from routing.registry import Groups, Routing, register
-from routing.table import RoutingTable, TableError
+from icsim.routing.registry import Groups, Routing, register
+from icsim.routing.table import RoutingTable, TableError
 
 
 def build_table(topology: Any, config: Any) -> RoutingTable:
@@ -57,32 +57,32 @@ def generate_table(name: str, topology: Any, seed: int,
     """Generator ``name``'s table for ``nodes`` (a job's nodes, as Angara's scheduler plugin
     makes one per job; default every node)."""
     if name == "minimal":
-        from routing.layers.minimal import minimal_table
+        from icsim.routing.layers.minimal import minimal_table
 
         # one shortest path per pair (every pair), chosen with the run's seed among the shortest
         return minimal_table(topology, tie_break="random", seed=seed)
-    from routing.tables.generators import generate
+    from icsim.routing.tables.generators import generate
 
     return generate(name, topology, nodes, seed=seed)
 
 
 def table_generators() -> list[str]:
     """Names accepted by ``routing.generator``."""
-    from routing.tables.generators import available
+    from icsim.routing.tables.generators import available
 
     return ["minimal", *available()]
 
 
 def layer_assigners() -> list[str]:
     """Names accepted by ``routing.layers``."""
-    from routing.layers import assigner_names
+    from icsim.routing.layers import assigner_names
 
     return list(assigner_names())
 
 
 def assign_layers(name: str, table: RoutingTable) -> RoutingTable:
     """``table`` with the virtual layer of every hop, as assigner ``name`` prescribes."""
-    from routing.layers import get_assigner
+    from icsim.routing.layers import get_assigner
 
     return get_assigner(name)(table).attach(table)
 
@@ -113,7 +113,7 @@ class TableRouting(Routing):
     def check_config(cls, topology: Any, config: Any) -> None:
         """Cheap checks before the run: the file loads and fits, the names exist.  (Generating
         a table can take a while; it happens once, when the simulation is built.)"""
-        from simulator.config import ConfigError
+        from icsim.simulator.config import ConfigError
 
         rc = config.routing
         if rc.table:

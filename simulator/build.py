@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator.config import ConfigError, TopologyConfig
-from simulator.topology import Graph, Torus
+from icsim.simulator.config import ConfigError, TopologyConfig
+from icsim.simulator.topology import Graph, Torus
 
 
 def build_topology(tc: TopologyConfig) -> Any:

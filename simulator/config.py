@@ -235,9 +235,9 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
 
 def check_semantics(cfg: Config) -> None:
     """Checks that need the topology or a registry: raise ConfigError naming the key."""
-    from routing.registry import algorithms
-    from simulator.build import build_topology
-    from traffic.patterns import PatternError, make_pattern
+    from icsim.routing.registry import algorithms
+    from icsim.simulator.build import build_topology
+    from icsim.traffic.patterns import PatternError, make_pattern
 
     topo = build_topology(cfg.topology)
     if cfg.traffic.nodes is not None:
@@ -252,7 +252,7 @@ def check_semantics(cfg: Config) -> None:
         raise
     except ValueError as exc:
         raise ConfigError("routing.algorithm", str(exc)) from None
-    from traffic.patterns import PATTERNS
+    from icsim.traffic.patterns import PATTERNS
 
     for name in cfg.traffic.params:
         if name not in PATTERNS:
@@ -267,7 +267,7 @@ def check_semantics(cfg: Config) -> None:
                    else "traffic.pattern")
             raise ConfigError(key, str(exc)) from None
     if cfg.traffic.workload == "trace":
-        from traffic.trace import TraceError, read_trace
+        from icsim.traffic.trace import TraceError, read_trace
 
         if not cfg.traffic.trace:
             raise ConfigError("traffic.trace", "a trace workload needs a trace file")
@@ -279,7 +279,7 @@ def check_semantics(cfg: Config) -> None:
         except TraceError as exc:
             raise ConfigError("traffic.trace", str(exc)) from None
     if cfg.traffic.workload == "collective":
-        from traffic.workloads import collective_messages
+        from icsim.traffic.workloads import collective_messages
 
         try:
             collective_messages(cfg.traffic.collective, topo, cfg.traffic.message_bytes,

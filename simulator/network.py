@@ -64,7 +64,7 @@ import simpy
 from simpy.core import NORMAL
 from simpy.events import Event
 
-from simulator.packet import Packet
+from icsim.simulator.packet import Packet
 
 PS_PER_NS = 1000
 

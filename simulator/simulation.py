@@ -1,6 +1,6 @@
 """One simulation run: build everything from a config, run it, summarise it.
 
->>> from simulator.config import config_from_dict
+>>> from icsim.simulator.config import config_from_dict
 >>> cfg = config_from_dict({"topology": {"kind": "torus", "dims": [4, 4]},
 ...                         "traffic": {"load": 0.2, "message_packets": 4},
 ...                         "run": {"warmup_us": 5, "measure_us": 20, "drain_us": 50}})
@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 import simpy
 
-from routing.registry import algorithms
-from simulator.build import build_topology
-from simulator.config import Config
-from simulator.network import Network, RandomStream, ps
-from simulator.stats import Collector
-from traffic.load import gamma1_packet_period_ns
+from icsim.routing.registry import algorithms
+from icsim.simulator.build import build_topology
+from icsim.simulator.config import Config
+from icsim.simulator.network import Network, RandomStream, ps
+from icsim.simulator.stats import Collector
+from icsim.traffic.load import gamma1_packet_period_ns
 
 VERSION = "0.1.0"
 
@@ -60,8 +60,8 @@ class Simulation:
     """Everything one run needs, built from a validated :class:`Config` (nothing started)."""
 
     def __init__(self, config: Config):
-        from traffic.patterns import make_pattern
-        from traffic.workloads import OpenLoop, Scheduled, collective_messages, trace_messages
+        from icsim.traffic.patterns import make_pattern
+        from icsim.traffic.workloads import OpenLoop, Scheduled, collective_messages, trace_messages
 
         self.config = config
         self.topology = build_topology(config.topology)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from simulator.packet import Packet
+from icsim.simulator.packet import Packet
 
 DEROUTE_KINDS = ("outflank", "wraparound", "orthant")
 

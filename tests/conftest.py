@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import simpy
 
-from routing.registry import algorithms
-from simulator.build import build_topology
-from simulator.config import config_from_dict
-from simulator.network import Network, RandomStream
+from icsim.routing.registry import algorithms
+from icsim.simulator.build import build_topology
+from icsim.simulator.config import config_from_dict
+from icsim.simulator.network import Network, RandomStream
 
 
 def small_config(dims=(4, 4), **sections):

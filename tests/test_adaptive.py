@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator.config import load_config
-from simulator.simulation import Simulation, run
+from icsim.simulator.config import load_config
+from icsim.simulator.simulation import Simulation, run
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "ofr"
 PATTERNS = ["uniform", "butterfly", "transpose", "transpose3d", "bitreverse", "bitcomplement",

@@ -2,10 +2,10 @@
 
 import pytest
 
-from routing.table import RoutingTable, TableError
-from routing.tables.check import (AngaraRuleError, DeadlockError, assert_angara, check_table,
+from icsim.routing.table import RoutingTable, TableError
+from icsim.routing.tables.check import (AngaraRuleError, DeadlockError, assert_angara, check_table,
                                   route_violation)
-from simulator.topology import Torus
+from icsim.simulator.topology import Torus
 
 
 def dor_table(topo):

@@ -5,9 +5,9 @@ import importlib
 
 import pytest
 
-MODULES = ["routing.tables.routing_graph", "routing.tables.augment", "routing.tables.metrics",
-           "routing.tables.check", "routing.tables.generators", "routing.tables.bfs",
-           "routing.tables.sssp", "routing.tables.genetic", "experiments.angara"]
+MODULES = ["icsim.routing.tables.routing_graph", "icsim.routing.tables.augment", "icsim.routing.tables.metrics",
+           "icsim.routing.tables.check", "icsim.routing.tables.generators", "icsim.routing.tables.bfs",
+           "icsim.routing.tables.sssp", "icsim.routing.tables.genetic", "icsim.experiments.papers.angara.analysis"]
 
 
 @pytest.mark.parametrize("name", MODULES)

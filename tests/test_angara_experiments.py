@@ -6,11 +6,11 @@ import json
 import pandas as pd
 import pytest
 
-from experiments.angara import (check_main, parse_nodes, reproduce_table2, reproduce_tori,
+from icsim.experiments.papers.angara.analysis import (check_main, parse_nodes, reproduce_table2, reproduce_tori,
                                 tables_main, tori_population)
-from routing.table import TableError
-from routing.tables.check import AngaraRuleError, DeadlockError
-from simulator.topology import Torus
+from icsim.routing.table import TableError
+from icsim.routing.tables.check import AngaraRuleError, DeadlockError
+from icsim.simulator.topology import Torus
 
 KEYS = {"max_load", "min_load", "sigma4", "max_d", "deadlock_free", "time_s", "nodes",
         "channels", "perfect_load"}
@@ -92,7 +92,7 @@ def test_reproduce_tori_on_a_small_sample(tmp_path):
 
 
 def test_reproduce_tori_run_again_reuses_the_systems_it_has(tmp_path, monkeypatch):
-    import experiments.angara as angara
+    import icsim.experiments.papers.angara.analysis as angara
     args = dict(sample=6, max_nodes=30, genetic_max_nodes=12,
                 genetic_opts={"max_generations": 3}, timing_repeats=0)
     reproduce_tori(tmp_path, **args)
@@ -118,7 +118,7 @@ def test_reproduce_tori_run_again_reuses_the_systems_it_has(tmp_path, monkeypatc
 
 
 def test_job_summary_counts_jobs_where_sssp_finishes_sooner_equal_or_later():
-    from experiments.angara_cli import job_summary
+    from icsim.experiments.papers.angara.cli import job_summary
     times = {0: (100.0, 50.0), 1: (100.0, 100.2), 2: (100.0, 110.0), 3: (200.0, 150.0)}
     df = pd.DataFrame([{"exchange": "tornado", "size": 8, "job": j,
                         "placement": "contiguous" if j == 0 else "random",
@@ -131,7 +131,7 @@ def test_job_summary_counts_jobs_where_sssp_finishes_sooner_equal_or_later():
 
 
 def test_job_placements_are_seeded_distinct_subsets_after_the_contiguous_job():
-    from experiments.angara_cli import job_placements
+    from icsim.experiments.papers.angara.cli import job_placements
     jobs = job_placements((8, 16), count=5, seed=3)
     assert jobs == job_placements((8, 16), count=5, seed=3)
     assert [(k, how) for k, how, _ in jobs] == [(8, "contiguous")] + [(8, "random")] * 5 + \

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from routing.table import RoutingTable
-from routing.tables.metrics import channel_loads, counted_channels, table_metrics
-from simulator.topology import Torus
+from icsim.routing.table import RoutingTable
+from icsim.routing.tables.metrics import channel_loads, counted_channels, table_metrics
+from icsim.simulator.topology import Torus
 
 
 def test_clockwise_three_ring_by_hand():

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from routing.deadlock import find_cycle
-from routing.tables.augment import (augmenting_turns, deadlock_free_routing_graph,
+from icsim.routing.deadlock import find_cycle
+from icsim.routing.tables.augment import (augmenting_turns, deadlock_free_routing_graph,
                                     direction_order_cdg, used_direction_sets)
-from routing.tables.check import bubble_exempt
-from routing.tables.routing_graph import (BEGIN_DIRBIT, BEGIN_END, BEGIN_FS, DIRBIT_DIRBIT,
+from icsim.routing.tables.check import bubble_exempt
+from icsim.routing.tables.routing_graph import (BEGIN_DIRBIT, BEGIN_END, BEGIN_FS, DIRBIT_DIRBIT,
                                           DIRBIT_END, DIRBIT_LS, FS_DIRBIT, FS_END, LS_END,
                                           build_routing_graph, direction_order, source_dag)
-from simulator.topology import Torus
+from icsim.simulator.topology import Torus
 
 
 def rank_of(port, n):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cli import main
+from icsim.experiments.cli import main
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
 REQUIRED = ("offered_load", "accepted_load", "latency_ns", "latency_p99_ns", "network_latency_ns",

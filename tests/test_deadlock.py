@@ -2,7 +2,7 @@
 
 from hypothesis import given, settings, strategies as st
 
-from routing.deadlock import dependency_graph, find_cycle, node_path_channels
+from icsim.routing.deadlock import dependency_graph, find_cycle, node_path_channels
 
 
 def test_unidirectional_ring_routes_close_a_cycle():

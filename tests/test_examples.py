@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator.config import load_config
-from simulator.simulation import run
+from icsim.simulator.config import load_config
+from icsim.simulator.simulation import run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs").rglob("*.yaml"))

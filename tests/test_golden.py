@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from simulator.config import config_from_dict
-from simulator.simulation import run
+from icsim.simulator.config import config_from_dict
+from icsim.simulator.simulation import run
 from tests.golden.cases import CASES, REPO, RESULTS, SLOW, pinned
 
 RECORDED = json.loads(RESULTS.read_text())

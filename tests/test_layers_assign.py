@@ -3,13 +3,13 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from routing.deadlock import dependency_graph, find_cycle
-from routing.layers import assigner_names, get_assigner
-from routing.layers.acro import acro
-from routing.layers.minimal import minimal_table
-from routing.layers.verify import verify_assignment, verify_layers
-from routing.table import RoutingTable
-from simulator.topology import Graph, Torus
+from icsim.routing.deadlock import dependency_graph, find_cycle
+from icsim.routing.layers import assigner_names, get_assigner
+from icsim.routing.layers.acro import acro
+from icsim.routing.layers.minimal import minimal_table
+from icsim.routing.layers.verify import verify_assignment, verify_layers
+from icsim.routing.table import RoutingTable
+from icsim.simulator.topology import Graph, Torus
 
 ASSIGNERS = ("acro", "lash", "lash_tor")
 
@@ -173,7 +173,7 @@ def test_a_route_crossing_a_channel_twice_needs_a_layer_change():
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_conventional_lash_tor_check_gives_the_same_layers(seed):
-    from routing.layers.lash_tor import lash_tor
+    from icsim.routing.layers.lash_tor import lash_tor
     table = minimal_table(Graph.random_regular(32, 4, seed), tie_break="random", seed=seed)
     a, b = lash_tor(table), lash_tor(table, check="conventional")
     assert a.num_layers == b.num_layers and a.layers == b.layers

@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 
-from experiments.layers import bench_assigners, layers_main, read_reference, reproduce_acro
-from routing.layers.minimal import minimal_table
-from simulator.topology import Graph
+from icsim.experiments.papers.acro.layers import bench_assigners, layers_main, read_reference, reproduce_acro
+from icsim.routing.layers.minimal import minimal_table
+from icsim.simulator.topology import Graph
 
 
 def test_layers_main_reports_layers_verification_and_time():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from simulator.network import DeadlockError
-from simulator.simulation import Simulation, run
-from simulator.topology import Torus
+from icsim.simulator.network import DeadlockError
+from icsim.simulator.simulation import Simulation, run
+from icsim.simulator.topology import Torus
 from tests.conftest import send_one, small_config
 
 

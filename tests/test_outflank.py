@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from routing.outflank import (
+from icsim.routing.outflank import (
     OUTFLANK,
     WRAPAROUND,
     OrthantPlanner,
@@ -30,7 +30,7 @@ from routing.outflank import (
     reference_half,
     wraparound_idns,
 )
-from simulator.topology import Torus
+from icsim.simulator.topology import Torus
 
 DELTA = 2
 C = 8

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import traffic.patterns
-from simulator.topology import Graph, Torus
-from traffic.patterns import PATTERNS, Pattern, PatternError, make_pattern
+from icsim.traffic import patterns as patterns_module
+from icsim.simulator.topology import Graph, Torus
+from icsim.traffic.patterns import PATTERNS, Pattern, PatternError, make_pattern
 
 PROPERTY = settings(max_examples=40, deadline=None, derandomize=True)
 
@@ -103,7 +103,7 @@ def test_an_unknown_pattern_name_lists_the_valid_ones_sorted():
 
 def test_register_refuses_a_name_twice():
     with pytest.raises(ValueError, match="uniform"):
-        traffic.patterns.register("uniform")(type("Again", (Pattern,), {}))
+        patterns_module.register("uniform")(type("Again", (Pattern,), {}))
     assert PATTERNS["uniform"].__name__ == "Uniform"
 
 
@@ -486,7 +486,7 @@ def test_hotspot_stays_in_range_at_the_edges_of_the_draw():
 
 
 def test_the_docstring_examples_run():
-    result = doctest.testmod(traffic.patterns)
+    result = doctest.testmod(patterns_module)
     assert result.attempted > 0 and result.failed == 0
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from experiments.plots import curve_lines, latency_series, plot_results
+from icsim.experiments.cli import main
+from icsim.experiments.pipeline.plots import curve_lines, latency_series, plot_results
 
 
 def row(load, *, algorithm="dor", pattern="uniform", saturated=False, latency=1000.0,
@@ -102,7 +102,7 @@ def test_icsim_plot_without_results_is_an_error(tmp_path, capsys):
 
 @pytest.mark.parametrize("n_panels", [1, 4])
 def test_every_panel_has_labelled_axes_and_a_legend(tmp_path, n_panels):
-    from experiments import plots
+    from icsim.experiments.pipeline import plots
 
     patterns = ["uniform", "transpose", "butterfly", "bitreverse"][:n_panels]
     rows = [r for p in patterns for r in window_curve("dor", p)]

@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments import ofr_table, reproduce
-from experiments.cli import main
-from simulator.config import ConfigError
+from icsim.experiments.papers import reproduce
+from icsim.experiments.papers.ofr import table2 as ofr_table
+from icsim.experiments.cli import main
+from icsim.simulator.config import ConfigError
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ def configs(tmp_path):
 
 def test_registering_a_reproduction_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(reproduce, "REPRODUCTIONS", dict(reproduce.REPRODUCTIONS))
-    reproduce.register("demo-table", "experiments.nosuch_module", "a demo")
+    reproduce.register("demo-table", "icsim.experiments.nosuch_module", "a demo")
     assert "demo-table" in reproduce.REPRODUCTIONS
     with pytest.raises(ValueError, match="twice"):
         reproduce.register("demo-table", "x", "y")

@@ -8,9 +8,9 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from experiments.saturation import CurveSearch, analyse_rows, judge, load_key
-from experiments.sweep import make_curves, parse_loads, run_sweep
-from simulator.network import DeadlockError
+from icsim.experiments.pipeline.saturation import CurveSearch, analyse_rows, judge, load_key
+from icsim.experiments.pipeline.sweep import make_curves, parse_loads, run_sweep
+from icsim.simulator.network import DeadlockError
 
 GRID = parse_loads("0.1:1.0:0.05")
 

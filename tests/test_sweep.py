@@ -9,11 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.cli import main
-from experiments.saturation import load_key
-from experiments.sweep import (ResultsFile, config_hash, curve_hash, make_curves, parse_loads,
+from icsim.experiments.cli import main
+from icsim.experiments.pipeline.saturation import load_key
+from icsim.experiments.pipeline.sweep import (ResultsFile, config_hash, curve_hash, make_curves, parse_loads,
                                parse_vary, run_sweep)
-from simulator.config import ConfigError, config_from_dict
+from icsim.simulator.config import ConfigError, config_from_dict
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
 
@@ -171,7 +171,7 @@ def test_a_killed_sweep_process_leaves_a_valid_csv_and_resumes(tmp_path):
     import time
 
     out = tmp_path / "sweep"
-    cmd = [sys.executable, "-m", "experiments.cli", "sweep", str(QUICKSTART), "--out", str(out),
+    cmd = [sys.executable, "-m", "icsim.experiments.cli", "sweep", str(QUICKSTART), "--out", str(out),
            "--workers", "1", "--loads", "0.05:0.6:0.05", "--no-plots",
            "--set", "topology.dims=[4,4]", "--set", "traffic.message_packets=4",
            "--set", "run.warmup_us=5", "--set", "run.measure_us=40", "--set", "run.drain_us=80"]
@@ -260,7 +260,7 @@ def test_a_line_that_does_not_match_the_header_is_set_aside_and_its_point_rerun(
 
 
 def test_two_sweeps_never_write_one_file(tmp_path, fake):
-    from experiments.sweep import SweepError
+    from icsim.experiments.pipeline.sweep import SweepError
 
     store = ResultsFile(tmp_path / "results.csv")
     with store.lock():
@@ -271,8 +271,8 @@ def test_two_sweeps_never_write_one_file(tmp_path, fake):
 
 
 def test_a_failing_backend_stops_the_sweep_keeping_finished_points(tmp_path, fake):
-    from experiments.execution import SerialExecutor
-    from experiments.sweep import SweepError
+    from icsim.experiments.pipeline.execution import SerialExecutor
+    from icsim.experiments.pipeline.sweep import SweepError
 
     class Dying(SerialExecutor):
         def result(self, handle):

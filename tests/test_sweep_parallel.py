@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.execution import DaskExecutor, LocalPoolExecutor, SerialExecutor, make_executor
-from experiments.sweep import WALL_COLUMNS, make_curves, parse_loads, parse_vary, run_sweep
+from icsim.experiments.pipeline.execution import DaskExecutor, LocalPoolExecutor, SerialExecutor, make_executor
+from icsim.experiments.pipeline.sweep import WALL_COLUMNS, make_curves, parse_loads, parse_vary, run_sweep
 
 GRID = parse_loads("0.1:0.9:0.2")
 
@@ -71,7 +71,7 @@ def test_the_executor_follows_workers_and_scheduler():
 def test_icsim_sweep_runs_on_a_dask_scheduler_address(tmp_path, capsys):
     from distributed import LocalCluster
 
-    from experiments.cli import main
+    from icsim.experiments.cli import main
 
     quickstart = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
     with LocalCluster(processes=False, n_workers=1, threads_per_worker=1,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from routing.table import RoutingTable
-from simulator.config import ConfigError, config_from_dict
-from simulator.network import DeadlockError
-from simulator.simulation import run
-from simulator.topology import Torus
+from icsim.routing.table import RoutingTable
+from icsim.simulator.config import ConfigError, config_from_dict
+from icsim.simulator.network import DeadlockError
+from icsim.simulator.simulation import run
+from icsim.simulator.topology import Torus
 
 
 def dor_table(topo: Torus) -> RoutingTable:
@@ -118,8 +118,8 @@ def shortest_path_run(layers):
 
 
 def test_shortest_path_tables_on_one_vc_have_a_cycle_and_deadlock_a_saturated_6x6_torus():
-    from routing.deadlock import dependency_graph, find_cycle
-    from simulator.simulation import Simulation
+    from icsim.routing.deadlock import dependency_graph, find_cycle
+    from icsim.simulator.simulation import Simulation
 
     sim = Simulation(shortest_path_run(None))
     table = sim.routing.table
@@ -130,8 +130,8 @@ def test_shortest_path_tables_on_one_vc_have_a_cycle_and_deadlock_a_saturated_6x
 
 
 def test_acro_layers_make_the_same_tables_deadlock_free_at_the_same_load():
-    from routing.layers.verify import verify_layers
-    from simulator.simulation import Simulation
+    from icsim.routing.layers.verify import verify_layers
+    from icsim.simulator.simulation import Simulation
 
     sim = Simulation(shortest_path_run("acro"))
     assert verify_layers(sim.routing.table).ok
@@ -165,7 +165,7 @@ def test_a_tornado_job_on_8_nodes_with_sssp_tables_runs_at_link_speed_and_bfs_ta
 
 
 def test_a_table_file_must_cover_the_jobs_nodes(tmp_path):
-    from routing.tables.generators import generate
+    from icsim.routing.tables.generators import generate
     path = tmp_path / "job.json"
     generate("sssp", Torus((4, 2, 2, 2)), range(8)).save(path)
     assert run(tornado_job(table=str(path)))["packets_delivered"] == 8 * 256

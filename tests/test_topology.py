@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from simulator.topology import ABSENT, Graph, Torus
+from icsim.simulator.topology import ABSENT, Graph, Torus
 
 dims_strategy = st.lists(st.integers(1, 6), min_size=1, max_size=4)
 

@@ -5,8 +5,8 @@ import doctest
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import traffic.trace
-from traffic.trace import TraceError, TraceRecord, read_trace, write_trace
+from icsim.traffic import trace as trace_module
+from icsim.traffic.trace import TraceError, TraceRecord, read_trace, write_trace
 
 NODES = 16
 
@@ -102,5 +102,5 @@ def test_a_missing_file_is_an_os_error(tmp_path):
 
 
 def test_the_docstring_examples_run():
-    result = doctest.testmod(traffic.trace)
+    result = doctest.testmod(trace_module)
     assert result.attempted > 0 and result.failed == 0

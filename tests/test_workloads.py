@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from simulator.config import ConfigError, config_from_dict
-from simulator.simulation import run
-from simulator.topology import Torus
+from icsim.simulator.config import ConfigError, config_from_dict
+from icsim.simulator.simulation import run
+from icsim.simulator.topology import Torus
 from tests.conftest import small_config
 
 
@@ -28,7 +28,7 @@ def test_aligned_phase_creates_every_nodes_messages_at_the_same_instants():
     r = run(cfg)
     assert r["packets_delivered"] == 16 * 3 * 2
     # with aligned bursts every node's first message is created at t = 0
-    from simulator.simulation import Simulation
+    from icsim.simulator.simulation import Simulation
     sim = Simulation(cfg)
     sim.workload.start()
     assert set(sim.workload.phase) == {0}
@@ -131,7 +131,7 @@ def test_a_bad_trace_is_a_config_error_naming_file_and_line(tmp_path, body, reas
 
 
 def test_an_interleaved_exchange_sends_the_same_packets_round_robin():
-    from traffic.workloads import collective_messages
+    from icsim.traffic.workloads import collective_messages
     topo = Torus((4, 4))
     seq = collective_messages("alltoall", topo, 4 * 512, 512, 0)
     inter = collective_messages("alltoall", topo, 4 * 512, 512, 0, interleave=True)
@@ -155,7 +155,7 @@ jobs_of_4x4 = st.lists(st.integers(0, 15), min_size=2, max_size=16, unique=True)
 @settings(max_examples=40, deadline=None)
 @given(job=jobs_of_4x4)
 def test_an_alltoall_on_a_jobs_nodes_sends_once_between_every_ordered_pair_of_them(job):
-    from traffic.workloads import collective_messages
+    from icsim.traffic.workloads import collective_messages
     msgs = collective_messages("alltoall", Torus((4, 4)), 1024, 512, 0, nodes=job)
     pairs = [(s, d) for _, s, d, _ in msgs]
     assert sorted(pairs) == sorted((s, d) for s in job for d in job if s != d)
@@ -168,7 +168,7 @@ def test_an_alltoall_on_a_jobs_nodes_sends_once_between_every_ordered_pair_of_th
 @settings(max_examples=40, deadline=None)
 @given(job=jobs_of_4x4)
 def test_a_neighbor_exchange_on_a_jobs_nodes_uses_exactly_the_links_inside_the_job(job):
-    from traffic.workloads import collective_messages
+    from icsim.traffic.workloads import collective_messages
     topo = Torus((4, 4))
     msgs = collective_messages("neighbor", topo, 512, 512, 0, nodes=job)
     inside = sorted((s, v) for s in job for v in topo.neighbor_table[s] if v in job)
@@ -176,8 +176,8 @@ def test_a_neighbor_exchange_on_a_jobs_nodes_uses_exactly_the_links_inside_the_j
 
 
 def test_a_permutation_on_a_job_maps_ranks_and_coordinate_patterns_are_refused():
-    from traffic.patterns import PatternError
-    from traffic.workloads import collective_messages
+    from icsim.traffic.patterns import PatternError
+    from icsim.traffic.workloads import collective_messages
     job = [3, 5, 8, 13, 14, 15]
     msgs = collective_messages("tornado", Torus((4, 4)), 512, 512, 0, {"over": "index"},
                                nodes=job)

@@ -37,7 +37,7 @@ Conventions worth knowing
 * ``alltoall`` counts messages from 0, so a source never addresses itself: messages
   ``0 .. N-2`` go to ``src+1, src+2, ..., src-1`` (SPEC's "step i to (s + i) mod N" with i
   counted from 1), then the cycle repeats.
-* Coordinate patterns (transpose3d, tornado, neighbor) need a :class:`~simulator.topology.Torus`;
+* Coordinate patterns (transpose3d, tornado, neighbor) need a :class:`~icsim.simulator.topology.Torus`;
   they apply to mesh dimensions too, with the same coordinate arithmetic.
 
 Determinism and speed
@@ -111,14 +111,14 @@ def make_pattern(name: str, topology: Any, *, seed: int, **params: Any) -> "Patt
 
     Examples
     --------
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> p = make_pattern("tornado", Torus((8, 8)), seed=0)
     >>> p.destination(0, 0, None), p.permutation
     (27, True)
     >>> make_pattern("transpose", Torus((8, 8, 8)), seed=0)
     Traceback (most recent call last):
     ...
-    traffic.patterns.PatternError: transpose: 8x8x8 has 512 nodes, not a perfect square
+    icsim.traffic.patterns.PatternError: transpose: 8x8x8 has 512 nodes, not a perfect square
     """
     cls = PATTERNS.get(name) if isinstance(name, str) else None
     if cls is None:

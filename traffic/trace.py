@@ -96,7 +96,7 @@ def read_trace(path: str | os.PathLike[str], num_nodes: int) -> list[TraceRecord
     >>> read_trace(name, num_nodes=3)   # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    traffic.trace.TraceError: ...csv:3: dst 3 is not a node id in [0, 3)
+    icsim.traffic.trace.TraceError: ...csv:3: dst 3 is not a node id in [0, 3)
     >>> os.remove(name)
     """
     name = os.fspath(path)

@@ -15,8 +15,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simulator.network import ps
-from traffic.load import gamma1_packet_period_ns
+from icsim.simulator.network import ps
+from icsim.traffic.load import gamma1_packet_period_ns
 
 
 class OpenLoop:
@@ -195,13 +195,13 @@ def collective_messages(kind: str, topology: Any, message_bytes: int, packet_byt
 
     Examples
     --------
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> msgs = collective_messages("tornado", Torus((4, 2)), 512, 512, 0,
     ...                            {"over": "index"}, nodes=[0, 1, 2, 4, 6])
     >>> [(s, d) for _, s, d, _ in msgs]       # ranks r -> r + 2 of 5, on the job's nodes
     [(0, 2), (1, 4), (2, 6), (4, 0), (6, 1)]
     """
-    from traffic.patterns import PatternError, make_pattern
+    from icsim.traffic.patterns import PatternError, make_pattern
 
     job = list(range(topology.num_nodes)) if nodes is None else [int(v) for v in nodes]
     n = len(job)
@@ -238,7 +238,7 @@ def collective_messages(kind: str, topology: Any, message_bytes: int, packet_byt
 
 def trace_messages(path: str, num_nodes: int, packet_bytes: int) -> list[tuple[int, int, int, int]]:
     """Messages of a trace file (see :mod:`traffic.trace`), as recorded."""
-    from traffic.trace import read_trace
+    from icsim.traffic.trace import read_trace
 
     return [(ps(r.time_ns), r.src, r.dst, packets_for(r.bytes, packet_bytes))
             for r in read_trace(path, num_nodes)]

@@ -10,8 +10,8 @@ route that changes layer ends in the lower one.
 
 Examples
 --------
->>> from simulator.topology import Graph
->>> from routing.layers.minimal import minimal_table
+>>> from icsim.simulator.topology import Graph
+>>> from icsim.routing.layers.minimal import minimal_table
 >>> ring = minimal_table(Graph.from_edges(5, [(i, (i + 1) % 5) for i in range(5)]))
 >>> sorted(assigner_names())
 ['acro', 'lash', 'lash_tor']
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from routing.table import Pair, RoutingTable
+from icsim.routing.table import Pair, RoutingTable
 
 Channel = tuple[int, int]
 """A channel as ``(node, port)``, the form :meth:`RoutingTable.channel_path` returns."""
@@ -43,7 +43,7 @@ def register(name: str):
 
 
 def _load_builtin() -> None:
-    from routing.layers import acro, lash, lash_tor  # noqa: F401  (each registers itself)
+    from icsim.routing.layers import acro, lash, lash_tor  # noqa: F401  (each registers itself)
 
 
 def assigner_names() -> tuple[str, ...]:

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import heapq
 
-from routing.layers import Channel, IndexedRoutes, LayerAssignment, register
-from routing.table import RoutingTable
+from icsim.routing.layers import Channel, IndexedRoutes, LayerAssignment, register
+from icsim.routing.table import RoutingTable
 
 
 @register("acro")
@@ -57,8 +57,8 @@ def acro(table: RoutingTable) -> LayerAssignment:
 
     Examples
     --------
-    >>> from simulator.topology import Graph
-    >>> from routing.layers.minimal import minimal_table
+    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.routing.layers.minimal import minimal_table
     >>> table = minimal_table(Graph.from_edges(5, [(i, (i + 1) % 5) for i in range(5)]))
     >>> a = acro(table)
     >>> a.num_layers, a.layers[(0, 2)], a.layers[(3, 0)]

@@ -12,8 +12,8 @@ acyclicity checks need no search at all.
 
 from __future__ import annotations
 
-from routing.layers import IndexedRoutes, LayerAssignment, register
-from routing.table import RoutingTable
+from icsim.routing.layers import IndexedRoutes, LayerAssignment, register
+from icsim.routing.table import RoutingTable
 
 
 class IncrementalCDG:
@@ -200,8 +200,8 @@ def lash(table: RoutingTable) -> LayerAssignment:
 
     Examples
     --------
-    >>> from simulator.topology import Graph
-    >>> from routing.layers.minimal import minimal_table
+    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.routing.layers.minimal import minimal_table
     >>> table = minimal_table(Graph.from_edges(5, [(i, (i + 1) % 5) for i in range(5)]))
     >>> lash(table).num_layers
     2

@@ -21,9 +21,9 @@ is necessary for this route.
 
 from __future__ import annotations
 
-from routing.layers import IndexedRoutes, LayerAssignment, register
-from routing.layers.lash import CHECKS, IncrementalCDG, _orders
-from routing.table import RoutingTable
+from icsim.routing.layers import IndexedRoutes, LayerAssignment, register
+from icsim.routing.layers.lash import CHECKS, IncrementalCDG, _orders
+from icsim.routing.table import RoutingTable
 
 
 @register("lash_tor")
@@ -46,8 +46,8 @@ def lash_tor(table: RoutingTable, check: str = "incremental") -> LayerAssignment
 
     Examples
     --------
-    >>> from simulator.topology import Graph
-    >>> from routing.layers.minimal import minimal_table
+    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.routing.layers.minimal import minimal_table
     >>> table = minimal_table(Graph.from_edges(5, [(i, (i + 1) % 5) for i in range(5)]))
     >>> a = lash_tor(table)
     >>> a.num_layers, a.layers[(4, 1)]

@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from routing.deadlock import dependency_graph, find_cycle
-from routing.table import Pair, RoutingTable
+from icsim.routing.deadlock import dependency_graph, find_cycle
+from icsim.routing.table import Pair, RoutingTable
 
 Channel = tuple[int, int]
 
@@ -87,8 +87,8 @@ def verify_layers(table: RoutingTable, layers: Mapping[Pair, tuple[int, ...]] | 
 
     Examples
     --------
-    >>> from simulator.topology import Graph
-    >>> from routing.layers.minimal import minimal_table
+    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.routing.layers.minimal import minimal_table
     >>> ring = minimal_table(Graph.from_edges(4, [(0, 1), (1, 2), (2, 3), (3, 0)]))
     >>> verify_layers(ring, {p: (0,) * len(r) for p, r in ring.routes.items()}).ok
     True
@@ -189,9 +189,9 @@ def verify_assignment(table: RoutingTable, assignment, **kwargs) -> Verification
 
     Examples
     --------
-    >>> from simulator.topology import Graph
-    >>> from routing.layers.minimal import minimal_table
-    >>> from routing.layers.acro import acro
+    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.routing.layers.minimal import minimal_table
+    >>> from icsim.routing.layers.acro import acro
     >>> table = minimal_table(Graph.random_regular(16, 3, seed=2))
     >>> verify_assignment(table, acro(table)).ok
     True

@@ -21,7 +21,7 @@ decides every candidate.
 
 Examples
 --------
->>> from simulator.topology import Torus
+>>> from icsim.simulator.topology import Torus
 >>> augmenting_turns(Torus((5, 5))).shape[0]     # rings everywhere: nothing can be added
 0
 >>> turns = augmenting_turns(Torus((4, 2)))
@@ -35,10 +35,10 @@ from typing import Callable
 
 import numpy as np
 
-from routing.deadlock import DependencyGraph, dependency_graph
-from routing.tables.routing_graph import (RoutingGraph, build_routing_graph, direction_order,
+from icsim.routing.deadlock import DependencyGraph, dependency_graph
+from icsim.routing.tables.routing_graph import (RoutingGraph, build_routing_graph, direction_order,
                                           direction_rank, port_positive)
-from simulator.topology import Torus
+from icsim.simulator.topology import Torus
 
 
 def order_keeping_turns(topology: Torus) -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -63,7 +63,7 @@ def direction_order_cdg(topology: Torus, turns: np.ndarray | None = None,
                         exempt: Callable | None = None) -> DependencyGraph:
     """The channel dependency graph of direction-order routing (plus the extra ``turns``,
     rows ``(node, port, next_node, next_port)``), built by
-    :func:`routing.deadlock.dependency_graph`; channels are ``(node, port)``."""
+    :func:`icsim.routing.deadlock.dependency_graph`; channels are ``(node, port)``."""
     pairs = order_keeping_turns(topology)
     if turns is not None:
         pairs += [((u, p), (v, q)) for u, p, v, q in np.asarray(turns).reshape(-1, 4).tolist()]
@@ -150,7 +150,7 @@ def deadlock_free_routing_graph(topology: Torus) -> RoutingGraph:
 
     Examples
     --------
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> g = deadlock_free_routing_graph(Torus((4, 2, 2, 2)))
     >>> g.accepts(0, [2, 0])          # first step y+, then x+: allowed on this torus
     5

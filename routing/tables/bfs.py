@@ -32,8 +32,8 @@ only ever uses shortest paths, and that subgraph keeps every minimal route.
 
 Examples
 --------
->>> from simulator.topology import Torus
->>> from routing.tables.metrics import table_metrics
+>>> from icsim.simulator.topology import Torus
+>>> from icsim.routing.tables.metrics import table_metrics
 >>> m = table_metrics(bfs(Torus((4, 2, 2, 2))))
 >>> m.max_load, m.min_load, m.max_d
 (36, 3, 5)
@@ -46,9 +46,9 @@ from typing import Iterable
 
 import numpy as np
 
-from routing.table import RoutingTable
-from routing.tables.generators import make_table, new_weights, node_list, prepare, register
-from routing.tables.routing_graph import RoutingGraph, expand_edges, walk_back
+from icsim.routing.table import RoutingTable
+from icsim.routing.tables.generators import make_table, new_weights, node_list, prepare, register
+from icsim.routing.tables.routing_graph import RoutingGraph, expand_edges, walk_back
 
 QUEUE_KEYS = ("sum", "mean", "min", "none")
 
@@ -147,7 +147,7 @@ def bfs(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
 
     Examples
     --------
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> bfs(Torus((4, 4))).route(0, 5)
     (0, 2)
     """

@@ -7,15 +7,15 @@ in a negative direction.  The first and last steps may break the order and the d
 rule; whether that is safe is the deadlock check's business.
 
 Deadlock: the channel dependency graph of all routes, built by
-:func:`routing.deadlock.dependency_graph` with the bubble rule's exemption (a dependency
+:func:`icsim.routing.deadlock.dependency_graph` with the bubble rule's exemption (a dependency
 between consecutive channels of one ring in one direction cannot close a deadlock), must be
 acyclic; otherwise a cycle is returned as evidence, with for each of its dependencies a pair
 whose route makes it.
 
 Examples
 --------
->>> from simulator.topology import Torus
->>> from routing.table import RoutingTable
+>>> from icsim.simulator.topology import Torus
+>>> from icsim.routing.table import RoutingTable
 >>> t = Torus((4, 4))
 >>> route_violation(t, [2, 0, 0])                 # y+ then x+: a first step, fine
 >>> route_violation(t, [0, 3, 2])                 # y- then y+: both signs of y
@@ -31,9 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from routing.deadlock import dependency_graph, find_cycle
-from routing.table import RoutingTable, TableError
-from routing.tables.routing_graph import direction_rank, port_positive
+from icsim.routing.deadlock import dependency_graph, find_cycle
+from icsim.routing.table import RoutingTable, TableError
+from icsim.routing.tables.routing_graph import direction_rank, port_positive
 
 
 class AngaraRuleError(TableError):
@@ -139,7 +139,7 @@ def _port_of_rank(r: int, n: int) -> int:
 
 
 def bubble_exempt(topology):
-    """``exempt(c1, c2)`` for :func:`routing.deadlock.dependency_graph`: true when ``c2``
+    """``exempt(c1, c2)`` for :func:`icsim.routing.deadlock.dependency_graph`: true when ``c2``
     continues ``c1`` along the same ring in the same direction (the bubble rule keeps such
     dependencies from closing a deadlock)."""
     nbr = topology.neighbor_table

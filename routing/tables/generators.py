@@ -9,14 +9,14 @@ prebuilt graph was passed as ``graph=``).
 
 Examples
 --------
->>> from simulator.topology import Torus
+>>> from icsim.simulator.topology import Torus
 >>> table = generate("sssp", Torus((4, 2, 2, 2)), nodes=range(8))
 >>> table.meta["generator"], len(table.routes)
 ('sssp', 56)
 >>> generate("dijkstra", Torus((4, 4)))
 Traceback (most recent call last):
 ...
-routing.tables.generators.UnknownGeneratorError: unknown table generator 'dijkstra'; valid names: bfs, genetic, sssp
+icsim.routing.tables.generators.UnknownGeneratorError: unknown table generator 'dijkstra'; valid names: bfs, genetic, sssp
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ from typing import Callable, Iterable, Protocol
 
 import numpy as np
 
-from routing.table import RoutingTable
-from routing.tables.augment import deadlock_free_routing_graph
-from routing.tables.routing_graph import RoutingGraph
+from icsim.routing.table import RoutingTable
+from icsim.routing.tables.augment import deadlock_free_routing_graph
+from icsim.routing.tables.routing_graph import RoutingGraph
 
-_BUILTIN_MODULES = ("routing.tables.bfs", "routing.tables.sssp", "routing.tables.genetic")
+_BUILTIN_MODULES = ("icsim.routing.tables.bfs", "icsim.routing.tables.sssp",
+                    "icsim.routing.tables.genetic")
 
 
 class Generator(Protocol):

@@ -2,7 +2,7 @@
 
 A chromosome picks, for every ordered pair of the node set (its genes, pairs in sorted order),
 one of the pair's minimal Angara routes (enumerated from the deadlock-free routing graph).
-The fitness is ``σ(4, R)`` (lower is better, :mod:`routing.tables.metrics`).  The first
+The fitness is ``σ(4, R)`` (lower is better, :mod:`icsim.routing.tables.metrics`).  The first
 generation is ``population`` random chromosomes.  Each generation makes ``population``
 children: parents are drawn uniformly from the whole population (panmixia) in pairs, each
 pair gives two children by two-point crossover, and every child gene is replaced by a random
@@ -20,8 +20,8 @@ reached 0, a perfectly balanced table).  ``max_generations`` and ``time_limit_s`
 
 Examples
 --------
->>> from simulator.topology import Torus
->>> from routing.tables.metrics import table_metrics
+>>> from icsim.simulator.topology import Torus
+>>> from icsim.routing.tables.metrics import table_metrics
 >>> t = genetic(Torus((4, 2, 2, 2)), nodes=range(4), seed=1, max_generations=20)
 >>> table_metrics(t).sigma4
 0.0
@@ -34,10 +34,10 @@ from typing import Iterable
 
 import numpy as np
 
-from routing.table import RoutingTable
-from routing.tables.generators import make_table, node_list, prepare, register
-from routing.tables.metrics import counted_channels, minimal_total_load
-from routing.tables.routing_graph import RoutingGraph, source_dag
+from icsim.routing.table import RoutingTable
+from icsim.routing.tables.generators import make_table, node_list, prepare, register
+from icsim.routing.tables.metrics import counted_channels, minimal_total_load
+from icsim.routing.tables.routing_graph import RoutingGraph, source_dag
 
 
 class RouteChoices:
@@ -134,7 +134,7 @@ def genetic(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
 
     Examples
     --------
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> a = genetic(Torus((4, 4)), nodes=range(4), seed=3, max_generations=5)
     >>> b = genetic(Torus((4, 4)), nodes=range(4), seed=3, max_generations=5)
     >>> a.routes == b.routes

@@ -17,8 +17,8 @@ routes never leave the subset, so the two parts coincide.
 
 Examples
 --------
->>> from simulator.topology import Torus
->>> from routing.table import RoutingTable
+>>> from icsim.simulator.topology import Torus
+>>> from icsim.routing.table import RoutingTable
 >>> t = Torus((3,))                       # a 3-ring routed clockwise only (not minimal)
 >>> routes = {(s, d): (0,) * ((d - s) % 3) for s in range(3) for d in range(3) if s != d}
 >>> m = table_metrics(RoutingTable(t, routes))
@@ -35,7 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
-from routing.table import RoutingTable
+from icsim.routing.table import RoutingTable
 
 
 @dataclass(frozen=True)

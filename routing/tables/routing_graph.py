@@ -35,7 +35,7 @@ One interpretation is fixed here.  Rule 3 offers the LS step only where the dire
 ``S+D`` is forbidden (S already uses the opposite sign of D's dimension); where both exist they
 lead to the same neighbour by the same port, and the paper's count "at most 2n edges" per
 dirbit vertex holds only with this reading.  The deadlock-free augmentation (§3.2, see
-:mod:`routing.tables.augment`) adds channel-specific edges FS_i -> dirbit_{D_j} and
+:mod:`icsim.routing.tables.augment`) adds channel-specific edges FS_i -> dirbit_{D_j} and
 dirbit_S (last direction D_i) -> LS_j for turns D_i -> D_j against the order.
 
 Every legal route is a path (Theorem 1).  The :meth:`RoutingGraph.minimal` subgraph drops the
@@ -45,7 +45,7 @@ route is exactly one path, so shortest-path counts are route counts.
 
 Examples
 --------
->>> from simulator.topology import Torus
+>>> from icsim.simulator.topology import Torus
 >>> g = build_routing_graph(Torus((4, 4)))
 >>> g.vertices_per_node, g.num_vertices
 (14, 224)
@@ -63,7 +63,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from simulator.topology import Torus
+from icsim.simulator.topology import Torus
 
 # ----------------------------------------------------------------------------- edge kinds
 BEGIN_DIRBIT, BEGIN_FS, BEGIN_END = 0, 1, 2
@@ -326,7 +326,7 @@ def build_routing_graph(topology: Torus, turns: np.ndarray | None = None) -> Rou
 
     Examples
     --------
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> g = build_routing_graph(Torus((5, 5, 5)))
     >>> g.num_vertices == 125 * (27 + 6 + 1)
     True
@@ -564,7 +564,7 @@ def source_dag(graph: RoutingGraph, src: int, targets: Sequence[int]) -> SourceD
 
     Examples
     --------
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> g = build_routing_graph(Torus((4, 4))).minimal()
     >>> dag = source_dag(g, 0, [2, 5, 10])
     >>> dag.count.tolist(), dag.hops.tolist()     # x offset 2 is half the ring: two routes

@@ -74,8 +74,8 @@ BFS 1.429: six two off and four one off).
 
 Examples
 --------
->>> from simulator.topology import Torus
->>> from routing.tables.metrics import table_metrics
+>>> from icsim.simulator.topology import Torus
+>>> from icsim.routing.tables.metrics import table_metrics
 >>> m = table_metrics(sssp(Torus((4, 2, 2, 2))))
 >>> m.max_load <= 28, m.max_d
 (True, 5)
@@ -89,9 +89,9 @@ from typing import Iterable
 
 import numpy as np
 
-from routing.table import RoutingTable
-from routing.tables.generators import make_table, new_weights, node_list, prepare, register
-from routing.tables.routing_graph import RoutingGraph, dag_shortest_paths, source_dag
+from icsim.routing.table import RoutingTable
+from icsim.routing.tables.generators import make_table, new_weights, node_list, prepare, register
+from icsim.routing.tables.routing_graph import RoutingGraph, dag_shortest_paths, source_dag
 
 
 def turn_numbers(coords: np.ndarray, src: int, targets: np.ndarray) -> np.ndarray:
@@ -124,7 +124,7 @@ def sssp(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
 
     Examples
     --------
-    >>> from simulator.topology import Torus
+    >>> from icsim.simulator.topology import Torus
     >>> t = sssp(Torus((4, 4)), nodes=[0, 1, 2, 3])
     >>> [t.route(s, (s + 2) % 4) for s in range(4)]     # half-ring pairs: two go each way
     [(0, 0), (1, 1), (0, 0), (1, 1)]

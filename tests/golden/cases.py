@@ -119,8 +119,8 @@ def pinned(result: dict) -> dict:
 def record() -> None:
     import os
 
-    from simulator.config import config_from_dict
-    from simulator.simulation import run
+    from icsim.simulator.config import config_from_dict
+    from icsim.simulator.simulation import run
 
     os.chdir(REPO)
     out = {}

@@ -36,15 +36,15 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from experiments.execution import run_appending
-from experiments.paper import paper_table
+from icsim.experiments.pipeline.execution import run_appending
+from icsim.experiments.papers.published import paper_table
 
-from routing.table import RoutingTable
-from routing.tables.augment import deadlock_free_routing_graph
-from routing.tables.check import assert_angara, check_table
-from routing.tables.generators import generate
-from routing.tables.metrics import table_metrics
-from simulator.topology import Torus
+from icsim.routing.table import RoutingTable
+from icsim.routing.tables.augment import deadlock_free_routing_graph
+from icsim.routing.tables.check import assert_angara, check_table
+from icsim.routing.tables.generators import generate
+from icsim.routing.tables.metrics import table_metrics
+from icsim.simulator.topology import Torus
 
 ALGORITHMS = ("bfs", "genetic", "sssp")
 DESMOS_DIMS = (4, 2, 2, 2)
@@ -204,16 +204,16 @@ TABLE2_DIFFERENCES = """
 ## Where ours differ from the paper's, and why
 
 * **Subsets of 2-16 nodes.**  The paper does not list them; ours are the first k node ids (module
-  docstring of `experiments.angara`).  Rows of 8 and 16 nodes compare tables on sets that may
+  docstring of `icsim.experiments.papers.angara.analysis`).  Rows of 8 and 16 nodes compare tables on sets that may
   not be the paper's.
 * **SSSP sigma(4) on 32 nodes.**  Algorithms 3-4 as written give the paper's max, min and max D
   but a larger deviation; every reading of what the text leaves open that we tried stays above
   the paper's value, while the same routes admit a smaller one.  The readings and their
-  figures are in the docstring of `routing.tables.sssp`.
+  figures are in the docstring of `icsim.routing.tables.sssp`.
 * **BFS.**  Read literally (the queue sorted by the sum of outgoing weights) it is better than
   the paper's BFS on 32 nodes and not balanced on the 4-node ring, which the paper reports
   balanced; readings that balance the ring move the other rows no closer
-  (docstring of `routing.tables.bfs`).
+  (docstring of `icsim.routing.tables.bfs`).
 * **Genetic.**  Stochastic: other seeds give other tables (`--seed`); the paper reports one run.
 """
 

@@ -29,7 +29,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from experiments.paper import paper_table
+from icsim.experiments.papers.published import paper_table
 
 
 # ----------------------------------------------------------------------------- icsim tables
@@ -56,8 +56,8 @@ def add_tables_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
-    from experiments.angara import check_main, tables_main
-    from routing.table import TableError
+    from icsim.experiments.papers.angara.analysis import check_main, tables_main
+    from icsim.routing.table import TableError
 
     try:
         if args.check:
@@ -94,7 +94,7 @@ def _table2_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _table2_run(args: argparse.Namespace) -> int:
-    from experiments.angara import reproduce_table2
+    from icsim.experiments.papers.angara.analysis import reproduce_table2
 
     print(reproduce_table2(_out(args, "runs/angara-table2"), seed=args.seed))
     return 0
@@ -116,7 +116,7 @@ def _tori_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _tori_run(args: argparse.Namespace) -> int:
-    from experiments.angara import reproduce_tori
+    from icsim.experiments.papers.angara.analysis import reproduce_tori
 
     sample, max_nodes = args.sample, args.max_nodes
     if args.quick:
@@ -144,8 +144,8 @@ def simulate_exchange(generator: str, collective: str, interleave: bool, message
                       nodes: list[int] | None = None) -> dict:
     """Completion time of one exchange on 4x2x2x2 with a generated table; ``nodes``: run it
     as a job on these nodes (ranks in list order), with a table generated for them."""
-    from simulator.config import config_from_dict
-    from simulator.simulation import run
+    from icsim.simulator.config import config_from_dict
+    from icsim.simulator.simulation import run
 
     traffic = {"workload": "collective", "collective": collective, "interleave": interleave,
                "message_bytes": message_bytes, "params": {"tornado": {"over": "index"}}}

@@ -8,11 +8,11 @@ A reproduction is a module (or ``module:object``) with two functions::
 Registering one is one line here (the module is imported only when its name is used, so a
 broken or slow-to-import reproduction never affects the others)::
 
-    register("ofr-table3", "experiments.ofr_table3",
+    register("ofr-table3", "icsim.experiments.papers.ofr.table3",
          "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
-register("acro-layers", "experiments.layers_cli:ACRO",
+register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
          "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
-register("angara-table2", "experiments.angara_table", "Angara routing-table quality")
+register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2", "Angara routing-table quality")
 
 ``icsim reproduce`` lists the registered names; ``icsim reproduce NAME --help`` shows the
 reproduction's own options.  :func:`add_common_arguments` gives every reproduction the same
@@ -47,23 +47,23 @@ def register(name: str, module: str, help: str) -> Reproduction:
     return REPRODUCTIONS[name]
 
 
-register("ofr-table2", "experiments.ofr_table",
+register("ofr-table2", "icsim.experiments.papers.ofr.table2",
          "OutFlank Tables 2 and 3: gamma* and derouted shares of ABR/POR/OFR on 8^3 or 16^3 tori")
-register("ofr-table3", "experiments.ofr_table3",
+register("ofr-table3", "icsim.experiments.papers.ofr.table3",
          "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
-register("acro-layers", "experiments.layers_cli:ACRO",
+register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
          "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
-register("angara-table2", "experiments.angara_cli:TABLE2",
+register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2",
          "Angara Table 2: BFS/SSSP/Genetic table quality on the 4x2x2x2 Desmos torus")
-register("angara-tori", "experiments.angara_cli:TORI",
+register("angara-tori", "icsim.experiments.papers.angara.cli:TORI",
          "Angara Sec. 5.1: SSSP vs BFS (vs Genetic) on random 2D/3D/4D tori")
-register("angara-sim", "experiments.angara_cli:SIM",
+register("angara-sim", "icsim.experiments.papers.angara.cli:SIM",
          "Angara Sec. 5.2: alltoall and tornado with SSSP vs BFS tables, simulated on 4x2x2x2")
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:
     """``--out``, ``--quick``, ``--workers``, ``--scheduler`` for a reproduction."""
-    from experiments.execution import add_execution_arguments
+    from icsim.experiments.pipeline.execution import add_execution_arguments
 
     parser.add_argument("--out", default=None, metavar="DIR",
                         help=f"output directory (default {default_out}); finished runs there "

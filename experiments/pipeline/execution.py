@@ -2,7 +2,7 @@
 
 All three executors share one small interface (:class:`Executor`): ``submit`` a task,
 ``wait`` until at least one finishes, take its ``result``, ``close``.  The sweep coordinator
-(:func:`experiments.sweep.run_sweep`) keeps at most ``slots`` tasks in flight and decides what
+(:func:`icsim.experiments.pipeline.sweep.run_sweep`) keeps at most ``slots`` tasks in flight and decides what
 to run next from the results, so the executors know nothing about saturation searches.
 
 * :class:`SerialExecutor` (``--workers 1``) runs each task in the calling process when it is
@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------------------------- worker side
@@ -49,7 +49,7 @@ def execute_point(config: dict[str, Any], run_fn: Callable | None = None) -> dic
     config : dict
         A resolved config (``Config.to_dict()``); validated again here.
     run_fn : callable, optional
-        ``run_fn(Config) -> result dict``; defaults to :func:`simulator.simulation.run`.
+        ``run_fn(Config) -> result dict``; defaults to :func:`icsim.simulator.simulation.run`.
         Must be importable by name on the worker (a module-level function).
 
     Returns
@@ -59,14 +59,14 @@ def execute_point(config: dict[str, Any], run_fn: Callable | None = None) -> dic
         ``None``), ``started_at``/``finished_at`` (UTC ISO), ``elapsed_s`` (build + run wall
         time) and ``host``.
     """
-    from simulator.config import config_from_dict
+    from icsim.simulator.config import config_from_dict
 
     started, t0 = _now(), time.perf_counter()
     result, error = None, None
     try:
         cfg = config_from_dict(config)
         if run_fn is None:
-            from simulator.simulation import run as run_fn
+            from icsim.simulator.simulation import run as run_fn
         result = run_fn(cfg)
     except Exception as exc:  # any failure of a run is data: the point is saturated
         error = f"{type(exc).__name__}: {exc}"
@@ -141,7 +141,8 @@ def _preload_context() -> multiprocessing.context.BaseContext:
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["simulator.simulation", "experiments.execution"])
+        ctx.set_forkserver_preload(["icsim.simulator.simulation",
+                                      "icsim.experiments.pipeline.execution"])
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -285,7 +286,7 @@ def git_commit(path: Path = REPO_ROOT) -> str:
 
 
 def package_version() -> str:
-    from simulator.simulation import VERSION
+    from icsim.simulator.simulation import VERSION
 
     return VERSION
 

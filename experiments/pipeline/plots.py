@@ -14,7 +14,7 @@ usually the routing algorithm, with its γ*):
     Share of derouted packets versus offered load (Fig. 5 style): total, plus outflank and
     wraparound where non-zero; saturated runs hollow.
 
-Sustained/saturated is judged with :mod:`experiments.saturation` (window rule or finite-mode
+Sustained/saturated is judged with :mod:`icsim.experiments.pipeline.saturation` (window rule or finite-mode
 1.2 × latency at γ = 0.10), per curve (``curve_hash``).  Only the Agg canvas is used; nothing
 touches pyplot's global state.
 """
@@ -32,7 +32,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from experiments.saturation import analyse_rows, load_key
+from icsim.experiments.pipeline.saturation import analyse_rows, load_key
 
 RESULTS_NAME = "results.csv"
 FORMATS = ("png", "svg")

@@ -2,7 +2,7 @@
 
 For each traffic pattern (butterfly, transpose, transpose3d, uniform, bitreverse) and each
 routing algorithm (ABR, POR, OFR by default; ``--algorithms`` takes any registered ones, e.g.
-``dor``), a saturation search (:mod:`experiments.saturation`) over the pattern's load range on
+``dor``), a saturation search (:mod:`icsim.experiments.pipeline.saturation`) over the pattern's load range on
 the paper's torus, as the reference simulator ran it (``reference_simulator.md`` §7):
 
 =============  ===========  ==================  =============
@@ -58,13 +58,13 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from experiments.execution import REPO_ROOT, format_duration, git_commit, make_executor, \
+from icsim.experiments.pipeline.execution import format_duration, git_commit, make_executor, \
     package_version
-from experiments.paper import paper_table
-from experiments.reproduce import add_common_arguments
-from experiments.saturation import SEARCHES
-from experiments.sweep import Curve, SweepError, SweepOutcome, parse_loads, run_sweep
-from simulator.config import ConfigError, apply_overrides, config_from_dict, parse_override, \
+from icsim.experiments.papers.published import paper_table
+from icsim.experiments.papers.reproduce import add_common_arguments
+from icsim.experiments.pipeline.saturation import SEARCHES
+from icsim.experiments.pipeline.sweep import Curve, SweepError, SweepOutcome, parse_loads, run_sweep
+from icsim.simulator.config import ConfigError, apply_overrides, config_from_dict, parse_override, \
     set_path
 
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
@@ -191,8 +191,10 @@ def config_path(configs: Path, profile: str, k: int) -> Path:
 
 
 def default_configs_dir() -> Path:
-    here = REPO_ROOT / "configs" / "ofr"
-    return here if here.exists() else Path("configs") / "ofr"
+    """The bundled ``configs/ofr`` (package data, so it works from any directory)."""
+    from icsim.configs import bundled
+
+    return bundled("ofr")
 
 
 # ---------------------------------------------------------------------------------- curves

@@ -14,7 +14,7 @@ finite mode (the OutFlank paper's method)
     the reference and is not a grid point.  If the baseline run itself fails, no load of the
     curve can be judged sustained and γ* is undefined.
 
-In both modes a run that raised (for example ``simulator.network.DeadlockError``), reported
+In both modes a run that raised (for example ``icsim.simulator.network.DeadlockError``), reported
 an error, or measured no packet at all is *saturated*, with the reason recorded — never a
 silent number.
 
@@ -33,7 +33,7 @@ already finished (e.g. by an earlier climbing search of the same curve) narrow t
 
 :class:`CurveSearch` is the climbing logic as a small state machine that proposes the next
 load to run given what is finished and what is in flight, so that an executor can run several
-curves, and several loads of one curve, at once (see :mod:`experiments.sweep`).
+curves, and several loads of one curve, at once (see :mod:`icsim.experiments.pipeline.sweep`).
 """
 
 from __future__ import annotations

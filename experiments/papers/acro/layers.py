@@ -19,13 +19,13 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from routing.layers import get_assigner
-from routing.layers.minimal import minimal_table
-from routing.layers.verify import verify_assignment
-from routing.table import RoutingTable
-from simulator.topology import Graph
+from icsim.routing.layers import get_assigner
+from icsim.routing.layers.minimal import minimal_table
+from icsim.routing.layers.verify import verify_assignment
+from icsim.routing.table import RoutingTable
+from icsim.simulator.topology import Graph
 
-REFERENCE_CSV = Path(__file__).resolve().parent / "paper_data" / "acro_summary.csv"
+REFERENCE_CSV = Path(__file__).resolve().parents[1] / "paper_data" / "acro_summary.csv"
 TOPOLOGIES = ("random_regular", "edges")
 RUN_COLUMNS = ["nodes", "degree", "seed", "assigner", "layers", "verified", "time_s", "verify_s",
                "channels", "diameter"]
@@ -61,7 +61,7 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
     edges_file : str, optional
         Edge list (``u v`` per line) read with :meth:`Graph.from_file`.
     tie_break : {"random", "lowest_port"}
-        Which minimal path the destination-based table takes (see :mod:`routing.layers.minimal`).
+        Which minimal path the destination-based table takes (see :mod:`icsim.routing.layers.minimal`).
     table_file : str, optional
         Use this routing-table file (:meth:`RoutingTable.load`) instead of building a table;
         its topology replaces the one above.
@@ -116,7 +116,7 @@ def _one_topology(task: tuple[int, int, int, tuple[str, ...]]) -> list[dict]:
 def _run_all(runs_csv: Path, tasks: list, workers: int) -> int:
     """Run the tasks not yet in ``runs_csv``, appending each finished point (restartable);
     return how many points ran."""
-    from experiments.execution import run_appending
+    from icsim.experiments.pipeline.execution import run_appending
 
     done = set()
     if runs_csv.exists():

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from simulator.config import config_from_dict
-from simulator.simulation import Simulation
+from icsim.simulator.config import config_from_dict
+from icsim.simulator.simulation import Simulation
 
 ENGINE = "simpy"
 
@@ -65,7 +65,7 @@ def run_bench(quick: bool = False,
 def run_table_bench(quick: bool = False,
                     progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Generation time of SSSP and BFS tables on the paper's timing tori (module docstring)."""
-    from experiments.angara import TIMING_CASES, time_generators
+    from icsim.experiments.papers.angara.analysis import TIMING_CASES, time_generators
 
     rows = []
     for case in time_generators(TIMING_CASES, repeats=1 if quick else 5):

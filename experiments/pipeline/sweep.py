@@ -2,7 +2,7 @@
 
 A sweep is a set of *curves* — one config (after ``--set`` overrides and one combination of
 ``--vary`` values) swept over a load grid — each climbed by a
-:class:`experiments.saturation.CurveSearch`.  Every finished run becomes one row of
+:class:`icsim.experiments.pipeline.saturation.CurveSearch`.  Every finished run becomes one row of
 ``OUT/results.csv``, written the moment it finishes; ``OUT/gamma_star.csv`` (one row per curve),
 ``OUT/verdicts.csv`` (every run judged sustained or saturated, with the reason) and the plots
 are written at the end.
@@ -62,11 +62,11 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import yaml
 
-from experiments.execution import (Executor, Progress, SerialExecutor, execute_point,
+from icsim.experiments.pipeline.execution import (Executor, Progress, SerialExecutor, execute_point,
                                    git_commit, package_version)
-from experiments.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
+from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
                                     load_key)
-from simulator.config import (Config, ConfigError, apply_overrides, config_from_dict,
+from icsim.simulator.config import (Config, ConfigError, apply_overrides, config_from_dict,
                               set_path)
 
 RESULTS_NAME = "results.csv"
@@ -176,7 +176,7 @@ class Curve:
 
     def config(self, load: float) -> Config:
         """The validated config at ``load`` (full validation once per curve; raises
-        :class:`~simulator.config.ConfigError`)."""
+        :class:`~icsim.simulator.config.ConfigError`)."""
         if self._validated is None:
             data = json.loads(json.dumps(self.data))
             set_path(data, "traffic.load", float(load))
@@ -507,13 +507,13 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     run_fn : callable, optional
         ``run_fn(Config) -> result dict`` instead of the simulator (tests inject fakes).
     stop_after, refine, full, baseline_load, search
-        Saturation search options (:class:`experiments.saturation.CurveSearch`); a bisecting
+        Saturation search options (:class:`icsim.experiments.pipeline.saturation.CurveSearch`); a bisecting
         search starts from every grid load of the curve already in ``results.csv``.
     run_missing : bool
         False: run nothing, judge the curves from the points already in ``results.csv``
         (a curve whose search needs another run is reported incomplete).
     plots : bool
-        Draw the figures at the end (:func:`experiments.plots.plot_results`).
+        Draw the figures at the end (:func:`icsim.experiments.pipeline.plots.plot_results`).
     progress : Progress or bool
         Progress line on stderr.
 
@@ -647,7 +647,7 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     files = [write_summary(outcomes, out_dir / SUMMARY_NAME),
              write_verdicts(outcomes, out_dir / VERDICTS_NAME)]
     if plots:
-        from experiments.plots import plot_results
+        from icsim.experiments.pipeline.plots import plot_results
 
         sweep_rows = [r for o in outcomes for r in o.rows]
         files += plot_results(sweep_rows, out_dir)

@@ -36,8 +36,8 @@ def add_layers_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_layers(args: argparse.Namespace) -> int:
-    from experiments.layers import layers_main
-    from routing.table import TableError
+    from icsim.experiments.papers.acro.layers import layers_main
+    from icsim.routing.table import TableError
 
     try:
         r = layers_main(args.topology, args.nodes, args.degree, args.seed, args.assigner,
@@ -69,7 +69,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from experiments.layers import bench_assigners, reproduce_acro
+    from icsim.experiments.papers.acro.layers import bench_assigners, reproduce_acro
 
     out = Path(args.out or "runs/acro-layers")
     sizes = tuple(int(x) for x in args.sizes.split(","))

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.paper import paper_table
+from icsim.experiments.papers.ofr.table2 import default_configs_dir
+from icsim.experiments.papers.published import paper_table
 
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
 MESSAGES = {"butterfly": 12, "uniform": 4}        # others: --messages (default 2)
@@ -37,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--messages", type=int, default=2,
                         help="messages per node for the fixed patterns (default 2)")
     parser.add_argument("--patterns", default=",".join(PATTERNS))
-    parser.add_argument("--configs", default="configs/ofr", metavar="DIR")
+    parser.add_argument("--configs", default=None, metavar="DIR",
+                        help="directory holding <profile>/k<k>.yaml (default: the bundled configs/ofr)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory (default runs/ofr-table3-k<k>)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
@@ -45,8 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _one(job: dict) -> dict:
-    from simulator.config import load_config
-    from simulator.simulation import run
+    from icsim.simulator.config import load_config
+    from icsim.simulator.simulation import run
 
     cfg = load_config(job["config"], job["overrides"])
     r = run(cfg)
@@ -63,7 +65,7 @@ def jobs(args) -> list[dict]:
     profiles = ("clean", "reference") if args.profile == "both" else (args.profile,)
     out = []
     for profile in profiles:
-        config = str(Path(args.configs) / profile / f"k{k}.yaml")
+        config = str(Path(args.configs or default_configs_dir()) / profile / f"k{k}.yaml")
         for pattern in args.patterns.split(","):
             m = 1 if args.quick else MESSAGES.get(pattern, args.messages)
             dims = [k, k, 2 * k] if (pattern == "transpose" and k == 8) else [k, k, k]

@@ -1,0 +1,1 @@
+"""ACRO virtual-layer assignment against LASH and LASH-TOR."""

@@ -1,0 +1,1 @@
+"""OutFlank Routing (Versaci, ICPADS 2013): Tables 2 and 3."""
