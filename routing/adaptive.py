@@ -55,7 +55,9 @@ class AdaptiveBubble(Routing):
     def __init__(self, topology: Any, config: Any, eject_port: int):
         super().__init__(topology, config, eject_port)
         both = config.router.tie_break != "ordered"
-        self._rows = topology.minimal_mask_rows(both_on_tie=both)
+        self._masks = topology.minimal_mask_table(both_on_tie=both)
+        self._codes = topology.relative_codes
+        self._base = topology.relative_base
         self._groups = mask_groups(topology.num_ports, escape_vc=1)
 
     @classmethod
@@ -63,7 +65,8 @@ class AdaptiveBubble(Routing):
         require_torus(topology, cls.name)
 
     def candidates(self, node: int, packet) -> Groups:
-        mask = self._rows[node][packet.dst]
+        codes = self._codes
+        mask = self._masks[codes[packet.dst] - codes[node] + self._base]
         if not mask:
             return self.eject_groups
         return self._groups[mask]
@@ -131,7 +134,8 @@ class PickOrthant(AdaptiveBubble):
         packet.kind = "orthant" if derouted else None
 
     def candidates(self, node: int, packet) -> Groups:
-        mask = self._rows[node][packet.dst]
+        codes = self._codes
+        mask = self._masks[codes[packet.dst] - codes[node] + self._base]
         if not mask:
             return self.eject_groups
         sel = packet.signs
@@ -160,7 +164,9 @@ class OutFlank(Routing):
 
         rc = config.routing
         both = config.router.tie_break != "ordered"
-        self._rows = topology.minimal_mask_rows(both_on_tie=both)
+        self._masks = topology.minimal_mask_table(both_on_tie=both)
+        self._codes = topology.relative_codes
+        self._base = topology.relative_base
         self._to_idn = mask_groups(topology.num_ports, escape_vc=1)
         self._to_dst = mask_groups(topology.num_ports, escape_vc=2)
         self._planner = OutflankPlanner(topology, delta=rc.delta, variant=rc.ofr_candidates,
@@ -187,9 +193,10 @@ class OutFlank(Routing):
 
     def candidates(self, node: int, packet) -> Groups:
         idn = packet.idn
+        codes = self._codes
         if idn >= 0 and idn != node:
-            return self._to_idn[self._rows[node][idn]]
-        mask = self._rows[node][packet.dst]
+            return self._to_idn[self._masks[codes[idn] - codes[node] + self._base]]
+        mask = self._masks[codes[packet.dst] - codes[node] + self._base]
         if not mask:
             return self.eject_groups
         return self._to_dst[mask]

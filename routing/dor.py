@@ -5,12 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from icsim.routing.registry import Groups, Routing, register
+from icsim.simulator.topology import NO_PORT
 
 
 def require_torus(topology: Any, algorithm: str) -> None:
     if topology.kind != "torus":
         raise ValueError(f"{algorithm} routes on tori; topology is {topology.describe()} "
                          f"(use routing.algorithm: table on graphs)")
+    if topology.has_failures:
+        raise ValueError(f"{algorithm} routes on a healthy torus; {topology.describe()} has "
+                         f"failed links or nodes (use routing.algorithm: table, whose "
+                         f"generators route around them)")
 
 
 @register("dor")
@@ -34,7 +39,9 @@ class DimensionOrder(Routing):
 
     def __init__(self, topology: Any, config: Any, eject_port: int):
         super().__init__(topology, config, eject_port)
-        self._rows = topology.dor_rows
+        self._codes = topology.relative_codes
+        self._base = topology.relative_base
+        self._ports = topology.dor_port_table
         self._groups = tuple(((((p, 0),),) if p < eject_port else None)
                              for p in range(topology.num_ports))
 
@@ -43,7 +50,8 @@ class DimensionOrder(Routing):
         require_torus(topology, "dor")
 
     def candidates(self, node: int, packet) -> Groups:
-        port = self._rows[node][packet.dst]
-        if port == 255:
+        codes = self._codes
+        port = self._ports[codes[packet.dst] - codes[node] + self._base]
+        if port == NO_PORT:
             return self.eject_groups
         return self._groups[port]

@@ -38,6 +38,9 @@ class TopologyConfig(_Section):
     nodes: int | None = Field(None, ge=2)
     degree: int | None = Field(None, ge=1)
     seed: int = 0
+    # links out of service: [u, v] (two neighbours) or [u, "x+"] (a node and a port name)
+    failed_links: tuple[tuple[int, int | str], ...] = ()
+    failed_nodes: tuple[int, ...] = ()
 
     @model_validator(mode="after")
     def _shape(self) -> "TopologyConfig":
@@ -49,6 +52,9 @@ class TopologyConfig(_Section):
                     raise ValueError(f"dims.{i}: dimension size must be >= 1, got {k}")
             if self.wrap is not None and len(self.wrap) != len(self.dims):
                 raise ValueError(f"wrap: {len(self.wrap)} entries for {len(self.dims)} dimensions")
+        elif self.failed_links or self.failed_nodes:
+            raise ValueError("failed_links: failures apply to tori (a graph topology is given "
+                             "by its working links)")
         elif self.kind == "graph" and not self.file:
             raise ValueError("file: a graph topology needs an edge-list file")
         elif self.kind == "random_regular" and (self.nodes is None or self.degree is None):
@@ -150,6 +156,31 @@ class Config(_Section):
     def to_dict(self) -> dict:
         """The resolved config as plain JSON-able data (what every result embeds)."""
         return self.model_dump(mode="json")
+
+    def non_default(self) -> dict:
+        """Only the values that differ from their defaults, as plain data: what identifies a
+        configuration.  Adding a key with a default to the schema leaves it unchanged, so
+        hashes of it (the sweeps' ``config_hash``) survive schema growth.
+
+        >>> Config(seed=3, traffic={"load": 0.25}).non_default()
+        {'seed': 3, 'traffic': {'load': 0.25}}
+        """
+        return _non_default(self)
+
+
+def _non_default(model: BaseModel) -> dict:
+    out = {}
+    for name, info in type(model).model_fields.items():
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            sub = _non_default(value)
+            if sub:
+                out[name] = sub
+            continue
+        default = info.get_default(call_default_factory=True)
+        if value != default:
+            out[name] = model.model_dump(mode="json", include={name})[name]
+    return out
 
 
 # ---------------------------------------------------------------------------------- loading

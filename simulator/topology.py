@@ -24,6 +24,8 @@ from typing import Iterator, Sequence
 import numpy as np
 
 ABSENT = -1
+#: "no port": the value of :attr:`Torus.dor_port_table` where source and destination coincide
+NO_PORT = 255
 
 
 def _port(dim: int, sign: int) -> int:
@@ -36,7 +38,9 @@ class Torus:
 
     Node ids run with the first dimension fastest: ``id = x0 + k0*x1 + k0*k1*x2 + ...``.
     A dimension of size 2 is always a mesh link (one channel each way between its two nodes,
-    as on the Angara machines); a size-1 dimension has no links.
+    as on the Angara machines); a size-1 dimension has no links.  Memory is O(N * ports):
+    coordinates and neighbours per node, minimal ports by coordinate difference
+    (:meth:`relative`), nothing per pair of nodes.
 
     Parameters
     ----------
@@ -44,6 +48,16 @@ class Torus:
         Size of each dimension, every one >= 1.
     wrap : sequence of bool, optional
         Per dimension, whether it wraps around (a ring) or is a line (mesh).  Default all True.
+    failed_links : iterable of (node, port), optional
+        Links out of service.  A link is both channels between two neighbours: naming either
+        direction fails both.  Their ports are absent (:meth:`neighbor` gives ``ABSENT``).
+    failed_nodes : iterable of int, optional
+        Nodes out of service: every link of theirs fails, and they neither send nor receive
+        (:attr:`alive_nodes` leaves them out).
+
+    The coordinate questions (:meth:`offsets`, :meth:`distance`, :meth:`minimal_ports`, the
+    relative-offset tables) describe the healthy torus; on a torus with failures the hop
+    distances over the links that work are :meth:`hop_distances`.
 
     Examples
     --------
@@ -52,10 +66,17 @@ class Torus:
     ((1, 1), 5, 4)
     >>> [t.neighbor(0, p) for p in range(4)]   # x+, x-, y+, y-
     [1, 3, 4, 12]
+    >>> f = Torus((4, 4), failed_links=[(0, 0)], failed_nodes=[10])
+    >>> [f.neighbor(0, p) for p in range(4)], f.neighbor(1, 1), f.neighbor(9, 0)
+    ([-1, 3, 4, 12], -1, -1)
+    >>> f.num_channels, len(f.alive_nodes), int(f.hop_distances(0)[1])
+    (54, 15, 3)
     """
 
     dims: tuple[int, ...]
     wrap: tuple[bool, ...] = field(default=())
+    failed_links: frozenset[tuple[int, int]] = field(default=frozenset())
+    failed_nodes: frozenset[int] = field(default=frozenset())
 
     kind = "torus"
 
@@ -68,6 +89,24 @@ class Torus:
             raise ValueError(f"wrap has {len(wrap)} entries for {len(dims)} dimensions")
         object.__setattr__(self, "dims", dims)
         object.__setattr__(self, "wrap", wrap)
+        n_nodes = int(np.prod(dims, dtype=np.int64))
+        dead = frozenset(int(v) for v in self.failed_nodes)
+        for v in sorted(dead):
+            if not 0 <= v < n_nodes:
+                raise ValueError(f"failed node {v} is not a node id (0..{n_nodes - 1})")
+        object.__setattr__(self, "failed_nodes", dead)
+        links = set()
+        for item in self.failed_links:
+            u, port = (int(x) for x in item)
+            if not 0 <= u < n_nodes or not 0 <= port < 2 * len(dims):
+                raise ValueError(f"failed link ({u}, {port}): no node {u} or port {port}")
+            v = self._healthy_neighbor(u, port)
+            if v == ABSENT:
+                raise ValueError(f"failed link ({u}, {self.port_name(port)}): node {u} has no "
+                                 f"link there")
+            links.add((u, port))
+            links.add((v, port ^ 1))          # the reverse channel of the same link
+        object.__setattr__(self, "failed_links", frozenset(links))
 
     # ------------------------------------------------------------------ sizes and ids
     @property
@@ -77,7 +116,7 @@ class Torus:
 
     @cached_property
     def num_nodes(self) -> int:
-        return int(np.prod(self.dims))
+        return int(np.prod(self.dims, dtype=np.int64))
 
     @property
     def num_ports(self) -> int:
@@ -93,9 +132,14 @@ class Torus:
         return tuple(out)
 
     @cached_property
+    def coord_array(self) -> np.ndarray:
+        """Coordinates of every node, shape (N, n)."""
+        ids = np.arange(self.num_nodes, dtype=np.int64)
+        return np.stack([(ids // s) % k for s, k in zip(self.strides, self.dims)], axis=1)
+
+    @cached_property
     def _coords(self) -> tuple[tuple[int, ...], ...]:
-        ranges = [range(k) for k in reversed(self.dims)]
-        return tuple(tuple(reversed(c)) for c in product(*ranges))
+        return tuple(map(tuple, self.coord_array.tolist()))
 
     def coords(self, node: int) -> tuple[int, ...]:
         return self._coords[node]
@@ -107,22 +151,70 @@ class Torus:
         """True when dimension ``dim`` closes into a ring (wraps and has at least 3 nodes)."""
         return self.wrap[dim] and self.dims[dim] >= 3
 
+    # ------------------------------------------------------------------ failures
+    @property
+    def has_failures(self) -> bool:
+        return bool(self.failed_links or self.failed_nodes)
+
+    @cached_property
+    def alive_nodes(self) -> tuple[int, ...]:
+        """Nodes in service (every node unless some failed), ascending."""
+        if not self.failed_nodes:
+            return tuple(range(self.num_nodes))
+        return tuple(v for v in range(self.num_nodes) if v not in self.failed_nodes)
+
+    def _healthy_neighbor(self, node: int, port: int) -> int:
+        dim, k = port >> 1, self.dims[port >> 1]
+        c = (node // self.strides[dim]) % k
+        x = c + (1 if port & 1 == 0 else -1)
+        if k == 1 or (not self.is_ring(dim) and not 0 <= x < k):
+            return ABSENT
+        return node + ((x % k) - c) * self.strides[dim]
+
+    def hop_distances(self, src: int) -> np.ndarray:
+        """Hops from ``src`` to every node over the links in service (BFS), -1 where cut off."""
+        nbr = self.neighbor_array
+        dist = np.full(self.num_nodes, -1, dtype=np.int64)
+        dist[src] = 0
+        frontier, d = np.array([src]), 0
+        while frontier.size:
+            d += 1
+            nxt = nbr[frontier].ravel()
+            nxt = np.unique(nxt[nxt >= 0])
+            nxt = nxt[dist[nxt] < 0]
+            dist[nxt] = d
+            frontier = nxt
+        return dist
+
     # ------------------------------------------------------------------ links
     @cached_property
+    def neighbor_array(self) -> np.ndarray:
+        """``neighbor_array[node, port]``: the node a port leads to, ``ABSENT`` (-1) where it
+        leads nowhere (no link, or a failed one); int64, shape (N, 2n)."""
+        c = self.coord_array
+        ids = np.arange(self.num_nodes, dtype=np.int64)
+        out = np.full((self.num_nodes, self.num_ports), ABSENT, dtype=np.int64)
+        for dim, k in enumerate(self.dims):
+            if k == 1:
+                continue
+            for s, sign in enumerate((1, -1)):
+                x = c[:, dim] + sign
+                ok = (np.ones_like(x, dtype=bool) if self.is_ring(dim)
+                      else (x >= 0) & (x < k))
+                out[:, 2 * dim + s] = np.where(ok, ids + ((x % k) - c[:, dim])
+                                               * self.strides[dim], ABSENT)
+        for u, port in self.failed_links:
+            out[u, port] = ABSENT
+        if self.failed_nodes:
+            dead = sorted(self.failed_nodes)
+            out[dead, :] = ABSENT
+            out[np.isin(out, dead)] = ABSENT
+        out.setflags(write=False)
+        return out
+
+    @cached_property
     def _neighbors(self) -> tuple[tuple[int, ...], ...]:
-        table = []
-        for node in range(self.num_nodes):
-            c = self._coords[node]
-            row = []
-            for dim, k in enumerate(self.dims):
-                for sign in (1, -1):
-                    x = c[dim] + sign
-                    if k == 1 or (not self.is_ring(dim) and not 0 <= x < k):
-                        row.append(ABSENT)
-                    else:
-                        row.append(node + ((x % k) - c[dim]) * self.strides[dim])
-            table.append(tuple(row))
-        return tuple(table)
+        return tuple(map(tuple, self.neighbor_array.tolist()))
 
     def neighbor(self, node: int, port: int) -> int:
         """Node reached from ``node`` through ``port``, or ``ABSENT`` (-1)."""
@@ -143,6 +235,25 @@ class Torus:
         axis = "xyzwuvabcdefgh"[port >> 1] if self.n <= 14 else f"d{port >> 1}"
         return f"{axis}{'+' if port & 1 == 0 else '-'}"
 
+    def port_number(self, name: str) -> int:
+        """The port a name such as ``"x+"``, ``"w-"`` or ``"d15+"`` stands for (:meth:`port_name`).
+
+        >>> Torus((4, 4, 4)).port_number("z-")
+        5
+        """
+        names = {self.port_name(p): p for p in range(self.num_ports)}
+        if name not in names:
+            raise ValueError(f"no port {name!r} on a {self.n}-dimensional torus "
+                             f"(ports {', '.join(names)})")
+        return names[name]
+
+    def link_port(self, u: int, v: int) -> int:
+        """The port of u whose link (in a healthy torus) leads to its neighbour v."""
+        for port in range(self.num_ports):
+            if self._healthy_neighbor(u, port) == v:
+                return port
+        raise ValueError(f"nodes {u} and {v} are not neighbours")
+
     def channels(self) -> Iterator[tuple[int, int, int]]:
         """Every unidirectional router-to-router channel as ``(node, port, neighbour)``."""
         for node, row in enumerate(self._neighbors):
@@ -152,7 +263,7 @@ class Torus:
 
     @cached_property
     def num_channels(self) -> int:
-        return sum(1 for _ in self.channels())
+        return int((self.neighbor_array != ABSENT).sum())
 
     # ------------------------------------------------------------------ offsets and distances
     @cached_property
@@ -231,48 +342,98 @@ class Torus:
                 return _port(dim, d)
         return ABSENT
 
-    # ------------------------------------------------------------------ routing lookup rows
-    def _offset_matrix(self) -> np.ndarray:
-        """Signed minimal offsets for every ordered pair: shape (N, N, n), int16."""
-        coords = np.array(self._coords, dtype=np.int64).reshape(self.num_nodes, self.n)
-        out = np.empty((self.num_nodes, self.num_nodes, self.n), dtype=np.int16)
-        for dim in range(self.n):
-            table = np.array(self.offset_table[dim], dtype=np.int16)
-            c = coords[:, dim]
-            out[:, :, dim] = table[c[:, None], c[None, :]]
+    # ------------------------------------------------------------------ relative-offset tables
+    # A torus is translation-invariant: the minimal ports from a to b depend only on the
+    # coordinate differences c_b - c_a.  Each difference lies in (-k_d, k_d), so
+    # ``relative(a, b) = code[b] - code[a] + base`` with ``code = sum_d c_d * M_d`` and
+    # ``M_d = prod_{e < d} 2 k_e`` indexes a table of ``prod_d 2 k_d = 2^n N`` entries: memory
+    # O(N), one subtraction and one index per lookup (no N x N matrix).
+    @cached_property
+    def _relative_radix(self) -> tuple[int, ...]:
+        radix, m = [], 1
+        for k in self.dims:
+            radix.append(m)
+            m *= 2 * k
+        return tuple(radix)
+
+    @cached_property
+    def relative_codes(self) -> tuple[int, ...]:
+        """Per node, ``sum_d c_d * M_d`` (see :meth:`relative`)."""
+        c = self.coord_array
+        return tuple(int(x) for x in c @ np.asarray(self._relative_radix, dtype=np.int64))
+
+    @cached_property
+    def relative_base(self) -> int:
+        return sum(k * m for k, m in zip(self.dims, self._relative_radix))
+
+    @cached_property
+    def relative_size(self) -> int:
+        """Length of the relative-offset tables: ``prod_d 2 k_d``."""
+        return int(np.prod([2 * k for k in self.dims], dtype=np.int64))
+
+    def relative(self, a: int, b: int) -> int:
+        """Index of the coordinate difference b - a in the relative-offset tables.
+
+        >>> t = Torus((4, 4))
+        >>> t.relative(0, 5) == t.relative(10, 15), t.relative(0, 5) == t.relative(0, 6)
+        (True, False)
+        """
+        codes = self.relative_codes
+        return codes[b] - codes[a] + self.relative_base
+
+    def _relative_offsets(self) -> np.ndarray:
+        """Signed minimal offset per dimension for every relative index: (relative_size, n)."""
+        out = np.zeros((self.relative_size, self.n), dtype=np.int32)
+        idx = np.arange(self.relative_size, dtype=np.int64)
+        for dim, (k, m) in enumerate(zip(self.dims, self._relative_radix)):
+            diff = (idx // m) % (2 * k) - k              # c_b - c_a, in (-k, k) where reachable
+            if self.is_ring(dim):
+                d = diff % k
+                d = np.where(d > k // 2, d - k, d)
+            else:
+                d = diff
+            out[:, dim] = d
         return out
 
     @cached_property
-    def dor_rows(self) -> tuple[bytes, ...]:
-        """``dor_rows[a][b]`` = :meth:`dor_port` (a, b), 255 when a == b; one ``bytes`` per node."""
-        off = self._offset_matrix()
-        nz = off != 0
-        first = np.where(nz.any(axis=2), nz.argmax(axis=2), -1)
-        sign = np.take_along_axis(off, np.maximum(first, 0)[:, :, None], axis=2)[:, :, 0]
-        port = np.where(first < 0, 255, 2 * first + (sign < 0))
-        return tuple(bytes(row) for row in port.astype(np.uint8))
+    def dor_port_table(self) -> bytes:
+        """``dor_port_table[relative(a, b)]`` = :meth:`dor_port` (a, b); :data:`NO_PORT` when
+        a == b.
 
-    def minimal_mask_rows(self, both_on_tie: bool) -> tuple:
-        """``rows[a][b]`` = bitmask of :meth:`minimal_ports` (a, b) (bit p for port p)."""
-        key = "_mask_rows_tie" if both_on_tie else "_mask_rows"
+        >>> t = Torus((4, 4))
+        >>> [t.dor_port_table[t.relative(0, b)] for b in (0, 1, 4, 5, 3)] == \
+        ...     [NO_PORT, 0, 2, 0, 1]
+        True
+        """
+        off = self._relative_offsets()
+        nz = off != 0
+        first = np.where(nz.any(axis=1), nz.argmax(axis=1), -1)
+        sign = off[np.arange(len(off)), np.maximum(first, 0)]
+        port = np.where(first < 0, NO_PORT, 2 * first + (sign < 0))
+        return bytes(port.astype(np.uint8))
+
+    def minimal_mask_table(self, both_on_tie: bool):
+        """``table[relative(a, b)]`` = bitmask of :meth:`minimal_ports` (a, b) (bit p for port
+        p): ``bytes`` up to 8 ports, else an ``array('Q')``."""
+        key = "_mask_table_tie" if both_on_tie else "_mask_table"
         cached = self.__dict__.get(key)
         if cached is not None:
             return cached
-        off = self._offset_matrix().astype(np.int64)
-        mask = np.zeros(off.shape[:2], dtype=np.int64)
+        off = self._relative_offsets().astype(np.int64)
+        mask = np.zeros(len(off), dtype=np.int64)
         for dim in range(self.n):
-            d = off[:, :, dim]
+            d = off[:, dim]
             mask |= np.where(d > 0, 1 << (2 * dim), 0)
             mask |= np.where(d < 0, 1 << (2 * dim + 1), 0)
             if both_on_tie and self.is_ring(dim) and self.dims[dim] % 2 == 0:
                 mask |= np.where(d == self.dims[dim] // 2, 1 << (2 * dim + 1), 0)
         if self.num_ports <= 8:
-            rows = tuple(bytes(r) for r in mask.astype(np.uint8))
+            table = bytes(mask.astype(np.uint8))
         else:
             from array import array
-            rows = tuple(array("Q", r.tolist()) for r in mask)
-        object.__setattr__(self, key, rows)
-        return rows
+            table = array("Q", mask.tolist())
+        object.__setattr__(self, key, table)
+        return table
 
     # ------------------------------------------------------------------ load normalisation
     def channel_load_factor(self, dim: int) -> float:
@@ -294,7 +455,12 @@ class Torus:
     def describe(self) -> str:
         shape = "x".join(str(k) for k in self.dims)
         lines = [d for d in range(self.n) if self.dims[d] > 2 and not self.wrap[d]]
-        return f"torus {shape}" + (f" (lines in dims {lines})" if lines else "")
+        out = f"torus {shape}" + (f" (lines in dims {lines})" if lines else "")
+        if self.has_failures:
+            links = len(self.failed_links) // 2
+            out += (f" with {links} failed link{'s' * (links != 1)} and "
+                    f"{len(self.failed_nodes)} failed node{'s' * (len(self.failed_nodes) != 1)}")
+        return out
 
 
 @dataclass(frozen=True)

@@ -78,3 +78,35 @@ def test_random_regular_is_regular_connected_and_seeded():
     assert g1 == g2
     assert {len(a) for a in g1.adjacency} == {3}
     assert (g1.distances >= 0).all()
+
+
+@given(dims=st.lists(st.integers(2, 5), min_size=1, max_size=3), data=st.data())
+@settings(max_examples=40, deadline=None)
+def test_relative_offset_tables_agree_with_the_per_pair_answers(dims, data):
+    t = Torus(tuple(dims))
+    a = data.draw(st.integers(0, t.num_nodes - 1))
+    b = data.draw(st.integers(0, t.num_nodes - 1))
+    r = t.relative(a, b)
+    assert 0 <= r < t.relative_size <= 2 ** t.n * t.num_nodes
+    port = t.dor_port_table[r]
+    assert port == (t.dor_port(a, b) if a != b else 255)
+    mask = t.minimal_mask_table(both_on_tie=True)[r]
+    assert [p for p in range(t.num_ports) if mask >> p & 1] == list(t.minimal_ports(a, b))
+
+
+def test_a_failed_link_takes_out_both_directions_and_a_failed_node_every_link():
+    t = Torus((4, 4), failed_links=[(5, 2)], failed_nodes=[0])   # 5 -y+-> 9
+    assert t.neighbor(5, 2) == ABSENT and t.neighbor(9, 3) == ABSENT
+    assert all(t.neighbor(0, p) == ABSENT for p in range(4))
+    assert all(v != 0 for row in t.neighbor_table for v in row)
+    assert t.num_channels == 64 - 2 - 8
+    assert 0 not in t.alive_nodes and len(t.alive_nodes) == 15
+    # the way round: 5 -> 9 now takes three hops (x, y, x back), 1 -> 0 is cut off
+    assert t.hop_distances(5)[9] == 3 and t.hop_distances(1)[0] == -1
+
+
+def test_failures_that_do_not_exist_are_refused():
+    with pytest.raises(ValueError, match="no link"):
+        Torus((4, 2), failed_links=[(0, 3)])          # the size-2 dimension's y- is absent
+    with pytest.raises(ValueError, match="not a node"):
+        Torus((4, 4), failed_nodes=[16])

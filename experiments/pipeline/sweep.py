@@ -66,6 +66,8 @@ from icsim.experiments.pipeline.execution import (Executor, Progress, SerialExec
                                    git_commit, package_version)
 from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
                                     load_key)
+from pydantic import ValidationError
+
 from icsim.simulator.config import (Config, ConfigError, apply_overrides, config_from_dict,
                               set_path)
 
@@ -211,17 +213,58 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
+def identity(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What identifies a resolved config: its values that differ from their defaults
+    (:meth:`Config.non_default`).  A key added to the schema with a default, or a stored
+    config written before it existed, leaves this unchanged."""
+    try:
+        return Config.model_validate(dict(config)).non_default()
+    except ValidationError:
+        return json.loads(_canonical(config))      # not of this schema: hash it as it is
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
-    """Stable hash of a resolved config, seed excluded (the seed is the other half of a key)."""
-    d = {k: v for k, v in config.items() if k != "seed"}
+    """Stable hash of a resolved config's :func:`identity`, seed excluded (the seed is the other
+    half of a point's key)."""
+    d = {k: v for k, v in identity(config).items() if k != "seed"}
     return hashlib.sha256(_canonical(d).encode()).hexdigest()[:16]
 
 
 def curve_hash(config: Mapping[str, Any]) -> str:
-    """Stable hash of a resolved config without its load: equal for every run of one curve."""
-    d = json.loads(_canonical(config))
+    """Stable hash of a resolved config's :func:`identity` without its load: equal for every
+    run of one curve."""
+    d = identity(config)
     d.get("traffic", {}).pop("load", None)
     return hashlib.sha256(_canonical(d).encode()).hexdigest()[:16]
+
+
+def config_of_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The resolved config stored in a results row's ``config.*`` columns, as nested data
+    (lists and mappings stored as JSON text are read back; empty cells are left out, so that
+    they take their defaults)."""
+    out: dict[str, Any] = {}
+    for col, value in row.items():
+        if not col.startswith("config.") or value is None or value == "":
+            continue
+        if isinstance(value, str) and value[:1] in "[{":
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass
+        path = col.split(".")[1:]
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
+    return out
+
+
+def row_key(row: Mapping[str, Any]) -> tuple[str, str]:
+    """A stored row's point key, from the config it stores (not from its ``config_hash``
+    column, which older versions of the schema computed differently)."""
+    config = config_of_row(row)
+    digest = config_hash(config) if config else row.get("config_hash", "")
+    return point_key(digest, row.get("seed", ""))
 
 
 def point_key(config_hash_: str, seed: Any) -> tuple[str, str]:
@@ -400,7 +443,7 @@ class ResultsFile:
         out = {}
         for r in rows:
             parsed = {k: _parse_cell(v) for k, v in r.items()}
-            out[point_key(r.get("config_hash", ""), r.get("seed", ""))] = parsed
+            out[row_key(parsed)] = parsed
         return out
 
     def append(self, row: Mapping[str, Any]) -> None:
