@@ -18,15 +18,17 @@ import json
 import sys
 from typing import Any, Callable
 
-from icsim.simulator.config import ConfigError, load_config
-from icsim.simulator.network import DeadlockError
+from icsim.registry import Registry
+from icsim.simulator.config import ConfigError
+from icsim.simulator.engines import DeadlockError
 
-COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {}
+#: the subcommands: each a function that adds its parser (in the order they are defined)
+COMMANDS: Registry[Callable[[argparse._SubParsersAction], None]] = Registry("command")
 
 
 def command(fn: Callable[[argparse._SubParsersAction], None]):
     """Register a function that adds one subcommand to the parser."""
-    COMMANDS[fn.__name__.removeprefix("add_")] = fn
+    COMMANDS.add(fn.__name__.removeprefix("add_"), fn)
     return fn
 
 
@@ -48,10 +50,10 @@ def add_run(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from icsim.simulator.simulation import run
+    from icsim.simulator.config import load_config
+    from icsim.simulator.simulation import Simulation
 
-    cfg = load_config(args.config, args.overrides)
-    result = run(cfg)
+    result = Simulation(load_config(args.config, args.overrides)).run()
     if args.json:
         _print_json(result)
     else:
@@ -176,7 +178,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"icsim sweep: {exc}", file=sys.stderr)
         return 2
     path = Path(args.config)
-    load_config(path, args.overrides)            # every error names its key, before any run
+    from icsim.simulator.build import load
+
+    load(path, args.overrides)                   # every error names its key, before any run
     data = yaml.safe_load(path.read_text()) or {}
     vary = [parse_vary(v) for v in args.vary]
     curves = make_curves(data, grid, args.overrides, vary, label=path.stem)

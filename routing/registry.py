@@ -6,47 +6,93 @@ preference?*  It returns groups of candidates; the router takes the first group 
 admissible member, applies admission (free slots, the bubble rule, injection thresholds) and
 selection (most free slots, ties by the seeded generator or in order).  Decisions taken once at
 injection (POR's orthant, OFR's intermediate destination) go in the optional :meth:`inject`
-hook.  The router knows nothing else about the algorithm.
+hook.  The router knows nothing else about the algorithm: it reads the *roles* of the VCs an
+algorithm declares (:class:`VC`), never their names.
+
+A new algorithm is one module.  It registers itself with :data:`ROUTING` (built-in algorithms
+live in :mod:`icsim.routing.algorithms`, found by a package scan; a plug-in package declares an
+entry point in the group ``icsim.routing``), declares its VCs, keeps its per-packet state in the
+packet's ``state`` slot (the algorithm owns it), and declares its own config section
+``routing.<name>`` as a pydantic model (:attr:`Routing.Settings`)::
+
+    from pydantic import BaseModel
+    from icsim.routing.registry import ADAPTIVE, ESCAPE, VC, ROUTING, Routing
+
+    @ROUTING.register("west_first")
+    class WestFirst(Routing):
+        vcs = (VC("escape", ESCAPE, bubble=True),)
+
+        class Settings(BaseModel):          # routing.west_first: {...}
+            model_config = {"extra": "forbid", "frozen": True}
+
+        def candidates(self, node, packet):
+            if node == packet.dst:
+                return self.eject_groups
+            return (((port, 0),),)          # one preference group of (port, VC index)
 
 Every method is a function of (topology, packet state, local queue occupancy) only, so that a
-compiled engine can call the same logic.
+compiled engine can restate the same logic over arrays.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from icsim.registry import Registry
 
 if TYPE_CHECKING:
     from icsim.simulator.config import Config
     from icsim.simulator.packet import Packet
 
-ALGORITHMS: dict[str, type["Routing"]] = {}
-_MODULES = ("icsim.routing.dor", "icsim.routing.adaptive", "icsim.routing.table_routing")
+#: the VC roles the router knows
+ADAPTIVE, ESCAPE, LAYER = "adaptive", "escape", "layer"
+
+ROUTING: Registry[type["Routing"]] = Registry("routing algorithm",
+                                              packages=("icsim.routing.algorithms",),
+                                              entry_points="icsim.routing")
+register = ROUTING.register
 
 
 def algorithms() -> dict[str, type["Routing"]]:
-    """The registry, with every algorithm module imported (their decorators fill it)."""
-    import importlib
+    """Every registered algorithm by name."""
+    return dict(ROUTING.items())
 
-    for mod in _MODULES:
-        importlib.import_module(mod)
-    return ALGORITHMS
 
 Candidate = tuple[int, int]            # (output port, VC index)
 Groups = tuple[tuple[Candidate, ...], ...]
 
 
-def register(name: str):
-    """Class decorator: make a routing algorithm selectable as ``routing.algorithm: name``."""
+@dataclass(frozen=True)
+class VC:
+    """A virtual-channel class of every port.
 
-    def deco(cls: type[Routing]) -> type[Routing]:
-        if name in ALGORITHMS:
-            raise ValueError(f"routing algorithm {name!r} registered twice")
-        cls.name = name
-        ALGORITHMS[name] = cls
-        return cls
+    Attributes
+    ----------
+    name : str
+        For reports ("adaptive", "escape1", "layer2").
+    role : {"adaptive", "escape", "layer"}
+        Adaptive VCs are what injection-time decisions look at (their occupancy is handed to
+        :meth:`Routing.inject`); escape and layer VCs carry deterministic routes.
+    bubble : bool
+        Rings of this VC are kept deadlock-free by the bubble rule: entering a queue from
+        anywhere but the same port and VC upstream needs two free slots.
+    priority : int
+        Rank under ``router.arbitration: escape_priority`` (lower goes first).
+    """
 
-    return deco
+    name: str
+    role: str
+    bubble: bool = False
+    priority: int = 0
+
+
+class NoSettings(BaseModel):
+    """The config section of an algorithm without settings: it must be empty."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Routing:
@@ -54,11 +100,13 @@ class Routing:
 
     Class attributes
     ----------------
-    vcs : tuple of str
-        Names of the VC classes per port, by index (``("escape",)``, ``("adaptive", "escape")``).
-    bubble_vcs : frozenset of int
-        VC indices whose rings are kept deadlock-free by the bubble rule: entering such a
-        queue from anywhere but the same port and VC upstream needs two free slots.
+    vcs : tuple of VC
+        The VC classes of every port, by index.
+    Settings : pydantic model
+        The algorithm's config section ``routing.<name>`` (extra keys forbidden).
+    legacy : dict
+        Flat ``routing.<key>`` names of older configs that mean ``routing.<name>.<key>``
+        (applied by the config schema's migration; listed here for the documentation).
     has_inject : bool
         Whether :meth:`inject` must be called when a packet is offered by its NIC.
     has_admit : bool
@@ -66,20 +114,21 @@ class Routing:
     """
 
     name: ClassVar[str] = "?"
-    vcs: tuple[str, ...] = ("escape",)
-    bubble_vcs: frozenset[int] = frozenset({0})
+    vcs: tuple[VC, ...] = (VC("escape", ESCAPE, bubble=True),)
+    Settings: ClassVar[type[BaseModel]] = NoSettings
     has_inject: ClassVar[bool] = False
     has_admit: ClassVar[bool] = False
 
-    def __init__(self, topology: Any, config: "Config", eject_port: int):
+    def __init__(self, topology: Any, config: "Config", settings: BaseModel | None = None):
         self.topology = topology
         self.config = config
-        self.eject = eject_port
-        self.eject_groups: Groups = (((eject_port, 0),),)
+        self.settings = settings if settings is not None else self.Settings()
+        self.eject = topology.num_ports
+        self.eject_groups: Groups = (((self.eject, 0),),)
 
     @classmethod
-    def check_config(cls, topology: Any, config: "Config") -> None:
-        """Raise ValueError if the algorithm cannot run on this topology/config."""
+    def check_config(cls, topology: Any, config: "Config", settings: BaseModel) -> None:
+        """Raise ValueError (or ConfigError naming a key) if the algorithm cannot run here."""
 
     def inject(self, node: int, packet: "Packet", used: Sequence[int | None],
                rand) -> None:
@@ -97,5 +146,6 @@ class Routing:
     def admitted(self, node: int, packet: "Packet", port: int, vc: int) -> None:
         """The packet has been accepted into queue (port, vc) of ``node``."""
 
-    def describe_vc(self, vc: int) -> str:
-        return self.vcs[vc]
+    def describe(self, packet: "Packet") -> str:
+        """The packet's routing state, for reports (e.g. OFR's intermediate destination)."""
+        return ""

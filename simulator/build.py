@@ -1,13 +1,35 @@
-"""Turning config sections into model objects (topology, routing), with config errors."""
+"""The build step: from a config to the model an engine runs, with every semantic check.
+
+:func:`check` validates what needs more than the schema — the topology (and its failures), the
+routing algorithm and its own ``routing.<name>`` section, the traffic pattern's preconditions,
+trace and collective files, the job's nodes, whether the times can be represented — and returns
+the *resolved* config (every algorithm section validated, the selected one with its defaults
+filled in).  It is cheap: routing tables are not generated.  :func:`build` does the same and
+then builds everything once — topology, routing (tables included), the
+:class:`~icsim.simulator.spec.NetworkSpec` and the :class:`~icsim.traffic.workloads.Workload` —
+into a :class:`Model`.
+
+>>> from icsim.simulator.config import config_from_dict
+>>> m = build(config_from_dict({"topology": {"dims": [4, 4]}, "routing": {"algorithm": "ofr"}}))
+>>> m.spec.num_nodes, [vc.name for vc in m.spec.vcs], m.config.routing.section("ofr")["delta"]
+(16, ['adaptive', 'escape1', 'escape2'], 2)
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from icsim.simulator.config import ConfigError, TopologyConfig
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from icsim.simulator.config import Config, ConfigError, TopologyConfig, _error_from_validation
+from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.topology import Graph, Torus
+from icsim.simulator.units import UnitError, ps, serialisation_ps
 
 
+# ---------------------------------------------------------------------------------- topology
 def build_topology(tc: TopologyConfig) -> Any:
     """The topology a config section describes; ConfigError naming the key if impossible."""
     try:
@@ -47,3 +69,294 @@ def _failed_link(torus: Torus, i: int, item: tuple) -> tuple[int, int]:
         return u, torus.link_port(u, other)
     except ValueError as exc:
         raise ConfigError(f"topology.failed_links.{i}", str(exc)) from None
+
+
+# ---------------------------------------------------------------------------------- routing
+def routing_class(cfg: Config) -> type:
+    from icsim.routing.registry import ROUTING
+
+    name = cfg.routing.algorithm
+    if name not in ROUTING:
+        raise ConfigError("routing.algorithm", f"unknown algorithm {name!r} "
+                          f"(valid: {', '.join(ROUTING.names())})")
+    return ROUTING.get(name)
+
+
+def _section_model(name: str) -> type[BaseModel] | None:
+    from icsim.routing.registry import ROUTING
+
+    return ROUTING.get(name).Settings if name in ROUTING else None
+
+
+def resolve(cfg: Config) -> Config:
+    """``cfg`` with every ``routing.<name>`` section validated by its algorithm's model (the
+    selected algorithm's filled with its defaults); ConfigError naming the key otherwise."""
+    from icsim.routing.registry import ROUTING
+
+    routing_class(cfg)
+    sections = {}
+    given = cfg.routing.sections()
+    for name in sorted(given.keys() | {cfg.routing.algorithm}):
+        model = _section_model(name)
+        if model is None:
+            raise ConfigError(f"routing.{name}", f"not a routing algorithm's section (valid: "
+                              f"{', '.join(ROUTING.names())})")
+        try:
+            settings = model.model_validate(given.get(name) or {})
+        except ValidationError as exc:
+            err = _error_from_validation(exc)
+            raise ConfigError(f"routing.{name}.{err.path}".rstrip("."), err.reason) from None
+        dumped = settings.model_dump(mode="json")
+        if dumped or name in given:
+            sections[name] = dumped
+    routing = type(cfg.routing)(algorithm=cfg.routing.algorithm, **sections)
+    return cfg.model_copy(update={"routing": routing})
+
+
+def settings_of(cfg: Config) -> BaseModel:
+    """The selected algorithm's validated settings."""
+    cls = routing_class(cfg)
+    return cls.Settings.model_validate(cfg.routing.section(cfg.routing.algorithm))
+
+
+def identity(config: dict) -> dict:
+    """What identifies a resolved config (a results row's ``config``): its values that differ
+    from their defaults, routing sections included (a key added to the schema with a default,
+    or a stored config written before it existed, leaves this unchanged)."""
+    cfg = Config.model_validate(config)
+    out = cfg.non_default()
+    routing = out.get("routing", {})
+    for name, body in cfg.routing.sections().items():
+        model = _section_model(name)
+        if model is None:
+            continue
+        defaults = model().model_dump(mode="json")
+        kept = {k: v for k, v in model.model_validate(body).model_dump(mode="json").items()
+                if v != defaults.get(k)}
+        if kept:
+            routing[name] = kept
+        else:
+            routing.pop(name, None)
+    if routing:
+        out["routing"] = routing
+    else:
+        out.pop("routing", None)
+    return out
+
+
+# ---------------------------------------------------------------------------------- checks
+@dataclass
+class _Prepared:
+    config: Config
+    topology: Any
+    routing_cls: type
+    settings: BaseModel
+    pattern: Any = None
+    messages: list | None = None
+
+
+def _prepare(cfg: Config) -> _Prepared:
+    cfg = resolve(cfg)
+    topo = build_topology(cfg.topology)
+    if cfg.traffic.nodes is not None:
+        check_job_nodes(cfg, topo)
+    cls = routing_class(cfg)
+    settings = settings_of(cfg)
+    try:
+        cls.check_config(topo, cfg, settings)
+    except ConfigError:
+        raise
+    except ValueError as exc:
+        raise ConfigError("routing.algorithm", str(exc)) from None
+    _check_times(cfg)
+    prep = _Prepared(cfg, topo, cls, settings)
+    _prepare_traffic(prep)
+    return prep
+
+
+def _prepare_traffic(prep: _Prepared) -> None:
+    from icsim.traffic.patterns import PATTERNS, PatternError, make_pattern
+
+    cfg, topo = prep.config, prep.topology
+    tc = cfg.traffic
+    for name in tc.params:
+        if name not in PATTERNS:
+            raise ConfigError(f"traffic.params.{name}", f"not a pattern (valid: "
+                              f"{', '.join(PATTERNS.names(aliases=True))})")
+    if tc.workload == "open":
+        try:
+            prep.pattern = make_pattern(tc.pattern, topo, seed=cfg.seed, **tc.pattern_params())
+        except PatternError as exc:
+            key = f"traffic.params.{tc.pattern}" if "param" in str(exc) else "traffic.pattern"
+            raise ConfigError(key, str(exc)) from None
+    elif tc.workload == "trace":
+        from icsim.traffic.trace import TraceError
+        from icsim.traffic.workloads import trace_messages
+
+        if not tc.trace:
+            raise ConfigError("traffic.trace", "a trace workload needs a trace file")
+        try:
+            prep.messages = trace_messages(tc.trace, topo.num_nodes, cfg.packet.size_bytes)
+        except FileNotFoundError:
+            raise ConfigError("traffic.trace", f"no such trace file {tc.trace!r}") from None
+        except (TraceError, UnitError) as exc:
+            raise ConfigError("traffic.trace", str(exc)) from None
+    else:
+        from icsim.traffic.workloads import collective_messages
+
+        try:
+            prep.messages = collective_messages(
+                tc.collective, topo, tc.message_bytes, cfg.packet.size_bytes, cfg.seed,
+                tc.pattern_params(tc.collective), tc.interleave, tc.nodes)
+        except PatternError as exc:
+            raise ConfigError("traffic.collective", str(exc)) from None
+
+
+def _check_times(cfg: Config) -> None:
+    """Every time of the model must be a whole, positive number of picoseconds."""
+    def positive(key: str, value_ps: int) -> None:
+        if value_ps < 1:
+            raise ConfigError(key, "rounds to 0 ps (the engines count whole picoseconds)")
+
+    try:
+        positive("router.cycle_ns", ps(cfg.router.cycle_ns))
+        positive("link.bandwidth_gbps",
+                 serialisation_ps(cfg.packet.size_bytes, cfg.link.bandwidth_gbps))
+        positive("nic.bandwidth_gbps",
+                 serialisation_ps(cfg.packet.size_bytes, cfg.nic.bandwidth_gbps))
+        if cfg.run.mode == "window" and cfg.traffic.workload == "open":
+            positive("run.measure_us", ps(cfg.run.measure_us * 1000))
+    except UnitError as exc:
+        raise ConfigError("link", str(exc)) from None
+
+
+def check(cfg: Config) -> Config:
+    """Every semantic check (module docstring), cheaply; the resolved config."""
+    return _prepare(cfg).config
+
+
+def check_job_nodes(cfg: Config, topology: Any) -> None:
+    """``traffic.nodes`` (a collective's job nodes): at least two distinct node ids of the
+    topology, all in service."""
+    nodes = cfg.traffic.nodes
+    num_nodes = topology.num_nodes
+    if cfg.traffic.workload != "collective":
+        raise ConfigError("traffic.nodes", f"a job's nodes apply to the collective workload, "
+                          f"not {cfg.traffic.workload!r}")
+    bad = [v for v in nodes if not 0 <= v < num_nodes]
+    if bad:
+        raise ConfigError("traffic.nodes", f"node {bad[0]} is not in the topology "
+                          f"(ids 0..{num_nodes - 1})")
+    seen: set[int] = set()
+    for v in nodes:
+        if v in seen:
+            raise ConfigError("traffic.nodes", f"node {v} is listed twice")
+        seen.add(v)
+    dead = sorted(seen & set(getattr(topology, "failed_nodes", ())))
+    if dead:
+        raise ConfigError("traffic.nodes", f"node {dead[0]} has failed")
+    if len(nodes) < 2:
+        raise ConfigError("traffic.nodes", f"a job needs at least 2 nodes, got {len(nodes)}")
+
+
+# ---------------------------------------------------------------------------------- the model
+@dataclass
+class Model:
+    """Everything one run needs, built once: the resolved config, the topology, the routing
+    algorithm, the network spec, the workload and the routing tie-break stream."""
+
+    config: Config
+    topology: Any
+    routing: Any
+    spec: NetworkSpec
+    workload: Any
+    routing_stream: np.random.Generator
+
+
+def seed_streams(seed: int, n_nodes: int) -> dict[str, Any]:
+    """Independent random streams for each component, all from the one master seed: the
+    routing tie-breaks, and one per node for its traffic."""
+    root = np.random.SeedSequence(seed)
+    routing_ss, traffic_ss = root.spawn(2)
+    return {
+        "routing": np.random.Generator(np.random.PCG64(routing_ss)),
+        "nodes": [np.random.Generator(np.random.PCG64(s)) for s in traffic_ss.spawn(n_nodes)],
+    }
+
+
+def reverse_ports(topology: Any) -> np.ndarray:
+    """For every (node, port) with a channel, the port of the neighbour leading back."""
+    nbr = np.asarray(topology.neighbor_table, dtype=np.int64)
+    out = np.full_like(nbr, -1)
+    if topology.kind == "torus":
+        ports = np.arange(nbr.shape[1]) ^ 1
+        out[nbr >= 0] = np.broadcast_to(ports, nbr.shape)[nbr >= 0]
+        return out
+    for u, row in enumerate(topology.neighbor_table):
+        for port, v in enumerate(row):
+            if v >= 0:
+                out[u, port] = topology.port_to(v, u)
+    return out
+
+
+def build(cfg: Config) -> Model:
+    """Check and build everything a run needs (module docstring)."""
+    from icsim.traffic.load import gamma1_packet_period_ns
+    from icsim.traffic.workloads import open_loop, scheduled
+
+    prep = _prepare(cfg)
+    cfg, topo = prep.config, prep.topology
+    routing = prep.routing_cls(topo, cfg, prep.settings)
+    rc, lc, nc, run = cfg.router, cfg.link, cfg.nic, cfg.run
+    size = cfg.packet.size_bytes
+    finite = run.mode == "finite" or cfg.traffic.workload != "open"
+    if finite:
+        window = None
+        horizon = ps(run.max_time_us * 1000) if run.max_time_us else None
+    else:
+        w0 = ps(run.warmup_us * 1000)
+        window = (w0, w0 + ps(run.measure_us * 1000))
+        horizon = window[1] + ps(run.drain_us * 1000)
+    gamma1 = gamma1_packet_period_ns(topo, size, lc.bandwidth_gbps)
+    cycle = ps(rc.cycle_ns)
+    link_ser, link_lat = serialisation_ps(size, lc.bandwidth_gbps), ps(lc.latency_ns)
+    nic_ser, nic_lat = serialisation_ps(size, nc.bandwidth_gbps), ps(nc.latency_ns)
+    # a watchdog shorter than a hop would call a slow link a deadlock
+    hop = max(link_ser + link_lat, nic_ser + nic_lat) + rc.delay_cycles * cycle + cycle
+    spec = NetworkSpec(
+        topology=topo, routing=routing,
+        neighbor=np.asarray(topo.neighbor_table, dtype=np.int64).reshape(topo.num_nodes, -1),
+        reverse_port=reverse_ports(topo), vcs=tuple(routing.vcs),
+        bubble=tuple(rc.bubble and vc.bubble for vc in routing.vcs),
+        capacity=rc.queue_packets, injection_min_free=rc.injection_min_free or 1,
+        flow_control=rc.flow_control, arbitration=rc.arbitration, tie_break=rc.tie_break,
+        cut_through=rc.switching == "virtual_cut_through", handshake=nc.handshake,
+        cycle_ps=cycle, delay_ps=rc.delay_cycles * cycle,
+        link_ser_ps=link_ser, link_lat_ps=link_lat, nic_ser_ps=nic_ser, nic_lat_ps=nic_lat,
+        ack_link_ser_ps=serialisation_ps(rc.ack_bytes, lc.bandwidth_gbps),
+        ack_nic_ser_ps=serialisation_ps(rc.ack_bytes, nc.bandwidth_gbps),
+        nic_tick_ps=gamma1 * 1000.0 / nc.injection_rate_factor,
+        window=window, horizon_ps=horizon,
+        watchdog_ps=max(ps(run.watchdog_us * 1000), 2 * hop),
+        gamma1_period_ns=gamma1, seed=cfg.seed)
+    streams = seed_streams(cfg.seed, topo.num_nodes)
+    if cfg.traffic.workload == "open":
+        workload = open_loop(cfg, topo, prep.pattern, streams["nodes"], window, horizon)
+    else:
+        workload = scheduled(cfg.traffic.workload, prep.messages)
+    return Model(cfg, topo, routing, spec, workload, streams["routing"])
+
+
+def load(path: Any, overrides: list[str] | None = None) -> Config:
+    """Read a YAML config file, apply ``--set`` overrides and run every check; the resolved
+    config (ConfigError naming the key otherwise)."""
+    from icsim.simulator.config import load_config
+
+    return check(load_config(path, overrides))
+
+
+def from_dict(data: dict, overrides: list[str] | None = None) -> Config:
+    """:func:`load` for a config mapping."""
+    from icsim.simulator.config import config_from_dict
+
+    return check(config_from_dict(data, overrides))

@@ -1,9 +1,17 @@
 """The run configuration: YAML parsed once into validated, typed, frozen objects.
 
-Units are in the field names (``latency_ns``, ``bandwidth_gbps``, ``warmup_us``).  Unknown keys,
-wrong types and impossible values are rejected with the key path, before anything is simulated;
-checks that need the topology (a pattern's size precondition, an algorithm's requirements) run
-in :func:`check_semantics`, also before the run.
+This module is the schema and nothing else: it imports nothing from the rest of icsim.  Units
+are in the field names (``latency_ns``, ``bandwidth_gbps``, ``warmup_us``).  Unknown keys, wrong
+types (a boolean is not a number, a number is not a string) and values the model cannot
+represent (infinite, NaN, negative, absurdly large) are rejected with the key path, before
+anything is built.  Checks that need the topology or a registry (a pattern's size precondition,
+an algorithm's requirements and its own ``routing.<name>`` section, files) belong to the build
+step, :mod:`icsim.simulator.build`.
+
+Routing settings live in one section per algorithm (``routing.ofr: {delta: 2, ...}``,
+``routing.table: {generator: sssp}``), validated by the algorithm's own model at build time.
+The flat keys of older configs (``routing.delta``, ``routing.profit``, ``routing.table: FILE``
+...) keep working: :data:`LEGACY_ROUTING_KEYS` moves them into the sections they mean.
 
 Every field, its default and its meaning is listed in the README's config reference.
 """
@@ -12,7 +20,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -30,32 +38,44 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# numbers as the model can represent them: no booleans, no strings, finite, within a
+# physically meaningful range (a config is checked before anything is built)
+def Int(default: Any = ..., **limits: Any) -> Any:
+    return Field(default, strict=True, **limits)
+
+
+def Num(default: Any = ..., **limits: Any) -> Any:
+    return Field(default, strict=True, allow_inf_nan=False, **limits)
+
+
+#: the largest simulated time any phase of a run may ask for: one second
+MAX_US = 1e6
+
+
 class TopologyConfig(_Section):
     kind: Literal["torus", "graph", "random_regular"] = "torus"
-    dims: tuple[int, ...] | None = None
-    wrap: tuple[bool, ...] | None = None
+    dims: tuple[Annotated[int, Int(ge=1)], ...] | None = None
+    wrap: tuple[Annotated[bool, Field(strict=True)], ...] | None = None
     file: str | None = None
-    nodes: int | None = Field(None, ge=2)
-    degree: int | None = Field(None, ge=1)
-    seed: int = 0
+    nodes: int | None = Int(None, ge=2)
+    degree: int | None = Int(None, ge=1)
+    seed: int = Int(0, ge=0)
     # links out of service: [u, v] (two neighbours) or [u, "x+"] (a node and a port name)
-    failed_links: tuple[tuple[int, int | str], ...] = ()
-    failed_nodes: tuple[int, ...] = ()
+    failed_links: tuple[tuple[Annotated[int, Int(ge=0)],
+                              Annotated[int, Int(ge=0)] | str], ...] = ()
+    failed_nodes: tuple[Annotated[int, Int(ge=0)], ...] = ()
 
     @model_validator(mode="after")
     def _shape(self) -> "TopologyConfig":
         if self.kind == "torus":
             if not self.dims:
                 raise ValueError("dims: a torus needs dims, e.g. [8, 8, 8]")
-            for i, k in enumerate(self.dims):
-                if k < 1:
-                    raise ValueError(f"dims.{i}: dimension size must be >= 1, got {k}")
             if self.wrap is not None and len(self.wrap) != len(self.dims):
                 raise ValueError(f"wrap: {len(self.wrap)} entries for {len(self.dims)} dimensions")
         elif self.failed_links or self.failed_nodes:
             raise ValueError("failed_links: failures apply to tori (a graph topology is given "
                              "by its working links)")
-        elif self.kind == "graph" and not self.file:
+        if self.kind == "graph" and not self.file:
             raise ValueError("file: a graph topology needs an edge-list file")
         elif self.kind == "random_regular" and (self.nodes is None or self.degree is None):
             raise ValueError("nodes: random_regular needs nodes and degree")
@@ -63,32 +83,32 @@ class TopologyConfig(_Section):
 
 
 class PacketConfig(_Section):
-    size_bytes: int = Field(512, gt=0)
+    size_bytes: int = Int(512, gt=0, le=1 << 24)
 
 
 class LinkConfig(_Section):
-    bandwidth_gbps: float = Field(20.0, gt=0)
-    latency_ns: float = Field(200.0, ge=0)
+    bandwidth_gbps: float = Num(20.0, gt=0, le=1e6)
+    latency_ns: float = Num(200.0, ge=0, le=1e9)
 
 
 class NicConfig(_Section):
-    bandwidth_gbps: float = Field(64.0, gt=0)
-    latency_ns: float = Field(80.0, ge=0)
-    injection_rate_factor: float = Field(2.4, gt=0)
+    bandwidth_gbps: float = Num(64.0, gt=0, le=1e6)
+    latency_ns: float = Num(80.0, ge=0, le=1e9)
+    injection_rate_factor: float = Num(2.4, gt=0, le=1e3)
     handshake: Literal["none", "stop_and_wait"] = "none"
 
 
 class RouterConfig(_Section):
-    queue_packets: int = Field(8, ge=1)
+    queue_packets: int = Int(8, ge=1, le=1 << 20)
     switching: Literal["store_and_forward", "virtual_cut_through"] = "store_and_forward"
     flow_control: Literal["credit", "ack_nak"] = "credit"
     arbitration: Literal["oldest_first", "escape_priority"] = "oldest_first"
     tie_break: Literal["random", "ordered"] = "random"
-    cycle_ns: float = Field(0.8, gt=0)
-    delay_cycles: int = Field(0, ge=0)
-    injection_min_free: int | None = Field(None, ge=1)
-    bubble: bool = True
-    ack_bytes: int = Field(10, gt=0)
+    cycle_ns: float = Num(0.8, gt=0, le=1e6)
+    delay_cycles: int = Int(0, ge=0, le=1 << 20)
+    injection_min_free: int | None = Int(None, ge=1)
+    bubble: bool = Field(True, strict=True)
+    ack_bytes: int = Int(10, gt=0, le=1 << 24)
 
     @model_validator(mode="after")
     def _room(self) -> "RouterConfig":
@@ -100,51 +120,100 @@ class RouterConfig(_Section):
         return self
 
 
-class RoutingConfig(_Section):
-    algorithm: str = "dor"
-    delta: int = Field(2, ge=1)
-    eta: float | None = Field(None, ge=0)
-    profit: Literal["paper", "reference"] = "paper"
-    ofr_candidates: Literal["paper", "reference"] = "paper"
-    min_deroute_distance: int = Field(1, ge=1)
-    table: str | None = None
-    generator: str | None = None
-    layers: str | None = None
+#: flat ``routing.<key>`` of older configs -> the ``routing.<section>.<key>`` entries it means
+LEGACY_ROUTING_KEYS: dict[str, tuple[tuple[str, str], ...]] = {
+    "delta": (("ofr", "delta"),),
+    "eta": (("por", "eta"), ("ofr", "eta")),
+    "profit": (("por", "profit"), ("ofr", "profit")),
+    "ofr_candidates": (("ofr", "candidates"),),
+    "min_deroute_distance": (("por", "min_deroute_distance"), ("ofr", "min_deroute_distance")),
+    "table": (("table", "file"),),
+    "generator": (("table", "generator"),),
+    "layers": (("table", "layers"),),
+}
+
+
+class RoutingConfig(BaseModel):
+    """``routing.algorithm`` and one section per algorithm (``routing.<name>: {...}``).
+
+    The sections are kept as given; the build step validates each with its algorithm's own
+    model (an unknown section name, or an unknown key inside one, is an error there).
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    algorithm: str = Field("dor", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        """Move the flat keys of older configs into the sections they mean (an explicit
+        section entry wins over a flat key)."""
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        if isinstance(out.get("table"), (str, type(None))) and "table" in out:
+            out["table"] = {"file": out["table"]} if out["table"] is not None else {}
+        for key, targets in LEGACY_ROUTING_KEYS.items():
+            if key == "table" or key not in out:
+                continue
+            value = out.pop(key)
+            if value is None:
+                continue               # "not set" in older configs: the section's default
+            for section, name in targets:
+                body = out.get(section)
+                if body is None:
+                    body = {}
+                if not isinstance(body, dict):
+                    raise ValueError(f"{section}: must be a section (a mapping)")
+                out[section] = {name: value, **body}
+        for name, body in out.items():
+            if name != "algorithm" and not isinstance(body, dict):
+                raise ValueError(f"{name}: must be a section (a mapping) of the algorithm's "
+                                 f"settings, got {body!r}")
+        return out
+
+    def sections(self) -> dict[str, dict[str, Any]]:
+        """The algorithm sections present, by name."""
+        return dict(self.model_extra or {})
+
+    def section(self, name: str) -> dict[str, Any]:
+        """The section of algorithm ``name`` as given (empty when absent)."""
+        return dict((self.model_extra or {}).get(name) or {})
 
 
 class TrafficConfig(_Section):
     workload: Literal["open", "collective", "trace"] = "open"
-    pattern: str = "uniform"
+    pattern: str = Field("uniform", strict=True)
     params: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def pattern_params(self, name: str | None = None) -> dict[str, Any]:
         """Parameters for pattern ``name`` (default: the configured one): ``params`` is keyed
         by pattern name, so one config can carry settings for several patterns."""
         return dict(self.params.get(name or self.pattern, {}))
-    load: float = Field(0.5, ge=0)
-    message_packets: int = Field(96, ge=1)
+    load: float = Num(0.5, ge=0, le=1e3)
+    message_packets: int = Int(96, ge=1, le=1 << 20)
     arrivals: Literal["deterministic", "exponential"] = "deterministic"
     phase: Literal["random", "aligned"] = "random"
-    collective: str = "alltoall"
-    interleave: bool = False
-    message_bytes: int = Field(1 << 20, gt=0)
+    collective: str = Field("alltoall", strict=True)
+    interleave: bool = Field(False, strict=True)
+    message_bytes: int = Int(1 << 20, gt=0, le=1 << 40)
     trace: str | None = None
-    nodes: list[int] | None = None
+    nodes: list[Annotated[int, Int(ge=0)]] | None = None
 
 
 class RunConfig(_Section):
     mode: Literal["window", "finite"] = "window"
-    warmup_us: float = Field(50.0, ge=0)
-    measure_us: float = Field(200.0, gt=0)
-    drain_us: float = Field(500.0, ge=0)
-    messages_per_node: int = Field(32, ge=1)
-    watchdog_us: float = Field(50.0, gt=0)
-    max_time_us: float | None = Field(None, gt=0)
+    warmup_us: float = Num(50.0, ge=0, le=MAX_US)
+    measure_us: float = Num(200.0, gt=0, le=MAX_US)
+    drain_us: float = Num(500.0, ge=0, le=MAX_US)
+    messages_per_node: int = Int(32, ge=1, le=1 << 20)
+    watchdog_us: float = Num(50.0, gt=0, le=MAX_US)
+    max_time_us: float | None = Num(None, gt=0, le=MAX_US)
 
 
 class Config(_Section):
-    seed: int = 1
-    topology: TopologyConfig = TopologyConfig(kind="torus", dims=(4, 4, 4))
+    seed: int = Int(1, ge=0)
+    topology: TopologyConfig
     packet: PacketConfig = PacketConfig()
     link: LinkConfig = LinkConfig()
     nic: NicConfig = NicConfig()
@@ -160,10 +229,12 @@ class Config(_Section):
     def non_default(self) -> dict:
         """Only the values that differ from their defaults, as plain data: what identifies a
         configuration.  Adding a key with a default to the schema leaves it unchanged, so
-        hashes of it (the sweeps' ``config_hash``) survive schema growth.
+        hashes of it (the sweeps' ``config_hash``) survive schema growth.  (Routing sections
+        are kept as given; the build step's :func:`~icsim.simulator.build.identity` also drops
+        their defaults.)
 
-        >>> Config(seed=3, traffic={"load": 0.25}).non_default()
-        {'seed': 3, 'traffic': {'load': 0.25}}
+        >>> Config(seed=3, topology={"dims": [4, 4]}, traffic={"load": 0.25}).non_default()
+        {'seed': 3, 'topology': {'dims': [4, 4]}, 'traffic': {'load': 0.25}}
         """
         return _non_default(self)
 
@@ -180,6 +251,9 @@ def _non_default(model: BaseModel) -> dict:
         default = info.get_default(call_default_factory=True)
         if value != default:
             out[name] = model.model_dump(mode="json", include={name})[name]
+    for name, value in (model.model_extra or {}).items():
+        if value:
+            out[name] = value
     return out
 
 
@@ -241,19 +315,21 @@ def _error_from_validation(exc: ValidationError) -> ConfigError:
 
 
 def config_from_dict(data: dict, overrides: list[str] | None = None) -> Config:
+    """Validate a config mapping (after ``--set`` overrides) against the schema; ConfigError
+    naming the key otherwise.  Semantic checks are the build step's
+    (:func:`icsim.simulator.build.check`)."""
     if not isinstance(data, dict):
         raise ConfigError("", "the config must be a mapping of sections")
     data = apply_overrides(data, overrides)
     try:
-        cfg = Config.model_validate(data)
+        return Config.model_validate(data)
     except ValidationError as exc:
         raise _error_from_validation(exc) from None
-    check_semantics(cfg)
-    return cfg
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
-    """Read a YAML config, apply ``--set`` overrides, validate everything; raise ConfigError."""
+    """Read a YAML config, apply ``--set`` overrides, validate it against the schema; raise
+    ConfigError.  (``icsim.simulator.build.load`` also runs the semantic checks.)"""
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text()) or {}
@@ -262,80 +338,3 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
     except yaml.YAMLError as exc:
         raise ConfigError(str(path), f"not valid YAML ({exc})") from None
     return config_from_dict(data, overrides)
-
-
-def check_semantics(cfg: Config) -> None:
-    """Checks that need the topology or a registry: raise ConfigError naming the key."""
-    from icsim.routing.registry import algorithms
-    from icsim.simulator.build import build_topology
-    from icsim.traffic.patterns import PatternError, make_pattern
-
-    topo = build_topology(cfg.topology)
-    if cfg.traffic.nodes is not None:
-        check_job_nodes(cfg, topo.num_nodes)
-    ALGORITHMS = algorithms()
-    if cfg.routing.algorithm not in ALGORITHMS:
-        raise ConfigError("routing.algorithm", f"unknown algorithm {cfg.routing.algorithm!r} "
-                          f"(valid: {', '.join(sorted(ALGORITHMS))})")
-    try:
-        ALGORITHMS[cfg.routing.algorithm].check_config(topo, cfg)
-    except ConfigError:
-        raise
-    except ValueError as exc:
-        raise ConfigError("routing.algorithm", str(exc)) from None
-    from icsim.traffic.patterns import PATTERNS
-
-    for name in cfg.traffic.params:
-        if name not in PATTERNS:
-            raise ConfigError(f"traffic.params.{name}", f"not a pattern (valid: "
-                              f"{', '.join(sorted(PATTERNS))})")
-    if cfg.traffic.workload == "open":
-        try:
-            make_pattern(cfg.traffic.pattern, topo, seed=cfg.seed,
-                         **cfg.traffic.pattern_params())
-        except PatternError as exc:
-            key = (f"traffic.params.{cfg.traffic.pattern}" if "param" in str(exc)
-                   else "traffic.pattern")
-            raise ConfigError(key, str(exc)) from None
-    if cfg.traffic.workload == "trace":
-        from icsim.traffic.trace import TraceError, read_trace
-
-        if not cfg.traffic.trace:
-            raise ConfigError("traffic.trace", "a trace workload needs a trace file")
-        try:
-            read_trace(cfg.traffic.trace, topo.num_nodes)
-        except FileNotFoundError:
-            raise ConfigError("traffic.trace", f"no such trace file {cfg.traffic.trace!r}") \
-                from None
-        except TraceError as exc:
-            raise ConfigError("traffic.trace", str(exc)) from None
-    if cfg.traffic.workload == "collective":
-        from icsim.traffic.workloads import collective_messages
-
-        try:
-            collective_messages(cfg.traffic.collective, topo, cfg.traffic.message_bytes,
-                                cfg.packet.size_bytes, cfg.seed,
-                                cfg.traffic.pattern_params(cfg.traffic.collective),
-                                cfg.traffic.interleave, cfg.traffic.nodes)
-        except PatternError as exc:
-            raise ConfigError("traffic.collective", str(exc)) from None
-
-
-def check_job_nodes(cfg: Config, num_nodes: int) -> None:
-    """``traffic.nodes`` (a collective's job nodes): at least two distinct node ids of the
-    topology."""
-    nodes = cfg.traffic.nodes
-    if cfg.traffic.workload != "collective":
-        raise ConfigError("traffic.nodes", f"a job's nodes apply to the collective workload, "
-                          f"not {cfg.traffic.workload!r}")
-    bad = [v for v in nodes if not 0 <= v < num_nodes]
-    if bad:
-        raise ConfigError("traffic.nodes", f"node {bad[0]} is not in the topology "
-                          f"(ids 0..{num_nodes - 1})")
-    seen: set[int] = set()
-    for v in nodes:
-        if v in seen:
-            raise ConfigError("traffic.nodes", f"node {v} is listed twice")
-        seen.add(v)
-    if len(nodes) < 2:
-        raise ConfigError("traffic.nodes", f"a job needs at least 2 nodes, got {len(nodes)}")

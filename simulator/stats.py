@@ -1,87 +1,121 @@
-"""Statistics of a run: what the sink sees, summarised into the result schema (SPEC §7, §9)."""
+"""What an engine tallies during a run (SPEC §7), in the same form whatever the engine.
+
+:class:`Tally` is the engine-neutral record: per measured packet its latency, network latency,
+hops, source, destination and how it was derouted (arrays in consumption order), plus counters,
+the NIC backlog samples and the channel statistics of the measurement window.
+:func:`icsim.simulator.results.make_result` turns a tally into the result record.
+
+:class:`Collector` is the SimPy engine's sink, filling a tally one consumed packet at a time.
+"""
 
 from __future__ import annotations
 
 from array import array
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
-from icsim.simulator.packet import Packet
-
+#: how a packet was derouted, by code (0: not derouted) — the ``deroute`` array of a tally
 DEROUTE_KINDS = ("outflank", "wraparound", "orthant")
+DEROUTE_CODE = {None: 0, **{k: i + 1 for i, k in enumerate(DEROUTE_KINDS)}}
+
+#: fixed log-spaced latency bins: 10 ns ... 1 s, 20 per decade (values outside are clamped)
+LATENCY_BIN_EDGES_NS = 10.0 ** np.arange(1.0, 9.0 + 1e-9, 0.05)
+
+
+@dataclass
+class Tally:
+    """An engine's raw account of one run (times in ps).
+
+    Per measured, delivered packet (consumption order): ``latency``, ``net_latency``, ``hops``,
+    ``src``, ``dst``, ``deroute`` (a :data:`DEROUTE_CODE`).  Counters: ``delivered`` (every
+    packet consumed), ``measured_delivered``, ``window_delivered`` (consumed inside the window),
+    ``generated`` and ``measured`` (packets the workload created so far, and the measured ones),
+    ``expected_measured`` (finite runs: what must be delivered), ``last_consume``, ``finish``
+    (per node, its last packet received), ``samples`` ((time, packets at NICs) through the
+    window), ``link_hops``, ``retransmissions``, ``events``.  Window channel statistics
+    (None in finite runs): ``busy_ps`` (per port id), ``packets`` (per queue id), ``occupancy``
+    (per queue id, mean over the samples), ``injected``/``accepted`` (per node).
+    """
+
+    num_nodes: int
+    latency: Any = field(default_factory=lambda: array("q"))
+    net_latency: Any = field(default_factory=lambda: array("q"))
+    hops: Any = field(default_factory=lambda: array("l"))
+    src: Any = field(default_factory=lambda: array("l"))
+    dst: Any = field(default_factory=lambda: array("l"))
+    deroute: Any = field(default_factory=lambda: array("b"))
+    delivered: int = 0
+    measured_delivered: int = 0
+    window_delivered: int = 0
+    generated: int = 0
+    measured: int = 0
+    expected_measured: int = -1
+    last_consume: int = 0
+    finish: Any = None
+    samples: list = field(default_factory=list)
+    link_hops: int = 0
+    retransmissions: int = 0
+    events: int = 0
+    end_ps: int = 0
+    wall_s: float = 0.0
+    busy_ps: Any = None
+    packets: Any = None
+    occupancy: Any = None
+    injected: Any = None
+    accepted: Any = None
+
+    def __post_init__(self) -> None:
+        if self.finish is None:
+            self.finish = [0] * self.num_nodes
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The per-packet records as numpy arrays."""
+        return {"latency": np.asarray(self.latency, dtype=np.int64),
+                "net_latency": np.asarray(self.net_latency, dtype=np.int64),
+                "hops": np.asarray(self.hops, dtype=np.int64),
+                "src": np.asarray(self.src, dtype=np.int64),
+                "dst": np.asarray(self.dst, dtype=np.int64),
+                "deroute": np.asarray(self.deroute, dtype=np.int8)}
 
 
 class Collector:
-    """The sink's bookkeeping.  Call it as ``collector(packet, consume_time_ps)``.
+    """The SimPy engine's sink: ``collector(packet, consume_time_ps)`` for every packet.
 
     Parameters
     ----------
+    tally : Tally
     window : (start_ps, end_ps) or None
         Consumptions inside it count towards the accepted load (window mode).
-    distance : callable
-        ``distance(src, dst)`` in hops, for path dilation of derouted packets.
     """
 
-    def __init__(self, window: tuple[int, int] | None, distance, num_nodes: int):
+    def __init__(self, tally: Tally, window: tuple[int, int] | None):
+        self.tally = tally
         self.window = window
-        self.distance = distance
-        self.latency = array("q")          # ps, measured packets
-        self.net_latency = array("q")
-        self.hops = 0
-        self.delivered = 0                 # every packet consumed
-        self.measured_delivered = 0
-        self.window_delivered = 0          # consumed inside the window (throughput)
-        self.derouted = dict.fromkeys(DEROUTE_KINDS, 0)
-        self.dilation_extra = 0.0          # sum over derouted measured packets of (dilation - 1)
-        self.last_consume = 0
-        self.finish = [0] * num_nodes      # per node: its last packet received
-        self.on_measured_done = None       # callback(time) when all measured are consumed
-        self.expected_measured = -1        # set once generation of measured packets is over
+        self.on_measured_done: Callable[[int], None] | None = None
+        n = tally.num_nodes
+        self.accepted = [0] * n             # per destination, consumed inside the window
 
-    def __call__(self, p: Packet, t: int) -> None:
-        self.delivered += 1
-        if t > self.last_consume:
-            self.last_consume = t
-        if t > self.finish[p.dst]:
-            self.finish[p.dst] = t
+    def __call__(self, p: Any, t: int) -> None:
+        tl = self.tally
+        tl.delivered += 1
+        if t > tl.last_consume:
+            tl.last_consume = t
+        if t > tl.finish[p.dst]:
+            tl.finish[p.dst] = t
         w = self.window
         if w is not None and w[0] <= t < w[1]:
-            self.window_delivered += 1
+            tl.window_delivered += 1
+            self.accepted[p.dst] += 1
         if not p.measured:
             return
-        self.measured_delivered += 1
-        self.latency.append(t - p.birth)
-        self.net_latency.append(t - p.enter)
-        self.hops += p.hops
-        if p.kind is not None:
-            self.derouted[p.kind] += 1
-            d = self.distance(p.src, p.dst)
-            if d:
-                self.dilation_extra += p.hops / d - 1.0
-        if self.measured_delivered == self.expected_measured and self.on_measured_done:
-            self.on_measured_done(self.last_consume)
-
-    def summary(self) -> dict[str, Any]:
-        n = self.measured_delivered
-        out: dict[str, Any] = {}
-        if n:
-            lat = np.frombuffer(self.latency, dtype=np.int64) / 1000.0
-            net = np.frombuffer(self.net_latency, dtype=np.int64) / 1000.0
-            out["latency_ns"] = float(lat.mean())
-            p50, p99 = np.percentile(lat, [50, 99])
-            out["latency_p50_ns"] = float(p50)
-            out["latency_p99_ns"] = float(p99)
-            out["latency_max_ns"] = float(lat.max())
-            out["network_latency_ns"] = float(net.mean())
-            out["hops"] = self.hops / n
-            total = sum(self.derouted.values())
-            out["derouted"] = {k: v / n for k, v in self.derouted.items()}
-            out["derouted"]["total"] = total / n
-            out["dilation"] = 1.0 + self.dilation_extra / n
-        else:
-            for k in ("latency_ns", "latency_p50_ns", "latency_p99_ns", "latency_max_ns",
-                      "network_latency_ns", "hops", "dilation"):
-                out[k] = None
-            out["derouted"] = {k: 0.0 for k in (*DEROUTE_KINDS, "total")}
-        return out
+        tl.measured_delivered += 1
+        tl.latency.append(t - p.birth)
+        tl.net_latency.append(t - p.enter)
+        tl.hops.append(p.hops)
+        tl.src.append(p.src)
+        tl.dst.append(p.dst)
+        tl.deroute.append(DEROUTE_CODE[p.deroute])
+        if tl.measured_delivered == tl.expected_measured and self.on_measured_done:
+            self.on_measured_done(tl.last_consume)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
-import simpy
 
-from icsim.routing.registry import algorithms
-from icsim.simulator.build import build_topology
+from icsim.simulator.build import build
 from icsim.simulator.config import config_from_dict
-from icsim.simulator.network import Network, RandomStream
+from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
+from icsim.traffic.workloads import scheduled
 
 
 def small_config(dims=(4, 4), **sections):
@@ -22,14 +23,14 @@ def small_config(dims=(4, 4), **sections):
 
 def send_one(cfg, src, dst, packets=1, at=0):
     """Run a network with a single message and return (packets, consume times in ns)."""
-    topo = build_topology(cfg.topology)
-    env = simpy.Environment()
+    model = build(cfg)
+    spec = dataclasses.replace(model.spec, window=None, horizon_ps=None)
+    engine = SimpyEngine(spec, scheduled("collective", [(at, src, dst, packets)]),
+                         RandomStream(np.random.default_rng(0)))
     got = []
-    routing = algorithms()[cfg.routing.algorithm](topo, cfg, eject_port=topo.num_ports)
-    net = Network(env, topo, routing, cfg, RandomStream(np.random.default_rng(0)),
-                  lambda p, t: got.append((p, t / 1000.0)))
-    net.at(at, lambda a, b: net.post_message(src, dst, packets, at, 0, 0, True, 0))
-    env.run()
+    sink = engine.flow.sink
+    engine.flow.sink = lambda p, t: (got.append((p, t / 1000.0)), sink(p, t))
+    engine.run()
     return got
 
 

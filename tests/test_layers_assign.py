@@ -92,8 +92,8 @@ def test_acro_refuses_routes_that_depend_cyclically_towards_one_destination():
 # ---------------------------------------------------------------------------- registry
 def test_registry_lists_the_assigners_and_refuses_unknown_names():
     assert assigner_names() == ("acro", "lash", "lash_tor", "lash_tor_conventional")
-    with pytest.raises(ValueError, match="unknown layer assigner 'dfsssp'; valid: acro, lash, "
-                                         "lash_tor, lash_tor_conventional"):
+    with pytest.raises(ValueError, match=r"unknown layer assigner 'dfsssp' \(valid: acro, lash, "
+                                         r"lash_tor, lash_tor_conventional\)"):
         get_assigner("dfsssp")
 
 

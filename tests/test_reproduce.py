@@ -37,7 +37,7 @@ def configs(tmp_path):
 
 
 def test_registering_a_reproduction_is_one_line(monkeypatch, capsys):
-    monkeypatch.setattr(reproduce, "REPRODUCTIONS", dict(reproduce.REPRODUCTIONS))
+    monkeypatch.setattr(reproduce.REPRODUCTIONS, "_lazy", dict(reproduce.REPRODUCTIONS._lazy))
     reproduce.register("demo-table", "icsim.experiments.nosuch_module", "a demo")
     assert "demo-table" in reproduce.REPRODUCTIONS
     with pytest.raises(ValueError, match="twice"):

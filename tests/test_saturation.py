@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from icsim.experiments.pipeline.saturation import CurveSearch, analyse_rows, judge, load_key
 from icsim.experiments.pipeline.sweep import make_curves, parse_loads, run_sweep
-from icsim.simulator.network import DeadlockError
+from icsim.simulator.engines import DeadlockError
 
 GRID = parse_loads("0.1:1.0:0.05")
 

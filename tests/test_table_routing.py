@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from icsim.routing.table import RoutingTable
-from icsim.simulator.config import ConfigError, config_from_dict
-from icsim.simulator.network import DeadlockError
+from icsim.simulator.build import from_dict as config_from_dict  # schema and build checks
+from icsim.simulator.config import ConfigError
+from icsim.simulator.engines import DeadlockError
 from icsim.simulator.simulation import run
 from icsim.simulator.topology import Torus
 
@@ -59,7 +60,7 @@ def test_every_packet_takes_exactly_its_table_route(tmp_path):
 def test_a_table_for_another_topology_is_a_config_error(tmp_path):
     path = tmp_path / "t.json"
     dor_table(Torus((4, 4))).save(path)
-    with pytest.raises(ConfigError, match="routing.table: .* was made for torus 4x4"):
+    with pytest.raises(ConfigError, match="routing.table.file: .* was made for torus 4x4"):
         cfg({"algorithm": "table", "table": str(path)}, dims=(4, 2))
 
 
@@ -122,7 +123,7 @@ def test_shortest_path_tables_on_one_vc_have_a_cycle_and_deadlock_a_saturated_6x
     from icsim.simulator.simulation import Simulation
 
     sim = Simulation(shortest_path_run(None))
-    table = sim.routing.table
+    table = sim.model.routing.table
     cycle = find_cycle(dependency_graph(table.channel_path(s, d) for s, d in table.pairs()))
     assert cycle is not None and len(cycle) >= 4
     with pytest.raises(DeadlockError, match="none has moved"):
@@ -134,8 +135,8 @@ def test_acro_layers_make_the_same_tables_deadlock_free_at_the_same_load():
     from icsim.simulator.simulation import Simulation
 
     sim = Simulation(shortest_path_run("acro"))
-    assert verify_layers(sim.routing.table).ok
-    assert len(sim.routing.vcs) >= 2 and not sim.routing.bubble_vcs
+    assert verify_layers(sim.model.routing.table).ok
+    assert len(sim.model.spec.vcs) >= 2 and not any(sim.model.spec.bubble)
     r = sim.run()                                    # the watchdog would raise
     assert r["packets_delivered"] > 0
 
@@ -169,7 +170,7 @@ def test_a_table_file_must_cover_the_jobs_nodes(tmp_path):
     path = tmp_path / "job.json"
     generate("sssp", Torus((4, 2, 2, 2)), range(8)).save(path)
     assert run(tornado_job(table=str(path)))["packets_delivered"] == 8 * 256
-    with pytest.raises(ConfigError, match=r"routing.table: .*job.json has no routes for node"
+    with pytest.raises(ConfigError, match=r"routing.table.file: .*job.json has no routes for node"
                                           r"\(s\) \[8, 9\]; .* all of traffic.nodes"):
         tornado_job(table=str(path), nodes=range(10))
     with pytest.raises(ConfigError, match=r"no routes for node\(s\) \[8, 9, 10"):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from icsim.simulator.config import ConfigError, config_from_dict
+from icsim.simulator.build import from_dict as config_from_dict  # schema and build checks
+from icsim.simulator.config import ConfigError
 from icsim.simulator.simulation import run
 from icsim.simulator.topology import Torus
 from tests.conftest import small_config
@@ -29,9 +30,8 @@ def test_aligned_phase_creates_every_nodes_messages_at_the_same_instants():
     assert r["packets_delivered"] == 16 * 3 * 2
     # with aligned bursts every node's first message is created at t = 0
     from icsim.simulator.simulation import Simulation
-    sim = Simulation(cfg)
-    sim.workload.start()
-    assert set(sim.workload.phase) == {0}
+    wl = Simulation(cfg).model.workload
+    assert {int(wl.time[wl.src == s].min()) for s in range(16)} == {0}
 
 
 def test_the_stop_and_wait_nic_caps_injection_at_0_8_gamma0_on_an_8x8x8_torus():

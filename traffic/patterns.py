@@ -58,6 +58,8 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
+from icsim.registry import Registry, UnknownNameError
+
 __all__ = ["PATTERNS", "Pattern", "PatternError", "make_pattern", "register"]
 
 
@@ -68,7 +70,7 @@ class PatternError(ValueError):
     """
 
 
-PATTERNS: dict[str, type["Pattern"]] = {}
+PATTERNS: Registry[type["Pattern"]] = Registry("traffic pattern")
 
 
 def register(name: str, *aliases: str) -> Callable[[type["Pattern"]], type["Pattern"]]:
@@ -76,17 +78,7 @@ def register(name: str, *aliases: str) -> Callable[[type["Pattern"]], type["Patt
 
     ``name`` becomes the class's :attr:`Pattern.name`, the one used in error messages.
     """
-
-    def enter(cls: type[Pattern]) -> type[Pattern]:
-        for key in (name, *aliases):
-            if key in PATTERNS:
-                raise ValueError(f"traffic pattern name {key!r} is registered twice")
-        cls.name = name
-        for key in (name, *aliases):
-            PATTERNS[key] = cls
-        return cls
-
-    return enter
+    return PATTERNS.register(name, *aliases)
 
 
 def make_pattern(name: str, topology: Any, *, seed: int, **params: Any) -> "Pattern":
@@ -120,10 +112,10 @@ def make_pattern(name: str, topology: Any, *, seed: int, **params: Any) -> "Patt
     ...
     icsim.traffic.patterns.PatternError: transpose: 8x8x8 has 512 nodes, not a perfect square
     """
-    cls = PATTERNS.get(name) if isinstance(name, str) else None
-    if cls is None:
-        raise PatternError(f"unknown traffic pattern {name!r}; valid patterns: "
-                           f"{', '.join(sorted(PATTERNS))}")
+    try:
+        cls = PATTERNS.get(name)
+    except UnknownNameError as exc:
+        raise PatternError(str(exc)) from None
     return cls(topology, seed=seed, **params)
 
 

@@ -1,158 +1,153 @@
-"""Workloads: what the NICs are asked to send, and when.
+"""Workloads: what the NICs are asked to send, and when, as plain data both engines consume.
 
-* :class:`OpenLoop` — every node creates messages of M packets at offered load γ, with
+A :class:`Workload` is a message schedule: one row per message (creation time in ps, source,
+destination, packets, whether it is measured), sorted by time, built before the run from the
+config and the seeded streams, so that every engine sends exactly the same packets.
+
+* :func:`open_loop` — every node creates messages of M packets at offered load γ, with
   deterministic (the papers') or exponential inter-arrival times, each node starting at a random
-  phase or all aligned at t = 0; optionally only ``limit`` messages per node (the *finite* runs of
-  the OutFlank reference simulator).
+  phase or all aligned at t = 0; in window mode until the run's horizon (messages created inside
+  the measurement window are measured), in finite mode ``run.messages_per_node`` per node (the
+  OutFlank reference simulator's runs, every message measured).
+* :func:`scheduled` — collectives and trace replay: given messages, every one measured, run to
+  completion.
 
-Message destinations come from a pattern (:mod:`traffic.patterns`), each node drawing from its
-own random stream, so changing the routing algorithm leaves the offered traffic unchanged.
+Message destinations come from a pattern (:mod:`icsim.traffic.patterns`), each node drawing from
+its own random stream (first its phase, then per message its destination and, with exponential
+arrivals, the next gap), so changing the routing algorithm leaves the offered traffic unchanged.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
-from icsim.simulator.network import ps
+from icsim.simulator.units import ps
 from icsim.traffic.load import gamma1_packet_period_ns
 
 
-class OpenLoop:
-    """Open-loop message generation at every node.
+class WorkloadError(ValueError):
+    """A workload too big to hold or simulate; the message says how big and the limit."""
 
-    Parameters
+
+#: the most messages a schedule may hold (about 1.2 GB of schedule arrays)
+MAX_MESSAGES = 50_000_000
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A message schedule.
+
+    Attributes
     ----------
-    net : simulator.network.Network
-    config : simulator.config.Config
-    pattern : traffic.patterns.Pattern
-    streams : sequence of numpy.random.Generator
-        One per node.
-    window : (start_ps, end_ps) or None
-        Messages created inside the window are measured; None: every message is.
-    limit : int or None
-        Messages per node (finite workload); None: unbounded.
+    kind : {"open", "collective", "trace"}
+    time, src, dst, packets : ndarray
+        One entry per message, sorted by time (then source): creation time (int64 ps),
+        source and destination node, packet count.
+    measured : ndarray of bool
+        Whether the message's packets are measured.
+    avail_period_ps : int
+        Packets of a message become available to the NIC one per this period (0: at once).
+    expected_measured : int or None
+        Measured packets the run must deliver to finish (finite runs); None in window mode
+        (there, what the generators created inside the window).
     """
 
-    def __init__(self, net: Any, config: Any, pattern: Any,
-                 streams: Sequence[np.random.Generator],
-                 window: tuple[int, int] | None, limit: int | None):
-        self.net = net
-        self.pattern = pattern
-        self.streams = streams
-        self.window = window
-        self.limit = limit
-        tc, nc = config.traffic, config.nic
-        topo = net.topology
-        self.M = tc.message_packets
-        t1_ns = gamma1_packet_period_ns(topo, config.packet.size_bytes, config.link.bandwidth_gbps)
-        self.gamma1_period_ps = t1_ns * 1000.0
-        self.load = tc.load
-        self.interval_ps = self.M * self.gamma1_period_ps / tc.load if tc.load > 0 else 0.0
-        self.exponential = tc.arrivals == "exponential"
-        self.aligned = tc.phase == "aligned"
-        # packets become available at injection_rate_factor x the γ = 1 rate; a stop-and-wait
-        # NIC instead has the whole message at once and paces itself by polling
-        self.avail_period = (0 if nc.handshake == "stop_and_wait"
-                             else ps(t1_ns / nc.injection_rate_factor))
-        self.count = [0] * net.N
-        self.phase = [0] * net.N
-        self.next_pid = 0
-        self.next_msg = 0
-        self.measured_packets = 0
-        self.generated_packets = 0
-        self.finished_nodes = 0
+    kind: str
+    time: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    packets: np.ndarray
+    measured: np.ndarray
+    avail_period_ps: int
+    expected_measured: int | None
 
     @property
-    def all_generated(self) -> bool:
-        return self.limit is not None and self.finished_nodes == self.net.N
+    def num_messages(self) -> int:
+        return len(self.time)
 
-    def start(self) -> None:
-        if self.load <= 0:
-            self.finished_nodes = self.net.N
-            return
-        now = self.net.env.now
-        for node in range(self.net.N):
-            rng = self.streams[node]
-            if self.exponential:
-                first = now + int(round(rng.exponential(self.interval_ps)))
-            elif self.aligned:
-                first = now
-            else:
-                first = now + int(rng.random() * self.interval_ps)
-            self.phase[node] = first
-            self.net.at(first, self._generate, node)
 
-    def _generate(self, node: int, _: Any = None) -> None:
-        net = self.net
-        now = net.env._now
-        idx = self.count[node]
-        rng = self.streams[node]
-        dst = self.pattern.destination(node, idx, rng)
-        w = self.window
-        measured = w is None or w[0] <= now < w[1]
-        net.post_message(node, dst, self.M, now, self.next_pid, self.next_msg, measured,
-                         self.avail_period)
-        self.next_pid += self.M
-        self.next_msg += 1
-        self.generated_packets += self.M
-        if measured:
-            self.measured_packets += self.M
-        idx += 1
-        self.count[node] = idx
-        if self.limit is not None and idx >= self.limit:
-            self.finished_nodes += 1
-            return
-        if self.exponential:
-            nxt = now + max(1, int(round(rng.exponential(self.interval_ps))))
+def _sorted(kind: str, rows: list[tuple[int, int, int, int, bool]], avail: int,
+            expected: int | None) -> Workload:
+    rows.sort(key=lambda r: (r[0], r[1]))
+    arr = np.array([r[:4] for r in rows], dtype=np.int64).reshape(-1, 4)
+    return Workload(kind, arr[:, 0].copy(), arr[:, 1].astype(np.int32),
+                    arr[:, 2].astype(np.int32), arr[:, 3].astype(np.int32),
+                    np.array([r[4] for r in rows], dtype=bool), avail, expected)
+
+
+def open_loop(config: Any, topology: Any, pattern: Any, streams: Sequence[np.random.Generator],
+              window: tuple[int, int] | None, horizon: int | None) -> Workload:
+    """The open-loop schedule: messages of every node until ``horizon`` ps (window mode) or
+    ``run.messages_per_node`` messages each (``window`` None: finite mode).
+
+    Examples
+    --------
+    >>> from icsim.simulator.config import config_from_dict
+    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.traffic.patterns import make_pattern
+    >>> cfg = config_from_dict({"topology": {"dims": [4, 4]}, "run": {"mode": "finite",
+    ...                         "messages_per_node": 2}, "traffic": {"phase": "aligned"}})
+    >>> t = Torus((4, 4))
+    >>> w = open_loop(cfg, t, make_pattern("tornado", t, seed=1),
+    ...               [np.random.default_rng(i) for i in range(16)], None, None)
+    >>> w.num_messages, int(w.time[16]), int(w.packets.sum()), w.expected_measured
+    (32, 1258291, 3072, 3072)
+    """
+    tc, nc = config.traffic, config.nic
+    N = topology.num_nodes
+    M = tc.message_packets
+    t1_ns = gamma1_packet_period_ns(topology, config.packet.size_bytes,
+                                    config.link.bandwidth_gbps)
+    # packets become available at injection_rate_factor x the γ = 1 rate; a stop-and-wait
+    # NIC instead has the whole message at once and paces itself by polling
+    avail = 0 if nc.handshake == "stop_and_wait" else ps(t1_ns / nc.injection_rate_factor)
+    finite = window is None
+    limit = config.run.messages_per_node if finite else None
+    if tc.load <= 0:
+        return _sorted("open", [], avail, 0 if finite else None)
+    interval = M * (t1_ns * 1000.0) / tc.load         # ps between two messages of a node
+    per_node = limit if finite else int(horizon // interval) + 2
+    if N * per_node > MAX_MESSAGES:
+        raise WorkloadError(f"{N} nodes x about {per_node} messages each is more than "
+                            f"{MAX_MESSAGES:,} messages; lower traffic.load, run.*_us or "
+                            f"run.messages_per_node, or raise traffic.message_packets")
+    exponential = tc.arrivals == "exponential"
+    aligned = tc.phase == "aligned"
+    rows = []
+    for node in range(N):
+        rng = streams[node]
+        if exponential:
+            first = int(round(rng.exponential(interval)))
+        elif aligned:
+            first = 0
         else:
-            nxt = self.phase[node] + int(round(idx * self.interval_ps))
-        net.at(nxt, self._generate, node)
+            first = int(rng.random() * interval)
+        t, idx = first, 0
+        while True:
+            if not finite and t > horizon:
+                break
+            dst = pattern.destination(node, idx, rng)
+            rows.append((t, node, dst, M, finite or window[0] <= t < window[1]))
+            idx += 1
+            if finite and idx >= limit:
+                break
+            if exponential:
+                t = t + max(1, int(round(rng.exponential(interval))))
+            else:
+                t = first + int(round(idx * interval))
+    expected = N * limit * M if finite else None
+    return _sorted("open", rows, avail, expected)
 
 
-class Scheduled:
-    """Messages posted at given times, run to completion: collectives and trace replay.
-
-    Every packet is measured; the result is the completion time (last consumption) and each
-    node's finish time (its last packet received).  A message's packets are handed to the NIC
-    at once (an application posting a buffer), so they leave at the injection link's rate.
-
-    Parameters
-    ----------
-    net : simulator.network.Network
-    messages : list of (time_ps, src, dst, packets)
-        In posting order; times non-decreasing.
-    """
-
-    def __init__(self, net: Any, messages: list[tuple[int, int, int, int]]):
-        self.net = net
-        self.messages = messages
-        self.limit = None
-        self.window = None
-        self.next_pid = 0
-        self.generated_packets = 0
-        self.measured_packets = sum(m[3] for m in messages)
-        self.interval_ps = 0.0
-
-    @property
-    def all_generated(self) -> bool:
-        return self.generated_packets == self.measured_packets
-
-    def start(self) -> None:
-        by_time: dict[int, list[int]] = {}
-        for i, m in enumerate(self.messages):
-            by_time.setdefault(m[0], []).append(i)
-        for t, idx in by_time.items():
-            self.net.at(t, self._post, idx)
-
-    def _post(self, idx: list[int], _: Any = None) -> None:
-        now = self.net.env._now
-        for i in idx:
-            _, src, dst, packets = self.messages[i]
-            self.net.post_message(src, dst, packets, now, self.next_pid, i, True, 0)
-            self.next_pid += packets
-            self.generated_packets += packets
+def scheduled(kind: str, messages: list[tuple[int, int, int, int]]) -> Workload:
+    """A collective's or a trace's messages ``(time_ps, src, dst, packets)``, all measured; a
+    message's packets are handed to the NIC at once (an application posting a buffer)."""
+    rows = [(t, s, d, k, True) for t, s, d, k in messages]
+    total = sum(m[3] for m in messages)
+    return _sorted(kind, rows, 0, total)
 
 
 def packets_for(size_bytes: int, packet_bytes: int) -> int:

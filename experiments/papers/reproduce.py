@@ -22,29 +22,18 @@ reproduction's own options.  :func:`add_common_arguments` gives every reproducti
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-from dataclasses import dataclass
+
+from icsim.registry import Registry
 
 
-@dataclass(frozen=True)
-class Reproduction:
-    """A registered reproduction: its command name, module path and one-line description."""
-
-    name: str
-    module: str
-    help: str
+#: reproductions by name, each registered lazily as ``"module:object"``
+REPRODUCTIONS: Registry = Registry("reproduction", entry_points="icsim.reproductions")
 
 
-REPRODUCTIONS: dict[str, Reproduction] = {}
-
-
-def register(name: str, module: str, help: str) -> Reproduction:
+def register(name: str, module: str, help: str) -> None:
     """Make ``icsim reproduce NAME`` run ``module.run(args)`` (``module`` imported lazily)."""
-    if name in REPRODUCTIONS:
-        raise ValueError(f"reproduction {name!r} registered twice")
-    REPRODUCTIONS[name] = Reproduction(name, module, help)
-    return REPRODUCTIONS[name]
+    REPRODUCTIONS.add_lazy(name, module, help=help)
 
 
 register("ofr-table2", "icsim.experiments.papers.ofr.table2",
@@ -75,8 +64,9 @@ def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> N
 
 
 def _listing() -> str:
-    width = max((len(n) for n in REPRODUCTIONS), default=0)
-    return "\n".join(f"  {r.name:{width}s}  {r.help}" for r in REPRODUCTIONS.values())
+    names = REPRODUCTIONS.names()
+    width = max((len(n) for n in names), default=0)
+    return "\n".join(f"  {n:{width}s}  {REPRODUCTIONS.help.get(n, '')}" for n in names)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -94,19 +84,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    rep = REPRODUCTIONS.get(args.name)
-    if rep is None:
+    if args.name not in REPRODUCTIONS:
         print(f"icsim reproduce: unknown reproduction {args.name!r}; registered:\n{_listing()}",
               file=sys.stderr)
         return 2
-    module_name, _, attr = rep.module.partition(":")
-    module = importlib.import_module(module_name)
-    if attr:
-        module = getattr(module, attr)
-    parser = argparse.ArgumentParser(prog=f"icsim reproduce {rep.name}", description=rep.help,
+    module = REPRODUCTIONS.get(args.name)
+    parser = argparse.ArgumentParser(prog=f"icsim reproduce {args.name}",
+                                     description=REPRODUCTIONS.help.get(args.name),
                                      epilog=getattr(module, "EPILOG", None),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     module.add_arguments(parser)
     sub_args = parser.parse_args(args.args)
-    sub_args.command_line = " ".join(["icsim", "reproduce", rep.name, *args.args])
+    sub_args.command_line = " ".join(["icsim", "reproduce", args.name, *args.args])
     return module.run(sub_args)

@@ -286,9 +286,9 @@ def git_commit(path: Path = REPO_ROOT) -> str:
 
 
 def package_version() -> str:
-    from icsim.simulator.simulation import VERSION
+    from icsim.simulator.results import package_version as version
 
-    return VERSION
+    return version()
 
 
 # ---------------------------------------------------------------------------------- progress

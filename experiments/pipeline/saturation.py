@@ -14,7 +14,7 @@ finite mode (the OutFlank paper's method)
     the reference and is not a grid point.  If the baseline run itself fails, no load of the
     curve can be judged sustained and γ* is undefined.
 
-In both modes a run that raised (for example ``icsim.simulator.network.DeadlockError``), reported
+In both modes a run that raised (for example ``icsim.simulator.engines.DeadlockError``), reported
 an error, or measured no packet at all is *saturated*, with the reason recorded — never a
 silent number.
 

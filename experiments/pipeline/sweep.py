@@ -68,8 +68,8 @@ from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, STOP_AFTER, Cu
                                     load_key)
 from pydantic import ValidationError
 
-from icsim.simulator.config import (Config, ConfigError, apply_overrides, config_from_dict,
-                              set_path)
+from icsim.simulator.build import from_dict, identity as build_identity
+from icsim.simulator.config import Config, ConfigError, apply_overrides, set_path
 
 RESULTS_NAME = "results.csv"
 SUMMARY_NAME = "gamma_star.csv"
@@ -182,7 +182,7 @@ class Curve:
         if self._validated is None:
             data = json.loads(json.dumps(self.data))
             set_path(data, "traffic.load", float(load))
-            self._validated = config_from_dict(data)
+            self._validated = from_dict(data)
         base = self._validated
         if load < 0:
             raise ConfigError("traffic.load", f"must be >= 0, got {load}")
@@ -215,11 +215,11 @@ def _canonical(obj: Any) -> str:
 
 def identity(config: Mapping[str, Any]) -> dict[str, Any]:
     """What identifies a resolved config: its values that differ from their defaults
-    (:meth:`Config.non_default`).  A key added to the schema with a default, or a stored
-    config written before it existed, leaves this unchanged."""
+    (:func:`icsim.simulator.build.identity`).  A key added to the schema with a default, or a
+    stored config written before it existed, leaves this unchanged."""
     try:
-        return Config.model_validate(dict(config)).non_default()
-    except ValidationError:
+        return build_identity(dict(config))
+    except (ValidationError, ConfigError):
         return json.loads(_canonical(config))      # not of this schema: hash it as it is
 
 
@@ -325,7 +325,7 @@ def make_row(curve: Curve, role: str, config: Mapping[str, Any], outcome: Mappin
 
 
 def _config_column_order() -> list[str]:
-    return list(flatten_result({"config": Config().to_dict()}))
+    return list(flatten_result({"config": Config(topology={"dims": [1]}).to_dict()}))
 
 
 def column_order(columns: Iterable[str]) -> list[str]:

@@ -14,7 +14,7 @@ Examples
 >>> from icsim.routing.layers.minimal import minimal_table
 >>> ring = minimal_table(Graph.from_edges(5, [(i, (i + 1) % 5) for i in range(5)]))
 >>> sorted(assigner_names())
-['acro', 'lash', 'lash_tor']
+['acro', 'lash', 'lash_tor', 'lash_tor_conventional']
 >>> get_assigner("acro")(ring).num_layers
 2
 """
@@ -24,42 +24,26 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from icsim.registry import Registry
 from icsim.routing.table import Pair, RoutingTable
 
 Channel = tuple[int, int]
 """A channel as ``(node, port)``, the form :meth:`RoutingTable.channel_path` returns."""
 
-_ASSIGNERS: dict[str, Callable[[RoutingTable], "LayerAssignment"]] = {}
-
-
-def register(name: str):
-    """Record the decorated function as the layer assigner called ``name``."""
-    def deco(fn):
-        if name in _ASSIGNERS:
-            raise ValueError(f"layer assigner {name!r} is registered twice")
-        _ASSIGNERS[name] = fn
-        return fn
-    return deco
-
-
-def _load_builtin() -> None:
-    from icsim.routing.layers import acro, lash, lash_tor  # noqa: F401  (each registers itself)
+#: layer assigners by name; every module of this package registers its own
+ASSIGNERS: Registry[Callable[[RoutingTable], "LayerAssignment"]] = Registry(
+    "layer assigner", packages=("icsim.routing.layers",), entry_points="icsim.layer_assigners")
+register = ASSIGNERS.register
 
 
 def assigner_names() -> tuple[str, ...]:
     """Names of the registered layer assigners."""
-    _load_builtin()
-    return tuple(sorted(_ASSIGNERS))
+    return tuple(ASSIGNERS.names())
 
 
 def get_assigner(name: str) -> Callable[[RoutingTable], "LayerAssignment"]:
     """The assigner registered as ``name``; ``ValueError`` listing the valid names otherwise."""
-    _load_builtin()
-    try:
-        return _ASSIGNERS[name]
-    except KeyError:
-        raise ValueError(f"unknown layer assigner {name!r}; valid: "
-                         f"{', '.join(sorted(_ASSIGNERS))}") from None
+    return ASSIGNERS.get(name)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from icsim.routing.table import RoutingTable
+from icsim.routing.tables.generators import register as register_generator
 
 TIE_BREAKS = ("lowest_port", "random")
 
@@ -113,3 +114,14 @@ def minimal_table(topology: Any, *, tie_break: str = "lowest_port", seed: int | 
     table = RoutingTable.from_next_hop(topology, next_port, nodes)
     table.meta = {"generator": "minimal", "tie_break": tie_break, "seed": seed}
     return table
+
+
+@register_generator("minimal")
+def minimal(topology: Any, nodes: Sequence[int] | None = None, *, seed: int = 0,
+            **opts: Any) -> RoutingTable:
+    """The ``minimal`` table generator: one shortest path per ordered pair of every node (on any
+    topology), destination-based, chosen among the shortest with ``seed``.  ``nodes`` (a job's
+    nodes) is accepted and ignored: the table covers every pair."""
+    if opts:
+        raise ValueError(f"the minimal generator takes no options (got {', '.join(opts)})")
+    return minimal_table(topology, tie_break="random", seed=seed)

@@ -16,23 +16,20 @@ Examples
 >>> generate("dijkstra", Torus((4, 4)))
 Traceback (most recent call last):
 ...
-icsim.routing.tables.generators.UnknownGeneratorError: unknown table generator 'dijkstra'; valid names: bfs, genetic, sssp
+icsim.registry.UnknownNameError: unknown table generator 'dijkstra' (valid: bfs, genetic, minimal, sssp)
 """
 
 from __future__ import annotations
 
-import importlib
 from time import perf_counter
 from typing import Callable, Iterable, Protocol
 
 import numpy as np
 
+from icsim.registry import Registry, UnknownNameError
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.routing_graph import RoutingGraph
-
-_BUILTIN_MODULES = ("icsim.routing.tables.bfs", "icsim.routing.tables.sssp",
-                    "icsim.routing.tables.genetic")
 
 
 class Generator(Protocol):
@@ -40,42 +37,23 @@ class Generator(Protocol):
                  **opts) -> RoutingTable: ...
 
 
-class UnknownGeneratorError(ValueError):
-    """A generator name that is not registered; the message lists the valid ones."""
-
-
-_REGISTRY: dict[str, Generator] = {}
-
-
-def register(name: str) -> Callable[[Generator], Generator]:
-    """Decorator: register a table generator under ``name``."""
-    def deco(fn: Generator) -> Generator:
-        if name in _REGISTRY and _REGISTRY[name] is not fn:
-            raise ValueError(f"table generator {name!r} is already registered")
-        _REGISTRY[name] = fn
-        return fn
-    return deco
-
-
-def _load_builtins() -> None:
-    for mod in _BUILTIN_MODULES:
-        importlib.import_module(mod)
+#: table generators by name; the modules of :mod:`icsim.routing.tables` and
+#: :mod:`icsim.routing.layers` register theirs
+GENERATORS: Registry[Generator] = Registry(
+    "table generator", packages=("icsim.routing.tables", "icsim.routing.layers"),
+    entry_points="icsim.table_generators")
+register = GENERATORS.register
+UnknownGeneratorError = UnknownNameError
 
 
 def available() -> list[str]:
     """Registered generator names, sorted."""
-    _load_builtins()
-    return sorted(_REGISTRY)
+    return GENERATORS.names()
 
 
 def get_generator(name: str) -> Generator:
     """The generator registered as ``name``; :class:`UnknownGeneratorError` otherwise."""
-    _load_builtins()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UnknownGeneratorError(f"unknown table generator {name!r}; valid names: "
-                                    f"{', '.join(sorted(_REGISTRY))}") from None
+    return GENERATORS.get(name)
 
 
 def generate(name: str, topology, nodes: Iterable[int] | None = None, *, seed: int = 0,

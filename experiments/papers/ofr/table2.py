@@ -64,6 +64,7 @@ from icsim.experiments.papers.published import paper_table
 from icsim.experiments.papers.reproduce import add_common_arguments
 from icsim.experiments.pipeline.saturation import SEARCHES
 from icsim.experiments.pipeline.sweep import Curve, SweepError, SweepOutcome, parse_loads, run_sweep
+from icsim.simulator.build import from_dict
 from icsim.simulator.config import ConfigError, apply_overrides, config_from_dict, parse_override, \
     set_path
 
@@ -391,7 +392,7 @@ def run(args: argparse.Namespace) -> int:
                                          f"(expected {profile}/k{args.k}.yaml under {configs})")
         text = path.read_text()
         data = yaml.safe_load(text) or {}
-        config_from_dict(data)
+        from_dict(data)
         curves = build_curves(data, k=args.k, patterns=args.patterns,
                               algorithms=args.algorithms, overrides=args.overrides,
                               quick=args.quick)

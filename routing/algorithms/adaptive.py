@@ -20,10 +20,34 @@ allowed port (dimension order; + before − at a k/2 tie).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from icsim.routing.dor import require_torus
-from icsim.routing.registry import Groups, Routing, register
+from pydantic import BaseModel, ConfigDict, Field
+
+from icsim.routing.algorithms.dor import require_torus
+from icsim.routing.registry import ADAPTIVE, ESCAPE, VC, Groups, Routing, register
+
+
+class PorSettings(BaseModel):
+    """``routing.por``: the orthant profit (eq. 15-16) and when derouting is allowed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    eta: float = Field(1.0, ge=0, allow_inf_nan=False)
+    profit: Literal["paper", "reference"] = "paper"
+    min_deroute_distance: int = Field(1, ge=1)
+
+
+class OfrSettings(BaseModel):
+    """``routing.ofr``: Δ, the profit's η, the profit and candidate-set variants (``paper``:
+    eq. 1-3, 9-16 as printed; ``reference``: what the paper's simulator coded) and the shortest
+    distance at which a packet may be derouted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    delta: int = Field(2, ge=1)
+    eta: float = Field(2.0, ge=0, allow_inf_nan=False)
+    profit: Literal["paper", "reference"] = "paper"
+    candidates: Literal["paper", "reference"] = "paper"
+    min_deroute_distance: int = Field(1, ge=1)
 
 
 def mask_groups(num_ports: int, escape_vc: int) -> list[Groups | None]:
@@ -44,16 +68,15 @@ class AdaptiveBubble(Routing):
     >>> from icsim.simulator.topology import Torus
     >>> from icsim.simulator.packet import Packet
     >>> from icsim.simulator.config import Config
-    >>> abr = AdaptiveBubble(Torus((4, 4)), Config(), eject_port=4)
-    >>> abr.candidates(0, Packet(0, src=0, dst=5, birth=0, age=0, msg=0, measured=False))
+    >>> abr = AdaptiveBubble(Torus((4, 4)), Config(topology={"dims": [4, 4]}))
+    >>> abr.candidates(0, Packet(0, src=0, dst=5, birth=0, age=0, measured=False))
     (((0, 0), (2, 0)), ((0, 1),))
     """
 
-    vcs = ("adaptive", "escape")
-    bubble_vcs = frozenset({1})
+    vcs = (VC("adaptive", ADAPTIVE, priority=1), VC("escape", ESCAPE, bubble=True, priority=0))
 
-    def __init__(self, topology: Any, config: Any, eject_port: int):
-        super().__init__(topology, config, eject_port)
+    def __init__(self, topology: Any, config: Any, settings: Any = None):
+        super().__init__(topology, config, settings)
         both = config.router.tie_break != "ordered"
         self._masks = topology.minimal_mask_table(both_on_tie=both)
         self._codes = topology.relative_codes
@@ -61,7 +84,7 @@ class AdaptiveBubble(Routing):
         self._groups = mask_groups(topology.num_ports, escape_vc=1)
 
     @classmethod
-    def check_config(cls, topology: Any, config: Any) -> None:
+    def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
         require_torus(topology, cls.name)
 
     def candidates(self, node: int, packet) -> Groups:
@@ -99,46 +122,46 @@ class PickOrthant(AdaptiveBubble):
     either routes ABR-style (minimal) or pins the packet to one orthant, possibly the long way
     round; adaptive moves and the dimension-order escape then follow the orthant's signs."""
 
+    Settings = PorSettings
     has_inject = True
 
-    def __init__(self, topology: Any, config: Any, eject_port: int):
-        super().__init__(topology, config, eject_port)
+    def __init__(self, topology: Any, config: Any, settings: Any = None):
+        super().__init__(topology, config, settings)
         from icsim.routing.outflank import OrthantPlanner
 
-        rc = config.routing
+        st = self.settings
         both = config.router.tie_break != "ordered"
         self._planner = OrthantPlanner(topology, both_on_tie=both)
-        self._kw = dict(capacity=config.router.queue_packets,
-                        eta=1.0 if rc.eta is None else rc.eta, profit=rc.profit,
-                        min_deroute_distance=rc.min_deroute_distance)
+        self._kw = dict(capacity=config.router.queue_packets, eta=st.eta, profit=st.profit,
+                        min_deroute_distance=st.min_deroute_distance)
         self._even = sum(1 << (2 * d) for d in range(topology.n))
         self._select: dict[tuple[int, ...], int] = {}
 
     @classmethod
-    def check_config(cls, topology: Any, config: Any) -> None:
+    def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
         require_rings(topology, cls.name)
 
     def inject(self, node: int, packet, used, rand) -> None:
         signs, derouted = self._planner.choose_orthant(node, packet.dst, used,
                                                        rng=_Draws(rand), **self._kw)
         if signs is None:
-            packet.signs = None
-            packet.kind = None
+            packet.state = None
+            packet.deroute = None
             return
         sel = self._select.get(signs)
         if sel is None:
             # the orthant's port per dimension (+ where the sign is 0 or +1)
             sel = self._select[signs] = sum(1 << (2 * d + (1 if s < 0 else 0))
                                             for d, s in enumerate(signs))
-        packet.signs = sel
-        packet.kind = "orthant" if derouted else None
+        packet.state = sel
+        packet.deroute = "orthant" if derouted else None
 
     def candidates(self, node: int, packet) -> Groups:
         codes = self._codes
         mask = self._masks[codes[packet.dst] - codes[node] + self._base]
         if not mask:
             return self.eject_groups
-        sel = packet.signs
+        sel = packet.state             # the orthant's ports as a bitmask; None: minimal
         if sel is None:
             return self._groups[mask]
         differ = (mask | mask >> 1) & self._even      # dimensions still to travel
@@ -153,46 +176,44 @@ class OutFlank(Routing):
     ``escape1`` queues, then to the destination on adaptive + ``escape2`` queues.  The switch
     to ``escape2`` at the IDN counts as an injection (bubble rule)."""
 
-    vcs = ("adaptive", "escape1", "escape2")
-    bubble_vcs = frozenset({1, 2})
+    vcs = (VC("adaptive", ADAPTIVE, priority=2), VC("escape1", ESCAPE, bubble=True, priority=1),
+           VC("escape2", ESCAPE, bubble=True, priority=0))
+    Settings = OfrSettings
     has_inject = True
     has_admit = True
 
-    def __init__(self, topology: Any, config: Any, eject_port: int):
-        super().__init__(topology, config, eject_port)
+    def __init__(self, topology: Any, config: Any, settings: Any = None):
+        super().__init__(topology, config, settings)
         from icsim.routing.outflank import OutflankPlanner
 
-        rc = config.routing
+        st = self.settings
         both = config.router.tie_break != "ordered"
         self._masks = topology.minimal_mask_table(both_on_tie=both)
         self._codes = topology.relative_codes
         self._base = topology.relative_base
         self._to_idn = mask_groups(topology.num_ports, escape_vc=1)
         self._to_dst = mask_groups(topology.num_ports, escape_vc=2)
-        self._planner = OutflankPlanner(topology, delta=rc.delta, variant=rc.ofr_candidates,
+        self._planner = OutflankPlanner(topology, delta=st.delta, variant=st.candidates,
                                         both_on_tie=both)
-        self._kw = dict(capacity=config.router.queue_packets,
-                        eta=2.0 if rc.eta is None else rc.eta, profit=rc.profit,
-                        min_deroute_distance=rc.min_deroute_distance)
+        self._kw = dict(capacity=config.router.queue_packets, eta=st.eta, profit=st.profit,
+                        min_deroute_distance=st.min_deroute_distance)
 
     @classmethod
-    def check_config(cls, topology: Any, config: Any) -> None:
+    def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
         require_rings(topology, cls.name)
 
     def inject(self, node: int, packet, used, rand) -> None:
         idn, kind = self._planner.choose_idn(node, packet.dst, used, rng=_Draws(rand),
                                              **self._kw)
         if idn is None:
-            packet.idn = -1
-            packet.target = packet.dst
-            packet.kind = None
+            packet.state = -1
+            packet.deroute = None
         else:
-            packet.idn = idn
-            packet.target = idn
-            packet.kind = kind
+            packet.state = idn
+            packet.deroute = kind
 
     def candidates(self, node: int, packet) -> Groups:
-        idn = packet.idn
+        idn = packet.state             # the intermediate destination still ahead, -1: none
         codes = self._codes
         if idn >= 0 and idn != node:
             return self._to_idn[self._masks[codes[idn] - codes[node] + self._base]]
@@ -202,6 +223,8 @@ class OutFlank(Routing):
         return self._to_dst[mask]
 
     def admitted(self, node: int, packet, port: int, vc: int) -> None:
-        if packet.idn == node:
-            packet.idn = -1               # IDN reached: on to the final destination
-            packet.target = packet.dst
+        if packet.state == node:
+            packet.state = -1             # IDN reached: on to the final destination
+
+    def describe(self, packet) -> str:
+        return f"via IDN {packet.state}" if packet.state is not None and packet.state >= 0 else ""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from icsim.routing.registry import Groups, Routing, register
+from icsim.routing.registry import ESCAPE, VC, Groups, Routing, register
 from icsim.simulator.topology import NO_PORT
 
 
 def require_torus(topology: Any, algorithm: str) -> None:
+    """Coordinate routing needs a healthy torus."""
     if topology.kind != "torus":
         raise ValueError(f"{algorithm} routes on tori; topology is {topology.describe()} "
                          f"(use routing.algorithm: table on graphs)")
@@ -28,26 +29,24 @@ class DimensionOrder(Routing):
     >>> from icsim.simulator.topology import Torus
     >>> from icsim.simulator.packet import Packet
     >>> from icsim.simulator.config import Config
-    >>> dor = DimensionOrder(Torus((4, 4)), Config(), eject_port=4)
-    >>> p = Packet(0, src=0, dst=6, birth=0, age=0, msg=0, measured=False)
+    >>> dor = DimensionOrder(Torus((4, 4)), Config(topology={"dims": [4, 4]}))
+    >>> p = Packet(0, src=0, dst=6, birth=0, age=0, measured=False)
     >>> dor.candidates(0, p), dor.candidates(2, p), dor.candidates(6, p)
     ((((0, 0),),), (((2, 0),),), (((4, 0),),))
     """
 
-    vcs = ("escape",)
-    bubble_vcs = frozenset({0})
+    vcs = (VC("escape", ESCAPE, bubble=True),)
 
-    def __init__(self, topology: Any, config: Any, eject_port: int):
-        super().__init__(topology, config, eject_port)
+    def __init__(self, topology: Any, config: Any, settings: Any = None):
+        super().__init__(topology, config, settings)
         self._codes = topology.relative_codes
         self._base = topology.relative_base
         self._ports = topology.dor_port_table
-        self._groups = tuple(((((p, 0),),) if p < eject_port else None)
-                             for p in range(topology.num_ports))
+        self._groups = tuple((((p, 0),),) for p in range(topology.num_ports))
 
     @classmethod
-    def check_config(cls, topology: Any, config: Any) -> None:
-        require_torus(topology, "dor")
+    def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
+        require_torus(topology, cls.name)
 
     def candidates(self, node: int, packet) -> Groups:
         codes = self._codes

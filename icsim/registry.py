@@ -1,0 +1,156 @@
+"""One way to name extensions: a :class:`Registry` per kind (routing algorithms, traffic patterns,
+table generators, layer assigners, reproductions, command-line commands).
+
+An extension registers itself where it is defined, with a decorator::
+
+    ROUTING = Registry("routing algorithm", packages=("icsim.routing.algorithms",),
+                       entry_points="icsim.routing")
+
+    @ROUTING.register("west_first")
+    class WestFirst(Routing): ...
+
+A registry finds its members without a central list: on first use it imports every module of
+its ``packages`` (a package scan) and loads the installed plug-ins that declare an entry point in
+its group (``[project.entry-points."icsim.routing"]`` in a plug-in's ``pyproject.toml``, the
+value ``module:object``; importing the module registers it).  Members may also be registered
+lazily, by ``"module:attribute"``, so that a slow or broken module is imported only when its
+name is used (the reproductions do this).  An unknown name is an error that lists the valid
+ones.
+
+Examples
+--------
+>>> shapes = Registry("shape")
+>>> @shapes.register("square", "box")
+... def square(a):
+...     return a * a
+>>> shapes.get("box")(3), shapes.names()
+(9, ['square'])
+>>> shapes.get("circle")
+Traceback (most recent call last):
+...
+icsim.registry.UnknownNameError: unknown shape 'circle' (valid: square)
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from importlib.metadata import entry_points
+from typing import Any, Callable, Generic, Iterator, TypeVar
+
+T = TypeVar("T")
+
+
+class UnknownNameError(ValueError):
+    """A name no member of the registry answers to; the message lists the valid names."""
+
+
+class Registry(Generic[T]):
+    """Named members of one extension kind.
+
+    Parameters
+    ----------
+    kind : str
+        What a member is, for messages ("routing algorithm").
+    packages : tuple of str
+        Packages whose every module is imported before the first lookup (their members
+        register themselves at import).
+    entry_points : str, optional
+        Entry-point group of installed plug-ins.
+    """
+
+    def __init__(self, kind: str, *, packages: tuple[str, ...] = (),
+                 entry_points: str | None = None):
+        self.kind = kind
+        self._packages = packages
+        self._group = entry_points
+        self._members: dict[str, T] = {}
+        self._aliases: dict[str, str] = {}
+        self._lazy: dict[str, str] = {}
+        self.help: dict[str, str] = {}
+        self._loaded = False
+
+    # ------------------------------------------------------------------ registering
+    def register(self, name: str, *aliases: str, help: str = "") -> Callable[[T], T]:
+        """Decorator: register the decorated object as ``name`` (and ``aliases``).  A class
+        gets ``name`` as its ``name`` attribute."""
+
+        def deco(obj: T) -> T:
+            self.add(name, obj, aliases=aliases, help=help)
+            if isinstance(obj, type):
+                obj.name = name
+            return obj
+
+        return deco
+
+    def add(self, name: str, obj: T, *, aliases: tuple[str, ...] = (), help: str = "") -> None:
+        for key in (name, *aliases):
+            if key in self._members or key in self._aliases or key in self._lazy:
+                raise ValueError(f"{self.kind} {key!r} is registered twice")
+        self._members[name] = obj
+        for a in aliases:
+            self._aliases[a] = name
+        if help:
+            self.help[name] = help
+
+    def add_lazy(self, name: str, target: str, help: str = "") -> None:
+        """Register ``"module:attribute"`` (or ``"module"``) under ``name``; imported on first
+        :meth:`get`."""
+        if name in self._members or name in self._lazy:
+            raise ValueError(f"{self.kind} {name!r} is registered twice")
+        self._lazy[name] = target
+        if help:
+            self.help[name] = help
+
+    # ------------------------------------------------------------------ looking up
+    def load(self) -> None:
+        """Import the registry's packages and plug-ins (once)."""
+        if self._loaded:
+            return
+        self._loaded = True
+        for pkg_name in self._packages:
+            pkg = importlib.import_module(pkg_name)
+            for info in pkgutil.iter_modules(pkg.__path__, pkg_name + "."):
+                importlib.import_module(info.name)
+        if self._group:
+            for ep in entry_points(group=self._group):
+                ep.load()
+
+    def names(self, aliases: bool = False) -> list[str]:
+        """Every registered name (with ``aliases``, the aliases too), sorted."""
+        self.load()
+        return sorted({*self._members, *self._lazy, *(self._aliases if aliases else ())})
+
+    def get(self, name: str) -> T:
+        """The member called ``name``; :class:`UnknownNameError` listing the valid names."""
+        self.load()
+        if isinstance(name, str):
+            name = self._aliases.get(name, name)
+            if name in self._members:
+                return self._members[name]
+            if name in self._lazy:
+                module, _, attr = self._lazy[name].partition(":")
+                mod = importlib.import_module(module)
+                return getattr(mod, attr) if attr else mod
+        raise UnknownNameError(f"unknown {self.kind} {name!r} (valid: "
+                               f"{', '.join(self.names(aliases=True))})")
+
+    __getitem__ = get
+
+    def canonical(self, name: str) -> str:
+        """The registered name an alias stands for (the name itself otherwise)."""
+        self.load()
+        return self._aliases.get(name, name)
+
+    def __contains__(self, name: object) -> bool:
+        self.load()
+        return name in self._members or name in self._aliases or name in self._lazy
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def items(self, aliases: bool = False) -> list[tuple[str, Any]]:
+        return [(n, self.get(n)) for n in self.names(aliases)]
+
+    def values(self) -> list[Any]:
+        return [self.get(n) for n in self.names()]

@@ -1,0 +1,190 @@
+"""Table routing: packets follow deterministic source routes from a :class:`RoutingTable`.
+
+* Without virtual layers (Angara tables): one VC per direction under the bubble rule.
+* With virtual layers (``routing.layers: acro | lash | lash_tor``, or layers stored in the table
+  file): one VC per layer, each hop on the layer the assignment prescribes (a packet's layer only
+  goes down along its path); no bubble rule is needed, the layers are deadlock-free.
+
+The table comes from ``routing.table`` (a file in the ``icsim-routing-table`` format) or is
+generated at build time by ``routing.generator`` (Angara BFS/SSSP/Genetic on tori; ``minimal``:
+one shortest path per pair on any topology, destination-based, chosen among the shortest with
+the run's seed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from icsim.routing.registry import ESCAPE, LAYER, VC, Groups, Routing, register
+from icsim.routing.table import RoutingTable, TableError
+
+
+class TableSettings(BaseModel):
+    """``routing.table``: where the table comes from and how its hops get virtual layers.
+
+    ``file`` (a table in the ``icsim-routing-table`` format) or ``generator`` (``bfs``, ``sssp``,
+    ``genetic`` Angara tables on tori; ``minimal`` on any topology), with ``options`` passed to
+    the generator as keyword arguments; ``layers`` names a virtual-layer assigner (``acro``,
+    ``lash``, ``lash_tor``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    file: str | None = None
+    generator: str | None = None
+    layers: str | None = None
+    options: dict[str, Any] = {}
+
+
+def same_network(a: Any, b: Any) -> bool:
+    """Whether two topologies have the same nodes and links (a table of one fits the other)."""
+    return (a.kind == b.kind and a.num_nodes == b.num_nodes
+            and list(a.neighbor_table) == list(b.neighbor_table))
+
+
+def build_table(topology: Any, config: Any, settings: TableSettings) -> RoutingTable:
+    """The routing table a config asks for (file or generator), with layers if requested; with
+    ``traffic.nodes`` a generator makes it for the job's nodes only."""
+    job = config.traffic.nodes
+    if settings.file:
+        table = RoutingTable.load(settings.file)
+        if not same_network(table.topology, topology):
+            raise TableError(f"{settings.file}: the table was made for "
+                             f"{table.topology.describe()}, not for {topology.describe()}")
+    elif settings.generator:
+        table = generate_table(settings.generator, topology, config.seed, job,
+                               **settings.options)
+    else:
+        raise TableError("table routing needs routing.table.file or routing.table.generator")
+    if settings.layers:
+        table = assign_layers(settings.layers, table)
+    problem = coverage_problem(table, topology, job)
+    if problem:
+        raise TableError(f"the table {problem}")
+    return table
+
+
+def coverage_problem(table: RoutingTable, topology: Any, job: list[int] | None) -> str | None:
+    """What is missing when the table lacks routes for nodes of the run (the job's, or every
+    node), as the end of a sentence about the table; None when it covers them all."""
+    missing = sorted(set(range(topology.num_nodes) if job is None else job) - set(table.nodes))
+    if not missing:
+        return None
+    return (f"has no routes for node(s) {missing[:8]}; the run needs routes between all "
+            f"{'nodes' if job is None else 'of traffic.nodes'}")
+
+
+def generate_table(name: str, topology: Any, seed: int, nodes: list[int] | None = None,
+                   **options: Any) -> RoutingTable:
+    """Generator ``name``'s table for ``nodes`` (a job's nodes, as Angara's scheduler plugin
+    makes one per job; default every node)."""
+    from icsim.routing.tables.generators import generate
+
+    return generate(name, topology, nodes, seed=seed, **options)
+
+
+def table_generators() -> list[str]:
+    """Names accepted by ``routing.table.generator``."""
+    from icsim.routing.tables.generators import available
+
+    return available()
+
+
+def layer_assigners() -> list[str]:
+    """Names accepted by ``routing.layers``."""
+    from icsim.routing.layers import assigner_names
+
+    return list(assigner_names())
+
+
+def assign_layers(name: str, table: RoutingTable) -> RoutingTable:
+    """``table`` with the virtual layer of every hop, as assigner ``name`` prescribes."""
+    from icsim.routing.layers import get_assigner
+
+    return get_assigner(name)(table).attach(table)
+
+
+class TableState:
+    """A packet's place on its source route (the per-packet state of table routing)."""
+
+    __slots__ = ("route", "layers", "next")
+
+    def __init__(self, route: tuple[int, ...], layers: tuple[int, ...] | None):
+        self.route = route
+        self.layers = layers
+        self.next = 0                  # index of the next hop in the route
+
+
+@register("table")
+class TableRouting(Routing):
+    """Source routing along a table; see the module docstring."""
+
+    Settings = TableSettings
+    has_inject = True
+    has_admit = True
+
+    def __init__(self, topology: Any, config: Any, settings: Any = None,
+                 table: RoutingTable | None = None):
+        super().__init__(topology, config, settings)
+        self.table = table if table is not None else build_table(topology, config, self.settings)
+        layered = self.table.layers is not None
+        if layered:
+            n = 1 + max((max(v) for v in self.table.layers.values() if v), default=0)
+            # a packet's layer only goes down; no bubble is needed, the layers are acyclic
+            self.vcs = tuple(VC(f"layer{i}", LAYER, priority=i) for i in range(n))
+        else:
+            self.vcs = (VC("table", ESCAPE, bubble=True),)
+        # candidate groups interned per (port, vc)
+        self._groups = {(p, vc): (((p, vc),),) for p in range(topology.num_ports)
+                        for vc in range(len(self.vcs))}
+
+    @classmethod
+    def check_config(cls, topology: Any, config: Any, settings: TableSettings) -> None:
+        """Cheap checks before the run: the file loads and fits, the names exist.  (Generating
+        a table can take a while; it happens once, when the simulation is built.)"""
+        from icsim.simulator.config import ConfigError
+
+        if settings.file:
+            try:
+                table = RoutingTable.load(settings.file)
+            except TableError as exc:
+                raise ConfigError("routing.table.file", str(exc)) from None
+            if not same_network(table.topology, topology):
+                raise ConfigError("routing.table.file", f"{settings.file} was made for "
+                                  f"{table.topology.describe()}, not {topology.describe()}")
+            problem = coverage_problem(table, topology, config.traffic.nodes)
+            if problem:
+                raise ConfigError("routing.table.file", f"{settings.file} {problem}")
+        elif settings.generator:
+            names = table_generators()
+            if settings.generator not in names:
+                raise ConfigError("routing.table.generator", f"unknown generator "
+                                  f"{settings.generator!r} (valid: {', '.join(sorted(names))})")
+            if settings.generator != "minimal" and topology.kind != "torus":
+                raise ConfigError("routing.table.generator", f"{settings.generator} builds "
+                                  f"Angara tables on tori; on {topology.describe()} use 'minimal'")
+        else:
+            raise ConfigError("routing.table", "table routing needs routing.table.file or "
+                              "routing.table.generator")
+        if settings.layers:
+            names = layer_assigners()
+            if settings.layers not in names:
+                raise ConfigError("routing.table.layers", f"unknown layer assigner "
+                                  f"{settings.layers!r} (valid: {', '.join(sorted(names))})")
+
+    def inject(self, node: int, packet, used, rand) -> None:
+        pair = (packet.src, packet.dst)
+        layers = self.table.layers.get(pair, ()) if self.table.layers is not None else None
+        packet.state = TableState(self.table.route(*pair), layers)
+
+    def candidates(self, node: int, packet) -> Groups:
+        st = packet.state
+        i = st.next
+        if i >= len(st.route):
+            return self.eject_groups
+        return self._groups[(st.route[i], st.layers[i] if st.layers is not None else 0)]
+
+    def admitted(self, node: int, packet, port: int, vc: int) -> None:
+        if port != self.eject:
+            packet.state.next += 1

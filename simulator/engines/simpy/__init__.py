@@ -1,0 +1,204 @@
+"""The SimPy engine: the readable reference implementation of the model.
+
+Each concern has its module: :mod:`.calendar` (actions at exact times, decisions on clock
+edges), :mod:`.fabric` (queues, occupancy, channels, NIC queues), :mod:`.admission` (the bubble
+rule and selection, one function for both flow controls), :mod:`.credit` and :mod:`.acknak`
+(the two flow controls), :mod:`.nic` (the NIC handshakes) and :mod:`.watchdog` (deadlocks).
+:class:`SimpyEngine` wires them for one run and drives the workload, the measurement window and
+the stop conditions.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import Any, Callable
+
+import numpy as np
+import simpy
+
+from icsim.simulator.engines.simpy.acknak import AckNakFlow
+from icsim.simulator.engines.simpy.admission import make_select
+from icsim.simulator.engines.simpy.calendar import Calendar
+from icsim.simulator.engines.simpy.credit import CreditFlow
+from icsim.simulator.engines.simpy.fabric import Fabric
+from icsim.simulator.engines.simpy.nic import Nic
+from icsim.simulator.engines.simpy.watchdog import Watchdog
+from icsim.simulator.spec import NetworkSpec
+from icsim.simulator.stats import Collector, Tally
+from icsim.traffic.workloads import Workload
+
+
+class RandomStream:
+    """Uniform floats in [0, 1) from a numpy Generator, drawn in blocks of 8192 (one draw per
+    call is the hot-path cost; a Python list index is cheap).  A compiled engine draws the same
+    blocks, so both see the same numbers."""
+
+    __slots__ = ("_gen", "_buf", "_i")
+    BLOCK = 8192
+
+    def __init__(self, gen: np.random.Generator):
+        self._gen = gen
+        self._buf: list[float] = []
+        self._i = 0
+
+    def __call__(self) -> float:
+        i = self._i
+        if i >= len(self._buf):
+            self._buf = self._gen.random(self.BLOCK).tolist()
+            i = 0
+        self._i = i + 1
+        return self._buf[i]
+
+
+class SimpyEngine:
+    """One run of the model on SimPy: build with a spec and a workload, then :meth:`run`.
+
+    Parameters
+    ----------
+    spec : NetworkSpec
+    workload : Workload
+    rand : callable
+        The routing tie-break stream (:class:`RandomStream`).
+    progress : callable, optional
+        ``progress(now_ps, end_ps, tally)``, called every ``progress_every_ps`` of simulated
+        time.
+    """
+
+    name = "simpy"
+
+    def __init__(self, spec: NetworkSpec, workload: Workload, rand: Callable[[], float],
+                 progress: Callable | None = None, progress_every_ps: int = 0):
+        self.spec = spec
+        self.workload = workload
+        self.env = simpy.Environment()
+        self.fab = Fabric(spec)
+        self.tally = Tally(spec.num_nodes)
+        self.collector = Collector(self.tally, spec.window)
+        flow_cls = AckNakFlow if spec.flow_control == "ack_nak" else CreditFlow
+        self.flow: CreditFlow = None  # type: ignore[assignment]
+        self.cal = Calendar(self.env, spec.cycle_ps, lambda: self.flow.pending(),
+                            lambda: self.flow.decide())
+        self.nic = Nic(self.fab, self.cal)
+        self.flow = flow_cls(self.fab, self.cal, self.nic, make_select(self.fab, rand), rand,
+                             self.collector)
+        self.cal._pending, self.cal._decide = self.flow.pending, self.flow.decide
+        self.watchdog = Watchdog(self.fab, self.cal, spec.watchdog_ps)
+        self.progress = progress
+        self.progress_every = progress_every_ps
+        self._next_msg = 0
+        self._next_pid = 0
+        self._util0: list[int] | None = None
+        self._packets0: list[int] | None = None
+        self._occ_sum: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ the workload
+    def start_workload(self) -> None:
+        """Schedule the first message time (each posting schedules the next)."""
+        if self.workload.num_messages:
+            self.cal.at(int(self.workload.time[0]), self._post, 0)
+
+    def _post(self, i: int, _: Any = None) -> None:
+        wl, fab, tl = self.workload, self.fab, self.tally
+        times = wl.time
+        t = int(times[i])
+        n = len(times)
+        while i < n and times[i] == t:
+            k = int(wl.packets[i])
+            measured = bool(wl.measured[i])
+            fab.post_message(int(wl.src[i]), int(wl.dst[i]), k, t, self._next_pid, measured,
+                             wl.avail_period_ps)
+            self._next_pid += k
+            tl.generated += k
+            if measured:
+                tl.measured += k
+            i += 1
+        if i < n:
+            self.cal.at(int(times[i]), self._post, i)
+
+    # ------------------------------------------------------------------ running
+    def run(self) -> Tally:
+        spec, cal, tally = self.spec, self.cal, self.tally
+        done = cal.stop_event()
+        stop_at: list[int] = []
+
+        def stop(a: Any = None, b: Any = None) -> None:
+            if not done.triggered:
+                done.succeed()
+
+        def finish(t: int) -> None:
+            if not stop_at:
+                stop_at.append(t)
+                cal.at(max(t, cal.now), stop)
+
+        self.collector.on_measured_done = finish
+        horizon = spec.horizon_ps
+        if not spec.finite:
+            w0, w1 = spec.window
+            step = max(1, (w1 - w0) // 20)
+            for i in range(21):
+                cal.at(w0 + i * step, self._sample)
+            cal.at(w0, self._snapshot, 0)
+            cal.at(w1, self._snapshot, 1)
+            cal.at(w1, self._window_closed, finish)
+        if horizon is not None:
+            cal.at(horizon, stop)
+        if spec.finite:
+            tally.expected_measured = self.workload.expected_measured
+        self.start_workload()
+        self.watchdog.start()
+        if self.progress is not None and self.progress_every > 0:
+            cal.at(self.progress_every, self._report)
+        gc_was = gc.isenabled()
+        gc.collect()
+        gc.freeze()
+        gc.disable()
+        t0 = time.perf_counter()
+        try:
+            if not (spec.finite and tally.expected_measured == 0):
+                cal.run(until=done)
+        finally:
+            tally.wall_s = time.perf_counter() - t0
+            gc.unfreeze()
+            if gc_was:
+                gc.enable()
+        tally.end_ps = stop_at[0] if stop_at else self.env.now
+        tally.events = cal.actions
+        tally.link_hops = self.fab.link_hops
+        tally.retransmissions = self.fab.retransmissions
+        return tally
+
+    def _report(self, a: Any = None, b: Any = None) -> None:
+        end = self.spec.horizon_ps or 0
+        self.progress(self.cal.now, end, self.tally)
+        self.cal.at(self.cal.now + self.progress_every, self._report)
+
+    def _sample(self, a: Any = None, b: Any = None) -> None:
+        fab = self.fab
+        self.tally.samples.append((self.cal.now, fab.in_sources))
+        occ = np.asarray(fab.occ, dtype=np.int64)
+        self._occ_sum = occ if self._occ_sum is None else self._occ_sum + occ
+
+    def _snapshot(self, which: int, _: Any = None) -> None:
+        fab, tl = self.fab, self.tally
+        if which == 0:
+            self._util0 = list(fab.link_busy_ps)
+            self._packets0 = list(fab.link_packets)
+            self._accepted0 = list(self.collector.accepted)
+            return
+        tl.busy_ps = [b - a for a, b in zip(self._util0, fab.link_busy_ps)]
+        tl.packets = [b - a for a, b in zip(self._packets0, fab.link_packets)]
+        tl.occupancy = (self._occ_sum / max(1, len(tl.samples))).tolist()
+        tl.accepted = [b - a for a, b in zip(self._accepted0, self.collector.accepted)]
+
+    def _window_closed(self, finish: Callable, _: Any = None) -> None:
+        tl = self.tally
+        tl.expected_measured = tl.measured
+        if tl.measured_delivered == tl.expected_measured:
+            finish(max(tl.last_consume, self.cal.now))
+
+    # ------------------------------------------------------------------ for tests
+    def check_invariants(self) -> None:
+        """Assert the model's accounting between SimPy steps (see :meth:`Fabric.check_invariants`)."""
+        self.fab.check_invariants(self.tally.generated, self.tally.delivered,
+                                  self.flow.in_flight())

@@ -1,0 +1,244 @@
+"""Credit flow control (the clean profile's, and SPEC §4's).
+
+A packet leaves a queue only when the downstream router has reserved room for it: at grant time
+the routing function is evaluated *for the downstream router* with its current occupancy
+(:mod:`.admission`), the slot there is reserved, the packet crosses the channel (serialisation,
+then propagation) and becomes visible in the reserved queue on the next clock edge (plus the
+routing pipeline).  The upstream slot is freed at the end of serialisation.  Nothing is dropped.
+
+Decision phase: the head packets of all dirty ports whose channel is idle are tried oldest first
+(message creation time, source, sequence); a port's channel goes to the first of its heads the
+downstream admits.  ``router.arbitration: escape_priority`` instead tries a port's VCs in their
+declared priority order (escape VCs first), oldest first inside a queue.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from icsim.simulator.engines.simpy.nic import Nic
+from icsim.simulator.packet import Packet
+from icsim.simulator.units import edge
+
+
+class CreditFlow:
+    """The credit protocol's decision phase and per-hop actions over a fabric.
+
+    Parameters
+    ----------
+    fab : Fabric
+    cal : Calendar
+    nic : Nic
+    select : callable
+        :func:`.admission.make_select`'s function.
+    rand : callable
+        The run's tie-break stream (injection-time routing decisions draw from it).
+    sink : callable
+        ``sink(packet, consume_time_ps)`` for every packet consumed.
+    """
+
+    def __init__(self, fab: Any, cal: Any, nic: Nic, select: Callable, rand: Callable,
+                 sink: Callable[[Packet, int], None]):
+        self.fab, self.cal, self.nic = fab, cal, nic
+        self.select, self.rand, self.sink = select, rand, sink
+        spec = fab.spec
+        self.routing = spec.routing
+        self.escape_first = spec.arbitration == "escape_priority"
+        self.rank = {vc: i for i, vc in enumerate(spec.vc_order)}
+        self.forward, self.tx_end, self.ready = self._make_hot_path()
+
+    def _make_hot_path(self) -> tuple[Callable, Callable, Callable]:
+        """The three things every packet hop does, as closures over the fabric's lists (they
+        run millions of times; cell variables are cheaper than attribute lookups):
+
+        * ``forward(pid, vc, p)`` — try to move the head ``p`` of queue (pid, vc) across its
+          channel: a slot downstream is selected and reserved, the channel is busy for the
+          serialisation time, and the packet becomes visible downstream after the propagation
+          time (store-and-forward: after its tail; cut-through: after its header), on the next
+          clock edge plus the pipeline delay;
+        * ``tx_end(pid, src_q)`` — end of serialisation: the channel and the upstream slot are
+          free again, and ports waiting for room in that queue are woken;
+        * ``ready(p, q2)`` — the packet is visible in queue ``q2``.
+        """
+        fab, cal = self.fab, self.cal
+        spec = fab.spec
+        at = cal.at
+        port_of, down, queues, occ, busy = fab.port_of, fab.down, fab.queues, fab.occ, fab.busy
+        waiting, dirty, link_busy, link_packets = (fab.waiting, fab.dirty, fab.link_busy_ps,
+                                                   fab.link_packets)
+        candidates, select, eject = self.routing.candidates, self.select, self.eject
+        has_admit, admitted = self.routing.has_admit, self.admitted
+        EJ, V = fab.EJ, fab.V
+        ser, lat, cyc, delay = spec.link_ser_ps, spec.link_lat_ps, spec.cycle_ps, spec.delay_ps
+        cut = spec.cut_through
+
+        def forward(pid: int, vc: int, p: Packet) -> bool:
+            port = port_of[pid]
+            if port == EJ:
+                eject(pid, p)
+                return True
+            v = down[pid]
+            q2 = select(v, candidates(v, p), port, vc, 1, pid)
+            if q2 < 0:
+                return False
+            now = cal.now
+            src_q = pid * V + vc
+            queues[src_q].popleft()
+            occ[q2] += 1
+            busy[pid] = True
+            fab.progress_ps = now
+            fab.link_hops += 1
+            link_busy[pid] += ser
+            link_packets[src_q] += 1
+            t_end = now + ser
+            at(t_end, tx_end, pid, src_q)
+            p.hops += 1
+            p.from_port = port
+            p.from_vc = vc
+            p.qid = q2
+            if has_admit:
+                admitted(p, q2)
+            at(edge((now if cut else t_end) + lat, cyc) + delay, ready, p, q2)
+            return True
+
+        def tx_end(pid: int, src_q: int) -> None:
+            busy[pid] = False
+            occ[src_q] -= 1
+            dirty.add(pid)
+            w = waiting[src_q]
+            if w is not None:
+                dirty.update(w)
+                waiting[src_q] = None
+
+        def ready(p: Packet, q2: int) -> None:
+            now = p.ready = cal.now
+            q = queues[q2]
+            # canonical order among packets becoming ready together: oldest first
+            if q and q[-1].ready == now and q[-1].age > p.age:
+                q.append(p)
+                bubble_back(q)
+            else:
+                q.append(p)
+            dirty.add(q2 // V)
+
+        return forward, tx_end, ready
+
+    # ------------------------------------------------------------------ decision phase
+    def pending(self) -> bool:
+        return bool(self.fab.dirty)
+
+    def decide(self) -> None:
+        fab = self.fab
+        dirty, busy, queues, srcq = fab.dirty, fab.busy, fab.queues, fab.srcq
+        V, NP = fab.V, fab.NP
+        heads = []
+        for pid in dirty:
+            if busy[pid]:
+                continue
+            if pid >= NP:
+                q = srcq[pid - NP]
+                if q:
+                    p = q[0]
+                    heads.append((p.age, pid, -1, p))
+                continue
+            base = pid * V
+            for vc in range(V):
+                q = queues[base + vc]
+                if q:
+                    p = q[0]
+                    heads.append((p.age, pid, vc, p))
+        dirty.clear()
+        if len(heads) > 1:
+            heads.sort()
+            if self.escape_first:
+                heads = self.escape_priority(heads)
+        elif not heads:
+            return
+        forward = self.forward
+        for _, pid, vc, p in heads:
+            if busy[pid]:
+                continue
+            if vc < 0:
+                self.try_inject(pid - NP, p)
+            else:
+                forward(pid, vc, p)
+
+    def escape_priority(self, heads: list) -> list:
+        """Reorder so that within a port the VCs are tried in priority order (escape first)."""
+        rank = self.rank
+        first_seen: dict[int, int] = {}
+        for i, h in enumerate(heads):
+            first_seen.setdefault(h[1], i)
+        return sorted(heads, key=lambda h: (first_seen[h[1]], rank.get(h[2], -1)))
+
+    # ------------------------------------------------------------------ injection, ejection
+    def try_inject(self, node: int, p: Packet) -> bool:
+        fab, cal, nic = self.fab, self.cal, self.nic
+        spec = fab.spec
+        now = cal.now
+        if not nic.may_send(node, p, now):
+            return False
+        routing = self.routing
+        if routing.has_inject:
+            routing.inject(node, p, fab.local_adaptive_used(node), self.rand)
+        q2 = self.select(node, routing.candidates(node, p), -1, -1, spec.injection_min_free,
+                         fab.NP + node)
+        if q2 < 0:
+            return False
+        fab.srcq[node].popleft()
+        fab.in_sources -= 1
+        fab.in_network += 1
+        fab.occ[q2] += 1
+        fab.busy[fab.NP + node] = True
+        fab.progress_ps = now
+        t_end = now + spec.nic_ser_ps
+        cal.at(t_end, nic.tx_end, node)
+        p.enter = t_end + spec.nic_lat_ps
+        p.from_port = -1
+        p.from_vc = -1
+        if nic.stop_and_wait:
+            # the router acknowledges on arrival, over the reverse internal link
+            fab.outstanding[node] += 1
+            cal.at(p.enter + spec.ack_nic_ser_ps + spec.nic_lat_ps, nic.ack, node)
+        p.qid = q2
+        if routing.has_admit:
+            self.admitted(p, q2)
+        t = (now if spec.cut_through else t_end) + spec.nic_lat_ps
+        cal.at(edge(t, spec.cycle_ps) + spec.delay_ps, self.ready, p, q2)
+        return True
+
+    def admitted(self, p: Packet, q2: int) -> None:
+        fab = self.fab
+        pid2, vc2 = divmod(q2, fab.V)
+        node, port = divmod(pid2, fab.P)
+        self.routing.admitted(node, p, port, vc2)
+
+    def eject(self, pid: int, p: Packet) -> None:
+        """The head of an ejection queue crosses the ejection link to the sink."""
+        fab, cal = self.fab, self.cal
+        spec = fab.spec
+        now = cal.now
+        src_q = pid * fab.V
+        fab.queues[src_q].popleft()
+        fab.busy[pid] = True
+        fab.progress_ps = now
+        fab.in_network -= 1
+        t_end = now + spec.nic_ser_ps
+        cal.at(t_end, self.tx_end, pid, src_q)
+        self.sink(p, t_end + spec.nic_lat_ps)
+
+    def in_flight(self) -> list:
+        """Packets in pending actions (for invariant checks)."""
+        return [(f"in action {getattr(fn, '__name__', fn)} at {t}", x)
+                for t, fn, a, b in self.cal.pending_actions() for x in (a, b)]
+
+
+def bubble_back(q) -> None:
+    """Move the last element of q left past same-time younger packets."""
+    p = q.pop()
+    stash = []
+    while q and q[-1].ready == p.ready and q[-1].age > p.age:
+        stash.append(q.pop())
+    q.append(p)
+    while stash:
+        q.append(stash.pop())

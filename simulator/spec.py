@@ -1,0 +1,125 @@
+"""The network model as plain data: what every engine runs.
+
+:func:`icsim.simulator.build.build` turns a config into a :class:`NetworkSpec` once: ports and
+queues, neighbour and reverse-port tables, capacities, the bubble flag of every VC, every time
+in integer picoseconds, NIC pacing, the routing algorithm (an object for the SimPy engine; its
+arrays for a compiled one) and the run's measurement plan.  An engine takes a spec and a
+:class:`~icsim.traffic.workloads.Workload` and returns the raw tallies that
+:func:`icsim.simulator.results.make_result` turns into the result record.
+
+Ids
+---
+A router has ``P = num_ports + 1`` ports, the last being ejection.  A *port id* is
+``node * P + port``; the NIC of ``node`` is port id ``N * P + node``.  A *queue id* is
+``port_id * V + vc`` with ``V`` VC classes per port.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from icsim.routing.registry import ADAPTIVE, VC
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """Everything an engine needs about the network and the run, derived once.
+
+    Attributes
+    ----------
+    topology : Torus or Graph
+        The topology value (for labels and distances).
+    routing : Routing
+        The routing algorithm, built for this topology and config.
+    neighbor : ndarray (N, num_ports), int64
+        The node each port leads to, -1 where none.
+    reverse_port : ndarray (N, num_ports), int64
+        The port of the neighbour whose channel leads back (-1 where none): where ack/nak
+        control messages travel.
+    vcs : tuple of VC
+        The routing algorithm's VC classes; ``bubble[vc]`` is their bubble flag with
+        ``router.bubble`` applied.
+    capacity : int
+        Slots of every queue (``router.queue_packets``).
+    injection_min_free : int
+        Free slots a packet from the NIC needs (1 unless ``router.injection_min_free``).
+    cycle_ps, delay_ps : int
+        Router clock period; routing pipeline (``delay_cycles`` cycles).
+    link_ser_ps, link_lat_ps, nic_ser_ps, nic_lat_ps : int
+        Serialisation of one packet and propagation, on router and NIC links.
+    ack_link_ser_ps, ack_nic_ser_ps : int
+        Serialisation of an ACK/NAK (``ack_nak`` flow control, stop-and-wait NIC).
+    nic_tick_ps : float
+        Polling period of a stop-and-wait NIC (ticks at k * nic_tick_ps, rounded to ps).
+    window : (int, int) or None
+        Measurement window (window mode); None in finite mode and for scheduled workloads.
+    horizon_ps : int or None
+        The run stops here at the latest (window: end of the drain; finite: ``max_time_us``).
+    watchdog_ps : int
+        Deadlock watchdog period.
+    gamma1_period_ns : float
+        Per-node packet period at γ = 1 (the load normalisation).
+    """
+
+    topology: Any
+    routing: Any
+    neighbor: np.ndarray
+    reverse_port: np.ndarray
+    vcs: tuple[VC, ...]
+    bubble: tuple[bool, ...]
+    capacity: int
+    injection_min_free: int
+    flow_control: str
+    arbitration: str
+    tie_break: str
+    cut_through: bool
+    handshake: str
+    cycle_ps: int
+    delay_ps: int
+    link_ser_ps: int
+    link_lat_ps: int
+    nic_ser_ps: int
+    nic_lat_ps: int
+    ack_link_ser_ps: int
+    ack_nic_ser_ps: int
+    nic_tick_ps: float
+    window: tuple[int, int] | None
+    horizon_ps: int | None
+    watchdog_ps: int
+    gamma1_period_ns: float
+    seed: int
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def num_nodes(self) -> int:
+        return int(self.neighbor.shape[0])
+
+    @property
+    def num_ports(self) -> int:
+        """Direction ports per router (the ejection port is ``num_ports``)."""
+        return int(self.neighbor.shape[1])
+
+    @property
+    def num_vcs(self) -> int:
+        return len(self.vcs)
+
+    @property
+    def eject_port(self) -> int:
+        return self.num_ports
+
+    @property
+    def adaptive_vc(self) -> int:
+        """The first VC with the adaptive role (what injection-time decisions look at), or 0."""
+        return next((i for i, vc in enumerate(self.vcs) if vc.role == ADAPTIVE), 0)
+
+    @property
+    def vc_order(self) -> tuple[int, ...]:
+        """VCs in ``escape_priority`` arbitration order (their declared priority)."""
+        return tuple(sorted(range(len(self.vcs)), key=lambda v: (self.vcs[v].priority, v)))
+
+    @property
+    def finite(self) -> bool:
+        return self.window is None
