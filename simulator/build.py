@@ -284,21 +284,6 @@ def seed_streams(seed: int, n_nodes: int) -> dict[str, Any]:
     }
 
 
-def reverse_ports(topology: Any) -> np.ndarray:
-    """For every (node, port) with a channel, the port of the neighbour leading back."""
-    nbr = np.asarray(topology.neighbor_table, dtype=np.int64)
-    out = np.full_like(nbr, -1)
-    if topology.kind == "torus":
-        ports = np.arange(nbr.shape[1]) ^ 1
-        out[nbr >= 0] = np.broadcast_to(ports, nbr.shape)[nbr >= 0]
-        return out
-    for u, row in enumerate(topology.neighbor_table):
-        for port, v in enumerate(row):
-            if v >= 0:
-                out[u, port] = topology.port_to(v, u)
-    return out
-
-
 def build(cfg: Config) -> Model:
     """Check and build everything a run needs (module docstring)."""
     from icsim.traffic.load import gamma1_packet_period_ns
@@ -326,7 +311,7 @@ def build(cfg: Config) -> Model:
     spec = NetworkSpec(
         topology=topo, routing=routing,
         neighbor=np.asarray(topo.neighbor_table, dtype=np.int64).reshape(topo.num_nodes, -1),
-        reverse_port=reverse_ports(topo), vcs=tuple(routing.vcs),
+        reverse_port=topo.reverse_ports(), vcs=tuple(routing.vcs),
         bubble=tuple(rc.bubble and vc.bubble for vc in routing.vcs),
         capacity=rc.queue_packets, injection_min_free=rc.injection_min_free or 1,
         flow_control=rc.flow_control, arbitration=rc.arbitration, tie_break=rc.tie_break,

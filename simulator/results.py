@@ -55,21 +55,6 @@ def latency_histogram(latency_ns: np.ndarray) -> dict[str, list]:
     return {"edges_ns": [float(e) for e in edges], "counts": counts.tolist()}
 
 
-def distances(topology: Any, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Minimal hop distances of the pairs ``src[i] -> dst[i]`` (vectorised)."""
-    if topology.kind == "torus":
-        c = topology.coord_array
-        out = np.zeros(len(src), dtype=np.int64)
-        for dim in range(topology.n):
-            k = topology.dims[dim]
-            d = np.abs(c[dst, dim] - c[src, dim])
-            if topology.is_ring(dim):
-                d = np.minimum(d, k - d)
-            out += d
-        return out
-    return np.asarray(topology.distances[src, dst], dtype=np.int64)
-
-
 def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
     """Latency, hops, derouting and dilation of the measured packets."""
     n = tally.measured_delivered
@@ -96,7 +81,7 @@ def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
     out["derouted"]["total"] = int(counts[1:].sum()) / n
     # dilation: hops over the minimal distance, averaged over the measured packets (a packet to
     # itself counts 1); summed in consumption order
-    d = distances(topology, a["src"], a["dst"])
+    d = topology.distances_between(a["src"], a["dst"])
     moved = d > 0
     extra = np.zeros(n)
     extra[moved] = a["hops"][moved] / d[moved] - 1.0

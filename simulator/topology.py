@@ -304,6 +304,28 @@ class Torus:
         """Minimal number of hops from a to b."""
         return sum(abs(d) for d in self.offsets(a, b))
 
+    def distances_between(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """:meth:`distance` of every pair ``src[i] -> dst[i]`` (vectorised).
+
+        >>> Torus((4, 4)).distances_between(np.array([0, 0]), np.array([10, 3])).tolist()
+        [4, 1]
+        """
+        c = self.coord_array
+        out = np.zeros(len(src), dtype=np.int64)
+        for dim, k in enumerate(self.dims):
+            d = np.abs(c[dst, dim] - c[src, dim])
+            if self.is_ring(dim):
+                d = np.minimum(d, k - d)
+            out += d
+        return out
+
+    def reverse_ports(self) -> np.ndarray:
+        """``[node, port]``: the port of the neighbour whose channel leads back (-1 where the
+        port leads nowhere).  On a torus the reverse of + is − in the same dimension."""
+        nbr = self.neighbor_array
+        back = np.broadcast_to(np.arange(self.num_ports) ^ 1, nbr.shape)
+        return np.where(nbr >= 0, back, -1)
+
     def ring_distance(self, dim: int, a: int, b: int, sign: int) -> int:
         """Hops from coordinate a to b moving only in direction ``sign`` along ``dim``.
 
@@ -604,6 +626,18 @@ class Graph:
 
     def distance(self, a: int, b: int) -> int:
         return int(self.distances[a, b])
+
+    def distances_between(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """:meth:`distance` of every pair ``src[i] -> dst[i]``."""
+        return np.asarray(self.distances[src, dst], dtype=np.int64)
+
+    def reverse_ports(self) -> np.ndarray:
+        """``[node, port]``: the port of the neighbour whose channel leads back (-1 where none)."""
+        out = np.full((self.num_nodes, max(1, self.num_ports)), -1, dtype=np.int64)
+        for u, row in enumerate(self.adjacency):
+            for port, v in enumerate(row):
+                out[u, port] = self.adjacency[v].index(u)
+        return out[:, :self.num_ports]
 
     @cached_property
     def max_channel_load_factor(self) -> float:

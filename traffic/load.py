@@ -26,11 +26,3 @@ def gamma1_packet_period_ns(topology: Any, packet_bytes: int, link_gbps: float) 
     if c <= 0:
         raise ValueError("a single-node topology has no channel to normalise the load by")
     return packet_bytes * 8 * c / link_gbps
-
-
-def message_interval_ns(topology: Any, packet_bytes: int, link_gbps: float,
-                        message_packets: int, load: float) -> float:
-    """Mean time between two messages of one node at offered load γ = ``load``."""
-    if load <= 0:
-        return float("inf")
-    return message_packets * gamma1_packet_period_ns(topology, packet_bytes, link_gbps) / load

@@ -94,7 +94,7 @@ def open_loop(config: Any, topology: Any, pattern: Any, streams: Sequence[np.ran
     >>> w = open_loop(cfg, t, make_pattern("tornado", t, seed=1),
     ...               [np.random.default_rng(i) for i in range(16)], None, None)
     >>> w.num_messages, int(w.time[16]), int(w.packets.sum()), w.expected_measured
-    (32, 1258291, 3072, 3072)
+    (32, 19660800, 3072, 3072)
     """
     tc, nc = config.traffic, config.nic
     N = topology.num_nodes

@@ -1,0 +1,139 @@
+"""The architecture holds: the schema imports nothing, every docstring example runs, and a
+routing algorithm plugs in from one file of another package."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import icsim
+from icsim.routing.registry import ROUTING
+from icsim.simulator.build import from_dict
+from icsim.simulator.config import ConfigError
+from icsim.simulator.simulation import run
+
+
+SUBPACKAGES = ("simulator", "routing", "traffic", "experiments", "configs")
+
+
+def all_modules() -> list[str]:
+    """Every module of icsim (its subpackages live in the repository's top-level folders)."""
+    names = ["icsim", "icsim.registry"]
+    for sub in SUBPACKAGES:
+        pkg = importlib.import_module(f"icsim.{sub}")
+        names.append(pkg.__name__)
+        names += [info.name for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")]
+    return sorted(names)
+
+
+@pytest.mark.parametrize("name", all_modules())
+def test_every_docstring_example_runs(name, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)                      # examples that write files write here
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+
+
+def test_the_examples_cover_the_packages():
+    examples = sum(len(t.examples) for n in all_modules()
+                   for t in doctest.DocTestFinder().find(importlib.import_module(n)))
+    assert examples > 150
+
+
+def test_the_config_schema_imports_no_routing_traffic_or_engine_module():
+    code = textwrap.dedent("""
+        import sys
+        import icsim.simulator.config
+        print(sorted(m for m in sys.modules if m.startswith(("icsim.routing", "icsim.traffic",
+              "icsim.simulator.engines", "icsim.simulator.build", "icsim.experiments"))))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+WEST_FIRST = '''
+"""West-first routing on a 2D mesh (Glass & Ni's turn model): every west hop first, then the
+minimal directions adaptively; one VC, no bubble needed."""
+
+from icsim.routing.registry import ADAPTIVE, ROUTING, VC, Routing
+
+
+@ROUTING.register("west_first")
+class WestFirst(Routing):
+    vcs = (VC("adaptive", ADAPTIVE),)
+
+    @classmethod
+    def check_config(cls, topology, config, settings):
+        if topology.kind != "torus" or topology.n != 2 or any(topology.wrap):
+            raise ValueError("west_first routes on a 2D mesh")
+
+    def candidates(self, node, packet):
+        ports = self.topology.minimal_ports(node, packet.dst)
+        if not ports:
+            return self.eject_groups
+        if 1 in ports:                                # x-: west first, alone
+            return (((1, 0),),)
+        return (tuple((p, 0) for p in ports),)
+'''
+
+
+@pytest.fixture
+def toy_plugin(tmp_path, monkeypatch):
+    """A package outside icsim that declares a routing algorithm by an entry point."""
+    pkg = tmp_path / "icsim_toy"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "west_first.py").write_text(WEST_FIRST)
+    info = tmp_path / "icsim_toy-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: icsim-toy\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[icsim.routing]\nwest_first = icsim_toy.west_first\n")
+    ROUTING.load()                                   # the built-in ones, before the copy
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(ROUTING, "_members", dict(ROUTING._members))
+    monkeypatch.setattr(ROUTING, "_loaded", False)     # look for plug-ins again
+    yield
+    sys.modules.pop("icsim_toy.west_first", None)
+    sys.modules.pop("icsim_toy", None)
+
+
+def mesh(**routing):
+    return {"topology": {"kind": "torus", "dims": [4, 4], "wrap": [False, False]},
+            "routing": {"algorithm": "west_first", **routing},
+            "traffic": {"pattern": "uniform", "load": 0.3, "message_packets": 4},
+            "run": {"warmup_us": 5, "measure_us": 30, "drain_us": 60}}
+
+
+def test_a_routing_algorithm_plugs_in_from_one_file_of_another_package(toy_plugin):
+    assert "west_first" in ROUTING.names()
+    r = run(from_dict(mesh()))
+    assert not r["saturated"]
+    assert r["packets_delivered"] == r["packets_measured"] > 0
+    assert r["dilation"] == 1.0                      # minimal on the mesh
+
+
+def test_a_plugged_in_algorithm_gets_its_own_config_section_checked(toy_plugin):
+    with pytest.raises(ConfigError, match=r"routing.west_first.turns: unknown key"):
+        from_dict(mesh(west_first={"turns": 2}))
+    with pytest.raises(ConfigError, match=r"routing.algorithm: west_first routes on a 2D mesh"):
+        from_dict({**mesh(), "topology": {"kind": "torus", "dims": [4, 4]}})
+
+
+def test_flat_routing_keys_of_older_configs_mean_the_algorithm_sections():
+    cfg = from_dict({"topology": {"dims": [4, 4, 4]},
+                     "routing": {"algorithm": "ofr", "delta": 3, "profit": "reference",
+                                 "ofr_candidates": "reference", "min_deroute_distance": 2}})
+    assert cfg.routing.section("ofr") == {"delta": 3, "eta": 2.0, "profit": "reference",
+                                          "candidates": "reference", "min_deroute_distance": 2}
+    assert cfg.routing.section("por")["profit"] == "reference"
+    with pytest.raises(ConfigError, match=r"routing.ofr.delta: .*greater than or equal to 1"):
+        from_dict({"topology": {"dims": [4, 4, 4]},
+                   "routing": {"algorithm": "abr", "ofr": {"delta": 0}}})
+    with pytest.raises(ConfigError, match=r"routing.dragonfly: not a routing algorithm's section"):
+        from_dict({"topology": {"dims": [4, 4]}, "routing": {"dragonfly": {}}})
