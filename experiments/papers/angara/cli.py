@@ -155,7 +155,7 @@ def simulate_exchange(generator: str, collective: str, interleave: bool, message
         "seed": seed,
         "topology": {"kind": "torus", "dims": [4, 2, 2, 2]},
         "packet": {"size_bytes": packet_bytes},
-        "routing": {"algorithm": "table", "generator": generator},
+        "routing": {"algorithm": "table", "table": {"generator": generator}},
         "traffic": traffic})
     r = run(cfg)
     return {"completion_time_us": r["completion_time_ns"] / 1000.0,
