@@ -49,18 +49,22 @@ class Calendar:
         self._batches: dict[int, list] = {}
         self._pending = pending
         self._decide = decide
-        self.at = self._make_at()
+        self.at, self.at_edge = self._make_at()
 
-    def _make_at(self) -> Callable[..., None]:
-        """``at(t, fn, a, b)``: schedule ``fn(a, b)`` at time ``t`` ps (>= now).
+    def _make_at(self) -> tuple[Callable[..., None], Callable[..., None]]:
+        """``at(t, fn, a, b)``: schedule ``fn(a, b)`` at time ``t`` ps (>= now);
+        ``at_edge(t, fn, a, b, delay)``: the same ``delay`` ps after the first clock edge at or
+        after ``t`` (when a packet becomes visible to a router's decisions: the next edge, plus
+        the routing pipeline).
 
-        A closure: it runs a few times per packet hop, and cell variables are cheaper than
+        Closures: they run a few times per packet hop, and cell variables are cheaper than
         attribute lookups."""
         batches = self._batches
         env = self.env
         timeout = env.timeout
         run = self._run_batch
         cal = self
+        cycle = self.cycle
 
         def at(t: int, fn: Callable, a: Any = None, b: Any = None) -> None:
             batch = batches.get(t)
@@ -70,7 +74,13 @@ class Calendar:
             else:
                 batch.append((fn, a, b))
 
-        return at
+        def at_edge(t: int, fn: Callable, a: Any = None, b: Any = None, delay: int = 0) -> None:
+            r = t % cycle                      # = edge(t, cycle), inlined: once per packet hop
+            if r:
+                t += cycle - r
+            at(t + delay, fn, a, b)
+
+        return at, at_edge
 
     def _run_batch(self, ev: simpy.Event) -> None:
         t = self.now = ev.value

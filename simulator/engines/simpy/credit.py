@@ -18,7 +18,6 @@ from typing import Any, Callable
 
 from icsim.simulator.engines.simpy.nic import Nic
 from icsim.simulator.packet import Packet
-from icsim.simulator.units import edge
 
 
 class CreditFlow:
@@ -62,14 +61,14 @@ class CreditFlow:
         """
         fab, cal = self.fab, self.cal
         spec = fab.spec
-        at = cal.at
+        at, at_edge = cal.at, cal.at_edge
         port_of, down, queues, occ, busy = fab.port_of, fab.down, fab.queues, fab.occ, fab.busy
         waiting, dirty, link_busy, link_packets = (fab.waiting, fab.dirty, fab.link_busy_ps,
                                                    fab.link_packets)
         candidates, select, eject = self.routing.candidates, self.select, self.eject
         has_admit, admitted = self.routing.has_admit, self.admitted
         EJ, V = fab.EJ, fab.V
-        ser, lat, cyc, delay = spec.link_ser_ps, spec.link_lat_ps, spec.cycle_ps, spec.delay_ps
+        ser, lat, delay = spec.link_ser_ps, spec.link_lat_ps, spec.delay_ps
         cut = spec.cut_through
 
         def forward(pid: int, vc: int, p: Packet) -> bool:
@@ -98,7 +97,7 @@ class CreditFlow:
             p.qid = q2
             if has_admit:
                 admitted(p, q2)
-            at(edge((now if cut else t_end) + lat, cyc) + delay, ready, p, q2)
+            at_edge((now if cut else t_end) + lat, ready, p, q2, delay)
             return True
 
         def tx_end(pid: int, src_q: int) -> None:
@@ -203,8 +202,8 @@ class CreditFlow:
         p.qid = q2
         if routing.has_admit:
             self.admitted(p, q2)
-        t = (now if spec.cut_through else t_end) + spec.nic_lat_ps
-        cal.at(edge(t, spec.cycle_ps) + spec.delay_ps, self.ready, p, q2)
+        cal.at_edge((now if spec.cut_through else t_end) + spec.nic_lat_ps, self.ready, p, q2,
+                    spec.delay_ps)
         return True
 
     def admitted(self, p: Packet, q2: int) -> None:
