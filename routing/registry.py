@@ -149,3 +149,8 @@ class Routing:
     def describe(self, packet: "Packet") -> str:
         """The packet's routing state, for reports (e.g. OFR's intermediate destination)."""
         return ""
+
+    def compiled(self) -> dict | None:
+        """The algorithm as arrays for the compiled engine (its ``kind`` and the tables that
+        kind reads), or None when it has no compiled form (it then runs on the SimPy engine)."""
+        return None

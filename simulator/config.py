@@ -202,6 +202,7 @@ class TrafficConfig(_Section):
 
 
 class RunConfig(_Section):
+    engine: Literal["auto", "simpy", "compiled"] = "auto"
     mode: Literal["window", "finite"] = "window"
     warmup_us: float = Num(50.0, ge=0, le=MAX_US)
     measure_us: float = Num(200.0, gt=0, le=MAX_US)

@@ -14,9 +14,29 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from icsim.simulator.build import Model, build
-from icsim.simulator.config import Config
+from icsim.simulator.config import Config, ConfigError
 from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
 from icsim.simulator.results import make_result
+
+
+def make_engine(model: Model, name: str | None = None, progress: Callable | None = None,
+                progress_every_ps: int = 0) -> Any:
+    """The engine ``name`` (default ``run.engine``) for a built model.  ``auto`` takes the
+    compiled engine where it supports the config, the SimPy engine otherwise."""
+    from icsim.simulator.engines.compiled import CompiledEngine, supports
+
+    name = name or model.config.run.engine
+    why = supports(model.spec)
+    if name == "auto":
+        name = "simpy"          # the compiled engine becomes the default once it is validated
+    if name == "compiled":
+        if why:
+            raise ConfigError("run.engine", f"the compiled engine cannot run this config: {why} "
+                              f"(use run.engine: simpy or auto)")
+        return CompiledEngine(model.spec, model.workload, model.routing_stream, progress,
+                              progress_every_ps)
+    return SimpyEngine(model.spec, model.workload, RandomStream(model.routing_stream),
+                       progress, progress_every_ps)
 
 
 class Simulation:
@@ -24,12 +44,10 @@ class Simulation:
     :class:`~icsim.simulator.build.Model` and the engine that will run it (``.engine``)."""
 
     def __init__(self, config: Config, progress: Callable | None = None,
-                 progress_every_ps: int = 0):
+                 progress_every_ps: int = 0, engine: str | None = None):
         self.model: Model = build(config)
         self.config = self.model.config
-        self.engine = SimpyEngine(self.model.spec, self.model.workload,
-                                  RandomStream(self.model.routing_stream), progress,
-                                  progress_every_ps)
+        self.engine = make_engine(self.model, engine, progress, progress_every_ps)
 
     def run(self) -> dict[str, Any]:
         """Run to the end; the result record (SPEC §9)."""
@@ -38,6 +56,6 @@ class Simulation:
         return make_result(m.config, m.spec, m.workload, tally, self.engine.name)
 
 
-def run(config: Config) -> dict[str, Any]:
+def run(config: Config, engine: str | None = None) -> dict[str, Any]:
     """Build and run one simulation; the result dict of SPEC §9."""
-    return Simulation(config).run()
+    return Simulation(config, engine=engine).run()

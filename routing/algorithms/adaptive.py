@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from icsim.routing.algorithms.dor import require_torus
@@ -87,6 +88,12 @@ class AdaptiveBubble(Routing):
     def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
         require_torus(topology, cls.name)
 
+    def compiled(self) -> dict | None:
+        masks = self._masks
+        table = (np.frombuffer(masks, dtype=np.uint8) if isinstance(masks, bytes)
+                 else np.frombuffer(masks, dtype=np.uint64))
+        return {"kind": 1, "masks": table.astype(np.int64)}
+
     def candidates(self, node: int, packet) -> Groups:
         codes = self._codes
         mask = self._masks[codes[packet.dst] - codes[node] + self._base]
@@ -140,6 +147,9 @@ class PickOrthant(AdaptiveBubble):
     @classmethod
     def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
         require_rings(topology, cls.name)
+
+    def compiled(self) -> dict | None:
+        return None          # until the planners' arrays are wired into the compiled engine
 
     def inject(self, node: int, packet, used, rand) -> None:
         signs, derouted = self._planner.choose_orthant(node, packet.dst, used,
@@ -201,6 +211,9 @@ class OutFlank(Routing):
     @classmethod
     def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
         require_rings(topology, cls.name)
+
+    def compiled(self) -> dict | None:
+        return None          # until the planners' arrays are wired into the compiled engine
 
     def inject(self, node: int, packet, used, rand) -> None:
         idn, kind = self._planner.choose_idn(node, packet.dst, used, rng=_Draws(rand),

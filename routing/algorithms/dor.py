@@ -48,6 +48,11 @@ class DimensionOrder(Routing):
     def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
         require_torus(topology, cls.name)
 
+    def compiled(self) -> dict:
+        import numpy as np
+
+        return {"kind": 0, "dor_ports": np.frombuffer(self._ports, dtype=np.uint8)}
+
     def candidates(self, node: int, packet) -> Groups:
         codes = self._codes
         port = self._ports[codes[packet.dst] - codes[node] + self._base]

@@ -173,6 +173,27 @@ class TableRouting(Routing):
                 raise ConfigError("routing.table.layers", f"unknown layer assigner "
                                   f"{settings.layers!r} (valid: {', '.join(sorted(names))})")
 
+    def compiled(self) -> dict:
+        """Every route in CSR form: pair ``src * N + dst`` -> ``route_off``, ``route_len``
+        into ``route_ports`` (and ``route_layers``)."""
+        import numpy as np
+
+        N = self.topology.num_nodes
+        off = np.zeros(N * N, np.int64)
+        length = np.zeros(N * N, np.int64)
+        ports: list[int] = []
+        layers: list[int] = []
+        tl = self.table.layers
+        for (s, d), route in self.table.routes.items():
+            off[s * N + d] = len(ports)
+            length[s * N + d] = len(route)
+            ports.extend(route)
+            if tl is not None:
+                layers.extend(tl.get((s, d), ()))
+        return {"kind": 4, "route_off": off, "route_len": length,
+                "route_ports": np.array(ports or [0], np.int64),
+                "route_layers": np.array(layers or [0], np.int64), "layered": tl is not None}
+
     def inject(self, node: int, packet, used, rand) -> None:
         pair = (packet.src, packet.dst)
         layers = self.table.layers.get(pair, ()) if self.table.layers is not None else None

@@ -1,0 +1,16 @@
+"""OFR's and POR's injection-time decisions over the planners' exported arrays (placeholder:
+routes minimally until the planners' arrays are wired in)."""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True)
+def choose_idn(PL, s, t, used, gen):
+    return -1, 0
+
+
+@njit(cache=True)
+def choose_orthant(PL, s, t, used, gen):
+    return -1, False
