@@ -356,7 +356,7 @@ def read_config_file(path: str | Path) -> dict:
     except InputFileError as exc:
         raise ConfigError(exc.where, exc.reason) from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_StrictLoader)
     except yaml.reader.ReaderError as exc:
         raise ConfigError(f"{name}:{text.count(chr(10), 0, exc.position) + 1}",
                           f"not valid YAML: character U+{_code(exc.character):04X} is not "
@@ -381,6 +381,29 @@ def read_config_file(path: str | Path) -> dict:
     return data
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in one mapping is an error (YAML
+    says keys are unique; PyYAML silently keeps the last, so a second ``traffic:`` section
+    would replace the first)."""
+
+    def construct_mapping(self, node, deep=False):
+        first: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                again = key in first
+            except TypeError:                     # unhashable: the base class reports it
+                continue
+            if again:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} appears twice in one section (first on line "
+                                f"{first[key].line + 1})", key_node.start_mark)
+            first[key] = key_node.start_mark
+        return super().construct_mapping(node, deep)
+
+
 def _code(character: int | str) -> int:
     return character if isinstance(character, int) else ord(character)
 
@@ -396,8 +419,9 @@ def _yaml_kind(value: Any) -> str:
 
 
 def _check_size(name: str, data: dict) -> None:
-    """Refuse a config whose YAML aliases expand to an absurd size (a "billion laughs") or
-    that refers to itself, before anything walks it."""
+    """Refuse a config whose YAML aliases expand to an absurd size (a "billion laughs"), that
+    refers to itself, or with a key no schema has (a line break in it), before anything walks
+    it."""
     count = 0
 
     def walk(value: Any, depth: int) -> None:
@@ -411,6 +435,8 @@ def _check_size(name: str, data: dict) -> None:
                                     f"deep (or a YAML alias that refers to itself)")
         if isinstance(value, dict):
             for k, v in value.items():
+                if isinstance(k, str) and not k.isprintable():
+                    raise ConfigError(name, f"not a config: key {k!r} is not a name")
                 walk(k, depth + 1)
                 walk(v, depth + 1)
         elif isinstance(value, (list, tuple, set)):
