@@ -25,7 +25,7 @@ What a file must hold (anything else is a :class:`TableError` naming the file an
 e.g. ``t.json: routes[12]: route 0->1: hop 1 returns to node 0 ...``):
 
 * a JSON object of at most 256 MiB, UTF-8; ids and ports are JSON integers;
-* a topology of at most 2^20 nodes and 16 dimensions (a graph: see ``Graph``'s limits);
+* a topology of at most 2^16 nodes and 16 dimensions (a graph: see ``Graph``'s limits);
 * ``nodes``: distinct node ids of the topology, at least two (absent: every node);
 * one entry per ordered pair of ``nodes`` (a second entry for a pair is an error, not an
   override); no entry for a node outside ``nodes``; a self-route, if present, empty;
@@ -47,8 +47,9 @@ Pair = tuple[int, int]
 #: the largest table file read (a full table of about 2,000 nodes); parsing JSON takes several
 #: times a file's size in memory
 MAX_TABLE_BYTES = 256 << 20
-#: most nodes and dimensions a table file's topology may have
-MAX_TOPOLOGY_NODES, MAX_DIMS = 1 << 20, 16
+#: most nodes and dimensions a table file's topology may have (a table routes every pair of its
+#: nodes: 4 billion routes for a whole torus at the node limit, so no real table comes near it)
+MAX_TOPOLOGY_NODES, MAX_DIMS = 1 << 16, 16
 #: virtual layers a table may use (each is a virtual channel on every port)
 MAX_LAYERS = 64
 
@@ -147,7 +148,7 @@ class RoutingTable:
 
     def _check_pairs(self) -> None:
         """Every pair of the table's nodes has a route, and one layer per hop if layered."""
-        for s, t in self.pairs():
+        for s, t in ((s, t) for s in self.nodes for t in self.nodes if s != t):   # lazily
             if (s, t) not in self.routes:
                 raise TableError(f"route {s}->{t}: missing")
             if self.layers is not None:
