@@ -347,7 +347,7 @@ def test_an_endless_device_is_read_no_further_than_the_limit():
         read_trace("/dev/zero", 8)
     with pytest.raises(GraphError, match="^/dev/zero:1: line longer than 1 MiB"):
         Graph.from_file("/dev/zero")
-    with pytest.raises(TableError, match="^/dev/zero: larger than 256 MiB"):
+    with pytest.raises(TableError, match="^/dev/zero: larger than 64 MiB"):
         RoutingTable.load("/dev/zero")
 
 
