@@ -119,6 +119,8 @@ def test_a_directory_as_the_config_is_one_line(tmp_path):
 def test_a_directory_as_routing_table_is_one_line_naming_the_key(tmp_path):
     line = refused("run", table_config(tmp_path, str(tmp_path)))
     assert line == f"icsim: config error: routing.table: {tmp_path}: is a directory, not a file"
+    assert refused("tables", "--check", str(tmp_path)) == (f"icsim tables: {tmp_path}: is a "
+                                                            f"directory, not a file")
 
 
 def test_a_directory_as_traffic_trace_is_one_line_naming_the_key(tmp_path):
