@@ -57,13 +57,13 @@ def cli(*argv: str) -> tuple[int, list[str], str]:
     about reading inputs): exit status, stderr lines, stdout."""
     err, out = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("icsim.simulator.simulation.run", _no_simulation)
+        mp.setattr("icsim.simulator.engines.simpy.SimpyEngine.run", _no_simulation)
         with redirect_stderr(err), redirect_stdout(out):
             code = main(list(argv))
     return code, err.getvalue().splitlines(), out.getvalue()
 
 
-def _no_simulation(cfg):
+def _no_simulation(engine):
     raise AssertionError("the input was accepted and a simulation started")
 
 
@@ -94,7 +94,7 @@ def with_route(src: int, dst: int, ports: list[int]):
 def table_config(tmp_path: Path, table: str) -> str:
     return write(tmp_path / "table.yaml", yaml.safe_dump({
         "topology": {"kind": "torus", "dims": list(DIMS)},
-        "routing": {"algorithm": "table", "table": table}}))
+        "routing": {"algorithm": "table", "table": {"file": table}}}))
 
 
 def trace_config(tmp_path: Path, trace: str, packet_bytes: int = 512) -> str:
@@ -106,7 +106,7 @@ def trace_config(tmp_path: Path, trace: str, packet_bytes: int = 512) -> str:
 def graph_config(tmp_path: Path, edges: str) -> str:
     return write(tmp_path / "graph.yaml", yaml.safe_dump({
         "topology": {"kind": "graph", "file": edges},
-        "routing": {"algorithm": "table", "generator": "minimal"}}))
+        "routing": {"algorithm": "table", "table": {"generator": "minimal"}}}))
 
 
 # ================================================================ the issue's cases, by name
@@ -118,7 +118,8 @@ def test_a_directory_as_the_config_is_one_line(tmp_path):
 
 def test_a_directory_as_routing_table_is_one_line_naming_the_key(tmp_path):
     line = refused("run", table_config(tmp_path, str(tmp_path)))
-    assert line == f"icsim: config error: routing.table: {tmp_path}: is a directory, not a file"
+    assert line == (f"icsim: config error: routing.table.file: {tmp_path}: is a directory, not "
+                    f"a file")
     assert refused("tables", "--check", str(tmp_path)) == (f"icsim tables: {tmp_path}: is a "
                                                             f"directory, not a file")
 
@@ -256,8 +257,8 @@ def test_a_trace_is_bounded_in_packets_given_the_packet_size(tmp_path):
 
 def test_random_regular_with_ten_million_nodes_is_refused_at_once(tmp_path):
     path = write(tmp_path / "rr.yaml", "topology: {kind: random_regular, nodes: 10000000, "
-                                       "degree: 4}\nrouting: {algorithm: table, generator: "
-                                       "minimal}\n")
+                                       "degree: 4}\nrouting: {algorithm: table, table: "
+                                       "{generator: minimal}}\n")
     t0 = time.perf_counter()
     assert refused("run", path) == (f"icsim: config error: topology.nodes: 10000000 nodes: a "
                                     f"graph topology has 1 to {MAX_GRAPH_NODES} nodes")
