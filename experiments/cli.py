@@ -19,8 +19,15 @@ import sys
 from typing import Any, Callable
 
 from icsim.registry import Registry
-from icsim.simulator.config import ConfigError
+from icsim.routing.table import TableError
+from icsim.simulator.config import ConfigError, read_config_file
 from icsim.simulator.engines import DeadlockError
+from icsim.simulator.input_files import InputFileError
+from icsim.simulator.topology import GraphError
+from icsim.traffic.trace import TraceError
+
+#: errors in a file a user named (each one line naming the file): exit status 2, as a config error
+FILE_ERRORS = (InputFileError, TableError, TraceError, GraphError)
 
 #: the subcommands: each a function that adds its parser (in the order they are defined)
 COMMANDS: Registry[Callable[[argparse._SubParsersAction], None]] = Registry("command")
@@ -166,8 +173,6 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    import yaml
-
     from icsim.experiments.pipeline.execution import make_executor
     from icsim.experiments.pipeline.sweep import (SweepError, format_summary, make_curves, parse_loads,
                                    parse_vary, run_sweep)
@@ -181,7 +186,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from icsim.simulator.build import load
 
     load(path, args.overrides)                   # every error names its key, before any run
-    data = yaml.safe_load(path.read_text()) or {}
+    data = read_config_file(path)
     vary = [parse_vary(v) for v in args.vary]
     curves = make_curves(data, grid, args.overrides, vary, label=path.stem)
     out = Path(args.out) if args.out else Path("runs") / path.stem
@@ -300,6 +305,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except ConfigError as exc:
         print(f"icsim: config error: {exc}", file=sys.stderr)
+        return 2
+    except FILE_ERRORS as exc:
+        print(f"icsim: {exc}", file=sys.stderr)
         return 2
     except DeadlockError as exc:
         print(f"icsim: {exc}", file=sys.stderr)

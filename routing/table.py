@@ -20,16 +20,38 @@ File format (``icsim-routing-table``, version 1), JSON::
 
 A graph topology is written ``{"kind": "graph", "nodes": N, "edges": [[u, v], ...]}``.
 Routes from a node to itself are the empty list and may be omitted.
+
+What a file must hold (anything else is a :class:`TableError` naming the file and the entry,
+e.g. ``t.json: routes[12]: route 0->1: hop 1 returns to node 0 ...``):
+
+* a JSON object of at most 64 MiB, UTF-8; ids and ports are JSON integers;
+* a topology of at most 2^16 nodes and 16 dimensions (a graph: see ``Graph``'s limits);
+* ``nodes``: distinct node ids of the topology, at least two (absent: every node);
+* one entry per ordered pair of ``nodes`` (a second entry for a pair is an error, not an
+  override); no entry for a node outside ``nodes``; a self-route, if present, empty;
+* every route a *simple path* from its source to its destination over links that exist: no
+  node twice, so a route that loops (``[x+, x-, x+]`` for a neighbour) is refused;
+* layers, if present, one per hop, each in ``[0, 64)``.
 """
 
 from __future__ import annotations
 
 import json
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 Pair = tuple[int, int]
+
+#: the largest table file read: a full table of about 1,400 nodes (a full 8x8x8 torus table is
+#: 8 MB); loading takes about 25 times a file's size in memory, 1.6 GB at the limit
+MAX_TABLE_BYTES = 64 << 20
+#: most nodes and dimensions a table file's topology may have (a table routes every pair of its
+#: nodes: 4 billion routes for a whole torus at the node limit, so no real table comes near it)
+MAX_TOPOLOGY_NODES, MAX_DIMS = 1 << 16, 16
+#: virtual layers a table may use (each is a virtual channel on every port)
+MAX_LAYERS = 64
 
 
 class TableError(ValueError):
@@ -89,20 +111,46 @@ class RoutingTable:
 
     # ------------------------------------------------------------------ validation
     def validate(self) -> None:
-        """Raise :class:`TableError` at the first pair whose route is missing, leaves the
-        topology or does not end at its destination."""
-        topo = self.topology
-        for s, t in self.pairs():
+        """Raise :class:`TableError` at the first route that is missing, leaves the topology,
+        visits a node twice or does not end at its destination, or that belongs to no pair of
+        the table's nodes."""
+        members = set(self.nodes)
+        if len(members) != len(self.nodes):
+            raise TableError("nodes: a node is listed twice")
+        for (s, t), route in self.routes.items():
+            problem = self._entry_problem(s, t, members)
+            if problem:
+                raise TableError(f"route {s}->{t}: {problem}")
+        self._check_pairs()
+
+    def _entry_problem(self, s: int, t: int, members: set[int]) -> str | None:
+        """What is wrong with the route stored for (s, t) on its own, None if nothing."""
+        if s not in members or t not in members:
+            return f"node {s if s not in members else t} is not one of the table's nodes"
+        route = self.routes[(s, t)]
+        if s == t:
+            return (f"a route from a node to itself must be empty, got {len(route)} hops"
+                    if route else None)
+        neighbor, num_ports = self.topology.neighbor, self.topology.num_ports
+        u, seen = s, {s}
+        for i, port in enumerate(route):
+            v = neighbor(u, port) if 0 <= port < num_ports else -1
+            if v < 0:
+                return f"hop {i} takes port {port}, which does not exist at node {u}"
+            if v in seen:
+                return (f"hop {i} returns to node {v}, a loop (a route must be a simple path, "
+                        f"no node twice)")
+            seen.add(v)
+            u = v
+        if u != t:
+            return f"ends at node {u}, not at {t}"
+        return None
+
+    def _check_pairs(self) -> None:
+        """Every pair of the table's nodes has a route, and one layer per hop if layered."""
+        for s, t in ((s, t) for s in self.nodes for t in self.nodes if s != t):   # lazily
             if (s, t) not in self.routes:
                 raise TableError(f"route {s}->{t}: missing")
-            u = s
-            for i, port in enumerate(self.routes[(s, t)]):
-                if not 0 <= port < topo.num_ports or topo.neighbor(u, port) < 0:
-                    raise TableError(f"route {s}->{t}: hop {i} takes port {port}, which does not "
-                                     f"exist at node {u}")
-                u = topo.neighbor(u, port)
-            if u != t:
-                raise TableError(f"route {s}->{t}: ends at node {u}, not at {t}")
             if self.layers is not None:
                 lay = self.layers.get((s, t))
                 if lay is None or len(lay) != len(self.routes[(s, t)]):
@@ -152,46 +200,67 @@ class RoutingTable:
         Path(path).write_text(json.dumps(self.to_json()))
 
     @classmethod
-    def from_json(cls, doc: Mapping, where: str = "table") -> "RoutingTable":
-        if doc.get("format") != "icsim-routing-table":
-            raise TableError(f"{where}: not an icsim-routing-table file (format field is "
-                             f"{doc.get('format')!r})")
-        if doc.get("version") != 1:
-            raise TableError(f"{where}: unsupported version {doc.get('version')!r} (expected 1)")
-        topo = topology_from_json(doc.get("topology", {}), where)
-        routes, layers = {}, None
-        for i, entry in enumerate(doc.get("routes", [])):
-            try:
-                s, t, ports = int(entry[0]), int(entry[1]), tuple(int(p) for p in entry[2])
-            except (TypeError, ValueError, IndexError):
-                raise TableError(f"{where}: routes[{i}] is not [src, dst, [ports...]]") from None
-            routes[(s, t)] = ports
-        if "layers" in doc:
-            layers = {}
-            for i, entry in enumerate(doc["layers"]):
-                try:
-                    layers[(int(entry[0]), int(entry[1]))] = tuple(int(x) for x in entry[2])
-                except (TypeError, ValueError, IndexError):
-                    raise TableError(f"{where}: layers[{i}] is not [src, dst, [layer...]]") from None
-        nodes = tuple(doc.get("nodes") or ())
-        for v in nodes:
-            if not 0 <= int(v) < topo.num_nodes:
-                raise TableError(f"{where}: node {v} is outside the {topo.num_nodes}-node topology")
-        table = cls(topo, routes, nodes, layers, dict(doc.get("meta") or {}))
+    def from_json(cls, doc: Any, where: str = "table") -> "RoutingTable":
+        """The table a parsed file holds; :class:`TableError` ``"<where>: <entry>: <reason>"``
+        at the first thing that is not as the module docstring says."""
         try:
-            table.validate()
+            return cls._from_json(doc)
         except TableError as exc:
             raise TableError(f"{where}: {exc}") from None
+
+    @classmethod
+    def _from_json(cls, doc: Any) -> "RoutingTable":
+        if not isinstance(doc, dict):
+            raise TableError(f"not an icsim-routing-table file (a JSON {_kind(doc)}, not an "
+                             f"object)")
+        if doc.get("format") != "icsim-routing-table":
+            raise TableError(f"not an icsim-routing-table file (format field is "
+                             f"{_cut(doc.get('format'))})")
+        version = doc.get("version")
+        if not _is_int(version) or version != 1:
+            raise TableError(f"unsupported version {_cut(version)} (expected 1)")
+        topo = topology_from_json(doc.get("topology"))
+        nodes = _node_set(doc.get("nodes"), topo.num_nodes)
+        routes, first = _entries(doc, "routes", topo.num_nodes)
+        layers = None
+        if doc.get("layers") is not None:
+            layers, at = _entries(doc, "layers", topo.num_nodes)
+            for (s, t), i in at.items():
+                if (s, t) not in routes and s != t:
+                    raise TableError(f"layers[{i}]: layers for {s}->{t}, which has no route")
+                if any(not 0 <= x < MAX_LAYERS for x in layers[(s, t)]):
+                    raise TableError(f"layers[{i}]: layers of {s}->{t} must lie in "
+                                     f"[0, {MAX_LAYERS})")
+        meta = doc.get("meta")
+        if meta is not None and not isinstance(meta, dict):
+            raise TableError(f"meta must be an object, not a {_kind(meta)}")
+        table = cls(topo, routes, nodes, layers, dict(meta or {}))
+        members = set(table.nodes)
+        for (s, t), i in first.items():
+            problem = table._entry_problem(s, t, members)
+            if problem:
+                raise TableError(f"routes[{i}]: route {s}->{t}: {problem}")
+        table._check_pairs()
         return table
 
     @classmethod
     def load(cls, path: str | Path) -> "RoutingTable":
-        path = Path(path)
+        """Read a table file; :class:`TableError` naming the file (and the entry or line) for
+        anything that is not a valid table: the module docstring lists what is checked."""
+        from icsim.simulator.input_files import InputFileError, read_text
+
         try:
-            doc = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise TableError(f"{path}: no such table file") from None
+            text = read_text(path, max_bytes=MAX_TABLE_BYTES)
+        except InputFileError as exc:
+            raise TableError(str(exc)) from None
+        try:
+            doc = json.loads(text)
         except json.JSONDecodeError as exc:
+            raise TableError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}, column "
+                             f"{exc.colno})") from None
+        except RecursionError:
+            raise TableError(f"{path}: not a table file (JSON nested too deeply)") from None
+        except ValueError as exc:                  # e.g. an integer of more than 4300 digits
             raise TableError(f"{path}: not valid JSON ({exc})") from None
         return cls.from_json(doc, where=str(path))
 
@@ -203,17 +272,126 @@ def topology_to_json(topology: Any) -> dict:
             "edges": [list(e) for e in topology.edges]}
 
 
-def topology_from_json(doc: Mapping, where: str = "table") -> Any:
-    from icsim.simulator.topology import Torus
-
-    kind = doc.get("kind")
+def topology_from_json(doc: Any, where: str = "") -> Any:
+    """The topology a table file's ``topology`` object describes; :class:`TableError` (starting
+    ``<where>: `` when given) if it is malformed or over the limits."""
     try:
-        if kind == "torus":
-            return Torus(tuple(doc["dims"]), tuple(doc.get("wrap") or ()))
-        if kind == "graph":
-            from icsim.simulator.topology import Graph
+        return _topology(doc)
+    except TableError as exc:
+        raise TableError(f"{where}: {exc}" if where else str(exc)) from None
 
-            return Graph.from_edges(int(doc["nodes"]), [tuple(e) for e in doc["edges"]])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise TableError(f"{where}: bad topology ({exc})") from None
-    raise TableError(f"{where}: topology kind must be 'torus' or 'graph', got {kind!r}")
+
+def _topology(doc: Any) -> Any:
+    from icsim.simulator.topology import Graph, GraphError, Torus
+
+    if not isinstance(doc, dict):
+        raise TableError(f"topology must be an object, not a {_kind(doc)}")
+    kind = doc.get("kind")
+    if kind == "torus":
+        dims = doc.get("dims")
+        if not _int_list(dims) or not dims or any(k < 1 for k in dims):
+            raise TableError(f"topology.dims must be a list of sizes >= 1, got {_cut(dims)}")
+        if len(dims) > MAX_DIMS:
+            raise TableError(f"topology.dims: {len(dims)} dimensions, more than the limit of "
+                             f"{MAX_DIMS}")
+        size = 1
+        for k in dims:
+            size *= k
+            if size > MAX_TOPOLOGY_NODES:
+                raise TableError(f"topology.dims {_cut(dims)}: more than {MAX_TOPOLOGY_NODES:,} "
+                                 f"nodes, the limit of a table file's topology")
+        wrap = doc.get("wrap")
+        if wrap is not None and (not isinstance(wrap, list) or len(wrap) != len(dims)
+                                 or not all(isinstance(w, bool) for w in wrap)):
+            raise TableError(f"topology.wrap must be a list of {len(dims)} true/false, got "
+                             f"{_cut(wrap)}")
+        return Torus(tuple(dims), tuple(wrap or ()))
+    if kind == "graph":
+        n, edges = doc.get("nodes"), doc.get("edges")
+        if not _is_int(n):
+            raise TableError(f"topology.nodes must be an integer, got {_cut(n)}")
+        if not isinstance(edges, list) or not all(
+                isinstance(e, list) and len(e) == 2 and _int_list(e) for e in edges):
+            raise TableError("topology.edges must be a list of [u, v] integer pairs")
+        try:
+            return Graph.from_edges(n, [tuple(e) for e in edges])
+        except GraphError as exc:
+            raise TableError(f"topology: {exc}") from None
+    raise TableError(f"topology.kind must be 'torus' or 'graph', got {_cut(kind)}")
+
+
+def _node_set(value: Any, num_nodes: int) -> tuple[int, ...]:
+    """A file's ``nodes``: distinct ids of the topology, at least two; () for every node."""
+    if value is None or value == []:
+        if num_nodes < 2:
+            raise TableError(f"a table needs at least 2 nodes; the topology has {num_nodes}")
+        return ()
+    if not _int_list(value):
+        raise TableError(f"nodes must be a list of node ids, got {_cut(value)}")
+    seen: set[int] = set()
+    for i, v in enumerate(value):
+        if not 0 <= v < num_nodes:
+            raise TableError(f"nodes[{i}]: node {v} is outside the {num_nodes}-node topology")
+        if v in seen:
+            raise TableError(f"nodes[{i}]: node {v} is listed twice")
+        seen.add(v)
+    if len(value) < 2:
+        raise TableError(f"nodes: a table needs at least 2 nodes, got {len(value)}")
+    return tuple(value)
+
+
+def _entries(doc: dict, key: str, num_nodes: int) -> tuple[dict[Pair, tuple[int, ...]],
+                                                            dict[Pair, int]]:
+    """``doc[key]`` (routes or layers) as {(src, dst): values} and {(src, dst): entry index}:
+    every entry ``[src, dst, [int, ...]]`` with nodes of the topology, one per pair."""
+    what = "ports" if key == "routes" else "layers"
+    entries = doc.get(key, [])
+    if not isinstance(entries, list):
+        raise TableError(f"{key} must be a list of [src, dst, [{what}...]], not a "
+                         f"{_kind(entries)}")
+    values: dict[Pair, tuple[int, ...]] = {}
+    first: dict[Pair, int] = {}
+    for i, entry in enumerate(entries):
+        if not (isinstance(entry, list) and len(entry) == 3 and _is_int(entry[0])
+                and _is_int(entry[1]) and _int_list(entry[2])):
+            raise TableError(f"{key}[{i}] is not [src, dst, [{what}...]] with integers: "
+                             f"{_cut(entry)}")
+        s, t = entry[0], entry[1]
+        for v in (s, t):
+            if not 0 <= v < num_nodes:
+                raise TableError(f"{key}[{i}]: node {v} is outside the {num_nodes}-node "
+                                 f"topology")
+        if (s, t) in first:
+            raise TableError(f"{key}[{i}]: a second entry for {s}->{t} (the first is "
+                             f"{key}[{first[(s, t)]}]); one entry per pair")
+        if any(x < 0 for x in entry[2]):
+            raise TableError(f"{key}[{i}]: {what} of {s}->{t} must be >= 0")
+        first[(s, t)] = i
+        values[(s, t)] = tuple(entry[2])
+    return values, first
+
+
+def _is_int(value: Any) -> bool:
+    """A JSON integer (``true`` is not one)."""
+    return type(value) is int
+
+
+def _int_list(value: Any) -> bool:
+    return type(value) is list and all(type(x) is int for x in value)
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {dict: "object", list: "list", str: "string", type(None): "null"}.get(
+        type(value), type(value).__name__)
+
+
+def _cut(value: Any) -> str:
+    """A value as quoted in a message, cut short if long."""
+    short = reprlib.Repr()
+    short.maxlevel, short.maxlist, short.maxdict, short.maxstring, short.maxother = 2, 6, 4, 30, 30
+    return short.repr(value)

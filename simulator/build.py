@@ -51,7 +51,7 @@ def build_topology(tc: TopologyConfig) -> Any:
     except FileNotFoundError:
         raise ConfigError("topology.file", f"no such edge-list file {tc.file!r}") from None
     except ValueError as exc:
-        key = {"torus": "topology.dims", "graph": "topology.file"}.get(tc.kind, "topology")
+        key = {"torus": "topology.dims", "graph": "topology.file"}.get(tc.kind, "topology.nodes")
         raise ConfigError(key, str(exc)) from None
 
 

@@ -1,6 +1,7 @@
 """The run configuration: YAML parsed once into validated, typed, frozen objects.
 
-This module is the schema and nothing else: it imports nothing from the rest of icsim.  Units
+This module is the schema and nothing else: it imports nothing from the rest of icsim but the
+leaf that reads user files defensively (:mod:`icsim.simulator.input_files`).  Units
 are in the field names (``latency_ns``, ``bandwidth_gbps``, ``warmup_us``).  Unknown keys, wrong
 types (a boolean is not a number, a number is not a string) and values the model cannot
 represent (infinite, NaN, negative, absurdly large) are rejected with the key path, before
@@ -328,14 +329,119 @@ def config_from_dict(data: dict, overrides: list[str] | None = None) -> Config:
         raise _error_from_validation(exc) from None
 
 
+#: a config file is a page of YAML; anything bigger is the wrong file
+MAX_CONFIG_BYTES = 1 << 20
+#: values in a config after expanding YAML aliases, and how deeply sections may nest
+MAX_CONFIG_VALUES, MAX_CONFIG_DEPTH = 100_000, 32
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
     """Read a YAML config, apply ``--set`` overrides, validate it against the schema; raise
-    ConfigError.  (``icsim.simulator.build.load`` also runs the semantic checks.)"""
-    path = Path(path)
+    ConfigError.  (``icsim.simulator.build.load`` also runs the semantic checks.)
+
+    The file must be a readable UTF-8 file of at most 1 MiB holding a mapping of sections: an
+    empty or comment-only file is refused (it would silently run a default network), and so
+    is one whose YAML aliases expand to more than 100,000 values or nest deeper than 32
+    levels.  File errors name the file (and line): ``cfg.yaml:3: not valid YAML: ...``.
+    """
+    return config_from_dict(read_config_file(path), overrides)
+
+
+def read_config_file(path: str | Path) -> dict:
+    """The mapping a YAML config file holds; ConfigError naming the file for anything else."""
+    from icsim.simulator.input_files import InputFileError, read_text
+
+    name = str(path)
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        raise ConfigError(str(path), "no such config file") from None
+        text = read_text(path, max_bytes=MAX_CONFIG_BYTES)
+    except InputFileError as exc:
+        raise ConfigError(exc.where, exc.reason) from None
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)
+    except yaml.reader.ReaderError as exc:
+        raise ConfigError(f"{name}:{text.count(chr(10), 0, exc.position) + 1}",
+                          f"not valid YAML: character U+{_code(exc.character):04X} is not "
+                          f"allowed") from None
+    except yaml.MarkedYAMLError as exc:
+        where = f"{name}:{exc.problem_mark.line + 1}" if exc.problem_mark else name
+        problem = " ".join(str(exc.problem or exc.context or "syntax error").split())
+        raise ConfigError(where, f"not valid YAML: {problem}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(str(path), f"not valid YAML ({exc})") from None
-    return config_from_dict(data, overrides)
+        raise ConfigError(name, f"not valid YAML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise ConfigError(name, "not a config: nested too deeply") from None
+    except ValueError as exc:                      # e.g. an integer of more than 4300 digits
+        raise ConfigError(name, f"not a config: {exc}") from None
+    if data is None:
+        raise ConfigError(name, "the config file holds no settings (it is empty or only "
+                                "comments); a config needs at least a topology section")
+    if not isinstance(data, dict):
+        raise ConfigError(name, f"a config is a mapping of sections (topology:, traffic:, "
+                                f"...), not a {_yaml_kind(data)}")
+    _check_size(name, data)
+    return data
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in one mapping is an error (YAML
+    says keys are unique; PyYAML silently keeps the last, so a second ``traffic:`` section
+    would replace the first)."""
+
+    def construct_mapping(self, node, deep=False):
+        first: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                again = key in first
+            except TypeError:                     # unhashable: the base class reports it
+                continue
+            if again:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} appears twice in one section (first on line "
+                                f"{first[key].line + 1})", key_node.start_mark)
+            first[key] = key_node.start_mark
+        return super().construct_mapping(node, deep)
+
+
+def _code(character: int | str) -> int:
+    return character if isinstance(character, int) else ord(character)
+
+
+def _yaml_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, str):
+        return "string"
+    return "number" if isinstance(value, (int, float)) else type(value).__name__
+
+
+def _check_size(name: str, data: dict) -> None:
+    """Refuse a config whose YAML aliases expand to an absurd size (a "billion laughs"), that
+    refers to itself, or with a key no schema has (a line break in it), before anything walks
+    it."""
+    count = 0
+
+    def walk(value: Any, depth: int) -> None:
+        nonlocal count
+        count += 1
+        if count > MAX_CONFIG_VALUES:
+            raise ConfigError(name, f"not a config: more than {MAX_CONFIG_VALUES:,} values "
+                                    f"(counting every use of a YAML alias)")
+        if depth > MAX_CONFIG_DEPTH:
+            raise ConfigError(name, f"not a config: nested more than {MAX_CONFIG_DEPTH} levels "
+                                    f"deep (or a YAML alias that refers to itself)")
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if isinstance(k, str) and not k.isprintable():
+                    raise ConfigError(name, f"not a config: key {k!r} is not a name")
+                walk(k, depth + 1)
+                walk(v, depth + 1)
+        elif isinstance(value, (list, tuple, set)):
+            for v in value:
+                walk(v, depth + 1)
+
+    walk(data, 0)

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from icsim.traffic import trace as trace_module
-from icsim.traffic.trace import TraceError, TraceRecord, read_trace, write_trace
+from icsim.traffic.trace import (MAX_MESSAGE_BYTES, MAX_TIME_NS, TraceError, TraceRecord,
+                                 read_trace, write_trace)
 
 NODES = 16
 
@@ -19,12 +20,13 @@ def write(tmp_path, text, name="trace.csv"):
 
 @st.composite
 def traces(draw):
-    times = sorted(draw(st.lists(st.floats(0, 1e12, allow_nan=False, allow_infinity=False),
+    times = sorted(draw(st.lists(st.floats(0, MAX_TIME_NS, allow_nan=False, allow_infinity=False),
                                  min_size=1, max_size=40)))
     if len(times) > 2 and draw(st.booleans()):
         times[1] = times[0]                                        # equal times are fine
     node = st.integers(0, NODES - 1)
-    return [TraceRecord(t, draw(node), draw(node), draw(st.integers(1, 2 ** 40))) for t in times]
+    return [TraceRecord(t, draw(node), draw(node), draw(st.integers(1, MAX_MESSAGE_BYTES)))
+            for t in times]
 
 
 @given(records=traces())
@@ -96,9 +98,11 @@ def test_line_numbers_count_comments_and_blank_lines(tmp_path):
         read_trace(path, NODES)
 
 
-def test_a_missing_file_is_an_os_error(tmp_path):
-    with pytest.raises(FileNotFoundError):
+def test_a_missing_file_is_a_trace_error_naming_it(tmp_path):
+    with pytest.raises(TraceError) as err:
         read_trace(tmp_path / "absent.csv", NODES)
+    assert str(err.value) == f"{tmp_path / 'absent.csv'}: no such file"
+    assert err.value.line is None
 
 
 def test_the_docstring_examples_run():

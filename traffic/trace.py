@@ -13,8 +13,26 @@ blank lines are skipped, anywhere in the file.  Each further line is one message
   local message, as self-addressed messages are elsewhere in icsim);
 * ``bytes`` — message size, an integer > 0.
 
-Anything else is a :class:`TraceError` whose message is ``<file>:<line>: <what is wrong>``.
-A file with a header but no messages is an error too.
+Anything else is a :class:`TraceError` whose message is ``<file>:<line>: <what is wrong>``
+(``<file>: <what is wrong>`` when the file itself cannot be read: missing, a directory, not
+readable).  A file with a header but no messages is an error too, and so is a byte that is not
+UTF-8 or a line longer than 1 MiB (reported at its line).
+
+Limits
+------
+A trace is replayed packet by packet and every message's packets exist from the moment it is
+posted, so a trace is bounded up front, where a wrong number would otherwise become an endless
+run or a memory blow-up:
+
+* ``time_ns`` at most :data:`MAX_TIME_NS` = 1e11 (100 s of simulated time; the run's watchdog
+  wakes every ``run.watchdog_us`` through idle gaps, 2 million times per 100 s at 50 µs);
+* ``bytes`` at most :data:`MAX_MESSAGE_BYTES` = 2^30 (1 GiB per message);
+* at most :data:`MAX_PACKETS` = 10^7 messages, and, when the packet size is known
+  (``packet_bytes``, as in a run), at most 10^7 packets in all (each message takes
+  ``ceil(bytes / packet_bytes)`` packets): about 2.5 GB of packets if all were posted at once,
+  hours of simulation.
+
+A trace over a limit is refused with the limit in the message; split it or scale it down.
 
 Example
 -------
@@ -34,9 +52,18 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-__all__ = ["COLUMNS", "TraceError", "TraceRecord", "read_trace", "write_trace"]
+from icsim.simulator.input_files import InputFileError, read_lines
+
+__all__ = ["COLUMNS", "MAX_MESSAGE_BYTES", "MAX_PACKETS", "MAX_TIME_NS", "TraceError",
+           "TraceRecord", "read_trace", "write_trace"]
 
 COLUMNS = ("time_ns", "src", "dst", "bytes")
+#: latest creation time a trace may hold: 100 s of simulated time
+MAX_TIME_NS = 1e11
+#: largest message a trace may hold: 1 GiB
+MAX_MESSAGE_BYTES = 1 << 30
+#: most messages a trace may hold, and most packets when the packet size is known
+MAX_PACKETS = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -51,16 +78,18 @@ class TraceRecord:
 
 class TraceError(ValueError):
     """A trace file is malformed.  ``str(err)`` is ``<file>:<line>: <reason>``; the parts are
-    also kept as ``path``, ``line`` (1-based, physical line in the file) and ``reason``."""
+    also kept as ``path``, ``line`` (1-based, physical line in the file; None when the file
+    itself cannot be read, and then ``str(err)`` is ``<file>: <reason>``) and ``reason``."""
 
-    def __init__(self, path: str, line: int, reason: str) -> None:
-        super().__init__(f"{path}:{line}: {reason}")
+    def __init__(self, path: str, line: int | None, reason: str) -> None:
+        super().__init__(f"{path}:{line}: {reason}" if line else f"{path}: {reason}")
         self.path = path
         self.line = line
         self.reason = reason
 
 
-def read_trace(path: str | os.PathLike[str], num_nodes: int) -> list[TraceRecord]:
+def read_trace(path: str | os.PathLike[str], num_nodes: int,
+               packet_bytes: int | None = None) -> list[TraceRecord]:
     """Read and validate a trace file.
 
     Parameters
@@ -68,6 +97,8 @@ def read_trace(path: str | os.PathLike[str], num_nodes: int) -> list[TraceRecord
     path : str or path-like
     num_nodes : int
         Node ids must lie in ``[0, num_nodes)``.
+    packet_bytes : int, optional
+        The run's packet size: bounds the trace's total packet count (module docstring).
 
     Returns
     -------
@@ -99,11 +130,18 @@ def read_trace(path: str | os.PathLike[str], num_nodes: int) -> list[TraceRecord
     icsim.traffic.trace.TraceError: ...csv:3: dst 3 is not a node id in [0, 3)
     >>> os.remove(name)
     """
-    name = os.fspath(path)
+    try:
+        name = os.fspath(path)
+        return _read(name, num_nodes, packet_bytes)
+    except InputFileError as exc:
+        raise TraceError(exc.path, exc.line, exc.reason) from None
+
+
+def _read(name: str, num_nodes: int, packet_bytes: int | None) -> list[TraceRecord]:
     records: list[TraceRecord] = []
-    with open(name, newline="", encoding="utf-8-sig") as fh:
-        lines = _Lines(fh)
-        rows = csv.reader(lines, skipinitialspace=True)
+    lines = _Lines(read_lines(name))
+    rows = csv.reader(lines, skipinitialspace=True)
+    try:
         header = next(rows, None)
         if header is None:
             raise TraceError(name, lines.lineno, "no header line (expected "
@@ -112,6 +150,7 @@ def read_trace(path: str | os.PathLike[str], num_nodes: int) -> list[TraceRecord
         where = _locate_columns(name, lines.lineno, header)
         width = len(header)
         last_time = 0.0
+        packets = 0
         for row in rows:
             line = lines.lineno
             if len(row) != width:
@@ -125,10 +164,24 @@ def read_trace(path: str | os.PathLike[str], num_nodes: int) -> list[TraceRecord
             size = _parse_int(name, line, "bytes", row[where["bytes"]])
             if size <= 0:
                 raise TraceError(name, line, f"bytes must be > 0, got {size}")
+            if size > MAX_MESSAGE_BYTES:
+                raise TraceError(name, line, f"bytes {size} is more than the limit of "
+                                 f"{MAX_MESSAGE_BYTES} (1 GiB) per message")
+            if len(records) == MAX_PACKETS:
+                raise TraceError(name, line, f"more than {MAX_PACKETS:,} messages, the limit "
+                                 f"of a trace")
+            if packet_bytes:
+                packets += -(-size // packet_bytes)
+                if packets > MAX_PACKETS:
+                    raise TraceError(name, line, f"the messages up to here take {packets:,} "
+                                     f"packets of {packet_bytes} bytes, more than the limit "
+                                     f"of {MAX_PACKETS:,} packets in a trace")
             records.append(TraceRecord(t, src, dst, size))
             last_time = t
-        if not records:
-            raise TraceError(name, lines.lineno, "the trace has no messages")
+    except csv.Error as exc:
+        raise TraceError(name, lines.lineno, f"not CSV ({exc})") from None
+    if not records:
+        raise TraceError(name, lines.lineno, "the trace has no messages")
     return records
 
 
@@ -146,12 +199,12 @@ class _Lines:
     """Iterate over the data lines of a file (comments and blank lines dropped) while keeping
     the physical number of the last line handed out, for error messages."""
 
-    def __init__(self, fh: Iterable[str]) -> None:
-        self._fh = fh
+    def __init__(self, numbered: Iterable[tuple[int, str]]) -> None:
+        self._numbered = numbered
         self.lineno = 0
 
     def __iter__(self) -> Iterator[str]:
-        for self.lineno, text in enumerate(self._fh, 1):
+        for self.lineno, text in self._numbered:
             stripped = text.strip()
             if stripped and not stripped.startswith("#"):
                 yield text
@@ -174,12 +227,21 @@ def _parse_time(path: str, line: int, text: str) -> float:
     try:
         t = float(text)
     except ValueError:
-        raise TraceError(path, line, f"time_ns {text.strip()!r} is not a number") from None
+        raise TraceError(path, line, f"time_ns {_show(text)} is not a number") from None
     if not math.isfinite(t):
-        raise TraceError(path, line, f"time_ns {text.strip()!r} is not a finite number")
+        raise TraceError(path, line, f"time_ns {_show(text)} is not a finite number")
     if t < 0:
         raise TraceError(path, line, f"time_ns {_fmt(t)} is negative")
+    if t > MAX_TIME_NS:
+        raise TraceError(path, line, f"time_ns {_fmt(t)} is later than the limit of "
+                         f"{MAX_TIME_NS:.0e} ns (100 s of simulated time)")
     return t
+
+
+def _show(text: str) -> str:
+    """A field as quoted in a message: stripped, and cut short if long."""
+    text = text.strip()
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def _fmt(t: float) -> str:
@@ -191,7 +253,7 @@ def _parse_int(path: str, line: int, column: str, text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise TraceError(path, line, f"{column} {text.strip()!r} is not an integer") from None
+        raise TraceError(path, line, f"{column} {_show(text)} is not an integer") from None
 
 
 def _parse_node(path: str, line: int, column: str, text: str, num_nodes: int) -> int:

@@ -236,4 +236,4 @@ def trace_messages(path: str, num_nodes: int, packet_bytes: int) -> list[tuple[i
     from icsim.traffic.trace import read_trace
 
     return [(ps(r.time_ns), r.src, r.dst, packets_for(r.bytes, packet_bytes))
-            for r in read_trace(path, num_nodes)]
+            for r in read_trace(path, num_nodes, packet_bytes)]
