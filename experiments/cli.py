@@ -18,6 +18,7 @@ import json
 import sys
 from typing import Any, Callable
 
+from icsim.experiments.pipeline.execution import positive_int
 from icsim.registry import Registry
 from icsim.routing.table import TableError
 from icsim.simulator.config import ConfigError, read_config_file
@@ -110,8 +111,15 @@ outputs (in --out DIR):
                   every result field (nested ones as derouted.total ...), provenance,
                   and the resolved config as config.section.key columns
   gamma_star.csv  one row per curve: gamma*, refined gamma*, first saturated load and why
+                  (--seeds N: one row per curve and seed, with gamma*'s mean, sd, min, max)
   verdicts.csv    every run judged sustained or saturated by its curve's rule, with the reason
-  latency.png/svg, accepted.png/svg, derouted.png/svg
+  load_summary.csv  (--seeds N) per curve and load: seeds run and sustained, mean and 95%
+                  Student-t confidence half-width of latency and accepted load
+  latency.png/svg, accepted.png/svg, derouted.png/svg  every run drawn (saturated hollow),
+                  gamma* and its rule marked, error bars over seeds
+
+  Output files whose content does not change are not rewritten; files tracked by git whose
+  content would change are kept unless --force is given (the command says which).
 
   Interrupt it at any time: rerunning the same command reuses every finished point
   (matched by config hash and seed) and runs only the rest.  Points of other sweeps in the
@@ -127,6 +135,7 @@ examples:
   icsim sweep configs/quickstart.yaml --loads 0.1,0.2,0.3 --set topology.dims=[8,8]
   icsim sweep cfg.yaml --vary routing.algorithm=abr,por,ofr --vary traffic.pattern=uniform,transpose
   icsim sweep cfg.yaml --scheduler tcp://head:8786 --out runs/big --refine 3
+  icsim sweep cfg.yaml --vary routing.algorithm=dor,ofr --seeds 3
 """
 
 
@@ -165,14 +174,19 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
                         "runs; assumes saturation is monotone in load)")
     p.add_argument("--stop-after", type=int, default=2, metavar="N",
                    help="stop a curve after N saturated grid loads in a row (default 2)")
+    p.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+                   help="run every load with N seeds (the config's seed, seed+1, ...): per-load "
+                        "mean and 95%% confidence interval in load_summary.csv and as error "
+                        "bars, gamma* per seed and its spread in gamma_star.csv (default 1)")
     p.add_argument("--no-plots", action="store_true", help="write the CSVs only")
-    p.add_argument("--quiet", action="store_true", help="no progress line")
+    add_output_arguments(p)
     p.set_defaults(func=cmd_sweep)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from icsim.experiments.pipeline.outputs import Outputs
     from icsim.experiments.pipeline.execution import make_executor
     from icsim.experiments.pipeline.sweep import (SweepError, format_summary, make_curves, parse_loads,
                                    parse_vary, run_sweep)
@@ -188,14 +202,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     load(path, args.overrides)                   # every error names its key, before any run
     data = read_config_file(path)
     vary = [parse_vary(v) for v in args.vary]
-    curves = make_curves(data, grid, args.overrides, vary, label=path.stem)
+    curves = make_curves(data, grid, args.overrides, vary, label=path.stem, seeds=args.seeds)
     out = Path(args.out) if args.out else Path("runs") / path.stem
+    outputs = Outputs(force=args.force)
     try:
         with make_executor(args.workers, args.scheduler) as executor:
             outcome = run_sweep(curves, out, executor=executor, stop_after=args.stop_after,
                                 refine=args.refine, full=args.full, search=args.search,
-                                plots=not args.no_plots,
-                                progress=not args.quiet)
+                                plots=not args.no_plots, progress=progress_option(args),
+                                outputs=outputs)
     except SweepError as exc:
         print(f"icsim sweep: {exc}", file=sys.stderr)
         return 1
@@ -206,8 +221,40 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(format_summary(outcome.curves))
     print(f"{outcome.ran} runs, {outcome.reused} reused, {outcome.wall_s:.1f} s wall "
           f"({executor.name}, {executor.slots} slot{'s' if executor.slots > 1 else ''})")
-    for f in outcome.files:
-        print(f"wrote {f}")
+    print(f"{'appended to' if outcome.ran else 'read'} {out / 'results.csv'}")
+    return report_outputs(outputs, "icsim sweep")
+
+
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    """``--force``, ``--progress`` and ``--quiet``: how a command writes and reports."""
+    p.add_argument("--force", action="store_true",
+                   help="overwrite output files tracked by git whose content changes (without "
+                        "it they are kept and listed)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--progress", action="store_true",
+                       help="progress lines even when stderr is not a terminal (batch logs)")
+    group.add_argument("--quiet", action="store_true",
+                       help="no progress line (by default shown on a terminal only)")
+
+
+def progress_option(args: argparse.Namespace) -> bool | None:
+    """``--quiet``: off; ``--progress``: on; neither: on a terminal only."""
+    if getattr(args, "quiet", False):
+        return False
+    if getattr(args, "progress", False):
+        return True
+    return None
+
+
+def report_outputs(outputs: "Outputs", command: str) -> int:
+    """Say where every output file went; exit status 1 if committed files were kept."""
+    for line in outputs.lines():
+        print(line)
+    if outputs.kept:
+        print(f"{command}: kept {len(outputs.kept)} committed file(s) whose new content "
+              f"differs (listed above); run again with --force to overwrite them",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -222,12 +269,15 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
                    help="where to write the figures (default: beside the CSV)")
     p.add_argument("--format", default="png,svg", metavar="FMT[,FMT]",
                    help="file formats (default png,svg)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite figures tracked by git whose content changes")
     p.set_defaults(func=cmd_plot)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from icsim.experiments.pipeline.outputs import Outputs
     from icsim.experiments.pipeline.plots import plot_results, read_results
 
     src = Path(args.results)
@@ -235,10 +285,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
         print(f"icsim plot: no results file at {src}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else (src if src.is_dir() else src.parent)
-    files = plot_results(read_results(src), out, formats=[f for f in args.format.split(",") if f])
-    for f in files:
-        print(f"wrote {f}")
-    return 0
+    outputs = Outputs(force=args.force)
+    plot_results(read_results(src), out, formats=[f for f in args.format.split(",") if f],
+                 outputs=outputs)
+    return report_outputs(outputs, "icsim plot")
 
 
 # ---------------------------------------------------------------------------------- reproduce

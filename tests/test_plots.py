@@ -1,4 +1,5 @@
-"""Figures: drawn from the CSV alone, saturated loads left out of the latency curves."""
+"""Figures: drawn from the CSV alone; every run drawn, saturated ones distinctly; γ* and its
+rule marked; lines only between grid neighbours; axes fitted to the data; nothing clipped."""
 
 from __future__ import annotations
 
@@ -7,63 +8,214 @@ import pandas as pd
 import pytest
 
 from icsim.experiments.cli import main
-from icsim.experiments.pipeline.plots import curve_lines, latency_series, plot_results
+from icsim.experiments.pipeline import plots
+from icsim.experiments.pipeline.confidence import mean_ci
+from icsim.experiments.pipeline.outputs import render_figure
+from icsim.experiments.pipeline.plots import (accepted_figure, curve_lines, grid_step,
+                                              latency_figure, latency_series, plot_results)
 
 
 def row(load, *, algorithm="dor", pattern="uniform", saturated=False, latency=1000.0,
-        mode="window", role="grid", error=None, outflank=0.0):
+        mode="window", role="grid", error=None, outflank=0.0, seed=1, dims="[4, 4, 4]",
+        accepted=None):
     cfg = f"{algorithm}-{pattern}-{mode}"
-    return {"curve": cfg, "role": role, "config_hash": f"{cfg}-{load}", "seed": 1,
-            "curve_hash": cfg, "offered_load": load, "status": "error" if error else "ok",
+    return {"curve": cfg, "role": role, "config_hash": f"{cfg}-{load}", "seed": seed,
+            "curve_hash": f"{cfg}-{seed}", "offered_load": load,
+            "status": "error" if error else "ok",
             "error": error, "mode": mode, "saturated": saturated,
             "saturation_reason": "throughput" if saturated else None,
-            "accepted_load": min(load, 0.4), "latency_ns": latency,
+            "accepted_load": min(load, 0.4) if accepted is None else accepted,
+            "latency_ns": latency,
             "derouted.outflank": outflank, "derouted.wraparound": 0.0,
             "derouted.total": outflank, "config.routing.algorithm": algorithm,
             "config.traffic.pattern": pattern, "config.traffic.load": load,
-            "config.run.mode": mode, "config.topology.dims": "[4, 4, 4]",
-            "config.topology.kind": "torus", "config.seed": 1}
+            "config.run.mode": mode, "config.topology.dims": dims,
+            "config.topology.kind": "torus", "config.seed": seed}
 
 
-def window_curve(algorithm="dor", pattern="uniform", saturated=(0.5, 0.7, 0.8)):
+def window_curve(algorithm="dor", pattern="uniform", saturated=(0.5, 0.7, 0.8), **kw):
     return [row(x, algorithm=algorithm, pattern=pattern, saturated=x in saturated,
-                latency=1000 * (1 + x)) for x in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)]
+                latency=1000 * (1 + x), **kw) for x in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)]
 
 
-def test_latency_curves_stop_before_the_first_saturated_load():
-    series = latency_series(window_curve())           # 0.6 is sustained above saturated 0.5
-    [(label, loads, lat)] = series[""]
-    assert label == "dor"
-    assert list(loads) == [0.1, 0.2, 0.3, 0.4]
-    assert np.allclose(lat, [1.1, 1.2, 1.3, 1.4])      # µs
+def artist(fig, gid):
+    """The one artist of the figure with this gid (what _draw_values tags)."""
+    found = [a for ax in fig.axes for a in ax.get_children() if a.get_gid() == gid]
+    assert len(found) == 1, (gid, len(found))
+    return found[0]
 
 
-def test_failed_runs_are_left_out_like_saturated_ones():
+def xy(fig, gid):
+    line = artist(fig, gid)
+    return list(np.round(line.get_xdata(), 6)), list(np.round(line.get_ydata(), 6))
+
+
+def gids(fig, prefix):
+    return sorted(a.get_gid() for ax in fig.axes for a in ax.get_children()
+                  if (a.get_gid() or "").startswith(prefix))
+
+
+# ---------------------------------------------------------------------------------- what is drawn
+def test_every_run_is_drawn_saturated_ones_hollow_beside_the_sustained_ones():
+    fig = latency_figure(window_curve())           # 0.6 is sustained above saturated 0.5
+    x, y = xy(fig, "sustained:dor")
+    assert x == [0.1, 0.2, 0.3, 0.4, 0.6] and y == [1.1, 1.2, 1.3, 1.4, 1.6]      # µs
+    x, y = xy(fig, "saturated:dor")
+    assert x == [0.5, 0.7, 0.8] and y == [1.5, 1.7, 1.8]
+    assert artist(fig, "saturated:dor").get_markerfacecolor() == "white"
+    assert artist(fig, "sustained:dor").get_markerfacecolor() != "white"
+    assert artist(fig, "gamma_star:dor").get_xdata()[0] == pytest.approx(0.4)
+    [ax] = [a for a in fig.axes if a.get_visible()]
+    assert "γ* = 0.40" in ax.get_legend().get_texts()[0].get_text()
+
+
+def test_latency_series_is_every_load_run_with_its_verdict():
+    [(label, loads, lat, sustained)] = latency_series(window_curve())[""]
+    assert label == "dor" and list(loads) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    assert np.allclose(lat, [1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8])
+    assert list(sustained) == [True] * 4 + [False, True, False, False]
+
+
+def test_failed_runs_without_a_latency_are_marked_on_the_top_edge():
     rows = window_curve(saturated=())
     rows[2] = row(0.3, error="DeadlockError: stuck", latency=None, saturated=True)
-    [(_, loads, _)] = latency_series(rows)[""]
-    assert list(loads) == [0.1, 0.2]
+    fig = latency_figure(rows)
+    assert xy(fig, "failed:dor")[0] == [0.3]
+    assert 0.3 not in xy(fig, "sustained:dor")[0] + xy(fig, "saturated:dor")[0]
+    segments = [list(np.round(a.get_xdata(), 2)) for a in fig.axes[0].get_lines()
+                if a.get_gid() == "segment:dor"]
+    assert sorted(segments) == [[0.1, 0.2], [0.4, 0.5, 0.6, 0.7, 0.8]]   # no line across 0.3
+    [line] = curve_lines(rows)
+    assert line.gamma_star == 0.2
 
 
-def test_finite_mode_curves_use_the_1_2_latency_rule():
+def test_finite_mode_marks_the_1_2_threshold_and_gamma_star():
     lat = {0.1: 1000, 0.2: 1100, 0.3: 1250, 0.4: 1300}
     rows = [row(x, mode="finite", latency=v) for x, v in lat.items()]
-    [(_, loads, _)] = latency_series(rows)[""]
-    assert list(loads) == [0.1, 0.2]
     [line] = curve_lines(rows)
     assert line.gamma_star == 0.2 and list(line.sustained) == [True, True, False, False]
+    fig = latency_figure(rows)
+    assert artist(fig, "threshold:dor").get_ydata()[0] == pytest.approx(1.2)       # µs
+    assert artist(fig, "gamma_star:dor").get_xdata()[0] == pytest.approx(0.2)
+    assert any("1.2 × the latency at γ = 0.10" in t.get_text() for t in fig.texts)
 
 
-def test_patterns_become_panels_and_algorithms_lines():
-    rows = (window_curve("abr", "uniform") + window_curve("ofr", "uniform", saturated=(0.8,))
-            + window_curve("abr", "transpose", saturated=(0.3, 0.4)))
-    series = latency_series(rows)
-    assert list(series) == ["uniform", "transpose"]
-    assert [s[0] for s in series["uniform"]] == ["abr", "ofr"]
-    assert list(series["uniform"][1][1]) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
-    assert list(series["transpose"][0][1]) == [0.1, 0.2]
+def test_a_bisection_curve_joins_only_grid_neighbours():
+    # grid step 0.05: 0.10 (baseline), then bisection 0.55, 0.35, 0.45, 0.50
+    lat = {0.10: 1000, 0.35: 1010, 0.45: 1020, 0.50: 1100, 0.55: 1500}
+    rows = [row(x, mode="finite", latency=v) for x, v in lat.items()]
+    fig = latency_figure(rows)
+    assert grid_step(curve_lines(rows)) == pytest.approx(0.05)
+    segments = [a for ax in fig.axes for a in ax.get_lines() if a.get_gid() == "segment:dor"]
+    assert sorted(list(np.round(s.get_xdata(), 2)) for s in segments) == [[0.45, 0.5, 0.55]]
+    assert xy(fig, "sustained:dor")[0] == [0.1, 0.35, 0.45, 0.5]    # 0.10 and 0.35 alone
 
 
+def test_latency_axes_fit_the_data_and_go_logarithmic_for_a_saturation_knee():
+    flat = window_curve(saturated=())                       # 1.1 .. 1.8 µs
+    fig = latency_figure(flat)
+    [ax] = [a for a in fig.axes if a.get_visible()]
+    lo, hi = ax.get_ylim()
+    assert ax.get_yscale() == "linear" and 1.0 < lo < 1.1 and 1.8 < hi < 1.95
+    knee = [row(x, latency=v, saturated=x > 0.3)
+            for x, v in ((0.1, 1000), (0.2, 1050), (0.3, 1200), (0.4, 9000), (0.5, 60000))]
+    ax = latency_figure(knee).axes[0]
+    assert ax.get_yscale() == "log" and "log scale" in ax.get_ylabel()
+    lo, hi = ax.get_ylim()
+    assert 0.5 < lo < 1.0 and 60 < hi < 100
+
+
+def test_an_all_saturated_curve_still_shows_its_runs():
+    rows = [row(x, saturated=True, latency=50_000 * (1 + x)) for x in (0.6, 0.7, 0.8)]
+    fig = latency_figure(rows)
+    assert xy(fig, "saturated:dor") == ([0.6, 0.7, 0.8], [80.0, 85.0, 90.0])
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    assert 70 < lo < 80 and 90 < hi < 100                   # not an empty 0-0.05 axis
+    assert ax.get_legend().get_texts()[0].get_text() == "dor: no sustained load"
+    assert gids(fig, "gamma_star") == []
+
+
+def test_a_curve_that_never_saturates_reports_gamma_star_as_a_lower_bound():
+    fig = latency_figure(window_curve(saturated=()))
+    assert fig.axes[0].get_legend().get_texts()[0].get_text() == "dor: γ* ≥ 0.80"
+
+
+def test_accepted_figure_draws_the_diagonal_and_the_runs():
+    fig = accepted_figure(window_curve())
+    x, y = xy(fig, "saturated:dor")
+    assert x == [0.5, 0.7, 0.8] and y == [0.4, 0.4, 0.4]
+    ax = fig.axes[0]
+    assert ax.get_ylim()[0] > 0.0 and ax.get_ylim()[1] < 0.9    # fitted, not from zero
+
+
+# ---------------------------------------------------------------------------------- seeds
+def test_several_seeds_give_means_with_confidence_intervals_and_gamma_star_per_seed():
+    rows = []
+    for seed, (noise, sat) in enumerate([(0, (0.5, 0.6)), (40, (0.4, 0.5, 0.6)),
+                                         (80, (0.5, 0.6))], start=1):
+        rows += [row(x, seed=seed, latency=1000 * (1 + x) + noise, saturated=x in sat)
+                 for x in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)]
+    [line] = curve_lines(rows)
+    assert line.gamma_stars == {"1": 0.4, "2": 0.3, "3": 0.4}
+    assert line.gamma_star == pytest.approx(1.1 / 3)
+    assert list(line.points["seeds"]) == [3] * 6
+    assert list(line.sustained) == [True, True, True, False, False, False]  # 0.4: seed 2 not
+    mean, half, n = mean_ci([1100, 1140, 1180])
+    assert line.points["latency_ns"].iloc[0] == pytest.approx(mean)
+    assert line.points["latency_ns_ci"].iloc[0] == pytest.approx(half)
+    fig = latency_figure(rows)
+    ax = fig.axes[0]
+    [bars] = [c for c in ax.collections if c.get_gid() == "ci:dor"]
+    first = bars.get_segments()[0]                   # the error bar at γ = 0.10, in µs
+    assert first[0, 0] == pytest.approx(0.1)
+    assert first[:, 1] == pytest.approx([(mean - half) / 1000, (mean + half) / 1000])
+    text = ax.get_legend().get_texts()[0].get_text()
+    assert text == "dor: γ* = 0.37 [0.30–0.40] over 3 seeds"
+
+
+# ---------------------------------------------------------------------------------- layout
+def _inside(fig, artists):
+    fig.canvas.draw()
+    box = fig.bbox
+    renderer = fig.canvas.get_renderer()
+    for a in artists:
+        ext = a.get_window_extent(renderer)
+        assert ext.x0 >= box.x0 - 1 and ext.x1 <= box.x1 + 1, a
+        assert ext.y0 >= box.y0 - 1 and ext.y1 <= box.y1 + 1, a
+
+
+def test_titles_are_never_clipped_even_on_a_single_8x8_panel():
+    rows = window_curve(dims="[8, 8]", mode="finite") + window_curve(
+        "ofr", dims="[8, 8]", mode="finite")
+    for draw in (latency_figure, accepted_figure):
+        fig = draw(rows)
+        _inside(fig, [fig._suptitle, *[ax.title for ax in fig.axes if ax.get_visible()]])
+        assert "8x8 torus" in fig._suptitle.get_text()
+
+
+def test_legends_sit_outside_the_data():
+    rows = [r for p in ("uniform", "transpose", "butterfly", "bitreverse")
+            for a in ("abr", "ofr") for r in window_curve(a, p)]
+    fig = latency_figure(rows)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in (a for a in fig.axes if a.get_visible()):
+        legend = ax.get_legend().get_window_extent(renderer)
+        assert legend.y1 < ax.get_window_extent(renderer).y0     # below the plotting area
+    _inside(fig, [fig.legends[0]])
+
+
+def test_redrawing_the_same_data_gives_the_same_files():
+    rows = window_curve("abr") + window_curve("ofr", saturated=(0.7, 0.8))
+    for fmt in ("svg", "png"):
+        assert render_figure(latency_figure(rows), fmt) == render_figure(latency_figure(rows),
+                                                                          fmt)
+    svg = render_figure(latency_figure(rows), "svg").decode()
+    assert "<dc:date>" not in svg and "Mean packet latency" in svg
+
+
+# ---------------------------------------------------------------------------------- files
 def test_figures_are_written_as_non_empty_png_and_svg(tmp_path):
     rows = window_curve("abr") + window_curve("ofr", saturated=(0.7, 0.8))
     rows = [dict(r, **{"derouted.outflank": 0.1, "derouted.total": 0.2}) if
@@ -78,8 +230,6 @@ def test_figures_are_written_as_non_empty_png_and_svg(tmp_path):
             assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
         else:
             assert b"<svg" in data[:1000] and len(data) > 10_000
-    svg = (tmp_path / "latency.svg").read_text()
-    assert "Mean packet latency" in svg or "Mean" in svg
 
 
 def test_icsim_plot_redraws_from_the_csv_without_simulating(tmp_path, capsys):
@@ -89,7 +239,9 @@ def test_icsim_plot_redraws_from_the_csv_without_simulating(tmp_path, capsys):
     assert main(["plot", str(tmp_path), "--format", "png"]) == 0
     assert (tmp_path / "latency.png").stat().st_size > 0
     assert not (tmp_path / "latency.svg").exists()
-    assert "wrote" in capsys.readouterr().out
+    assert f"wrote {tmp_path / 'latency.png'}" in capsys.readouterr().out
+    assert main(["plot", str(tmp_path), "--format", "png"]) == 0
+    assert f"unchanged {tmp_path / 'latency.png'}" in capsys.readouterr().out
     out = tmp_path / "figs"
     assert main(["plot", str(tmp_path / "results.csv"), "--out", str(out)]) == 0
     assert (out / "accepted.svg").exists()
@@ -101,26 +253,13 @@ def test_icsim_plot_without_results_is_an_error(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("n_panels", [1, 4])
-def test_every_panel_has_labelled_axes_and_a_legend(tmp_path, n_panels):
-    from icsim.experiments.pipeline import plots
-
+def test_every_panel_has_labelled_axes_and_a_legend(n_panels):
     patterns = ["uniform", "transpose", "butterfly", "bitreverse"][:n_panels]
     rows = [r for p in patterns for r in window_curve("dor", p)]
-    captured = {}
-    original = plots._save
-
-    def spy(fig, out_dir, stem, formats):
-        captured[stem] = [ax for ax in fig.axes if ax.get_visible()]
-        return original(fig, out_dir, stem, formats)
-
-    plots._save = spy
-    try:
-        plot_results(rows, tmp_path, formats=("png",))
-    finally:
-        plots._save = original
-    for stem, axes in captured.items():
+    for stem, draw in plots.FIGURES.items():
+        axes = [ax for ax in draw(rows).axes if ax.get_visible()]
         assert len(axes) == n_panels, stem
         for ax in axes:
             assert "Offered load" in ax.get_xlabel()
             assert ax.get_ylabel() and ax.get_legend() is not None
-        assert all("(" in ax.get_ylabel() for ax in axes)          # units
+            assert "(" in ax.get_ylabel()                           # units

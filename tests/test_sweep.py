@@ -211,14 +211,29 @@ def test_a_bad_vary_value_stops_the_sweep_before_any_run(tmp_path, fake):
 # ---------------------------------------------------------------------------------- the command
 def test_icsim_sweep_writes_the_csv_the_summary_and_the_plots(tmp_path, capsys):
     out = tmp_path / "s"
-    rc = main(["sweep", str(QUICKSTART), "--out", str(out), "--workers", "1",
-               "--loads", "0.1:0.8:0.1", "--set", "topology.dims=[4,4]",
-               "--set", "traffic.message_packets=4", "--set", "run.warmup_us=5",
-               "--set", "run.measure_us=20", "--set", "run.drain_us=40"])
+    args = ["sweep", str(QUICKSTART), "--out", str(out), "--workers", "1",
+            "--loads", "0.1:0.8:0.1", "--set", "topology.dims=[4,4]",
+            "--set", "traffic.message_packets=4", "--set", "run.warmup_us=5",
+            "--set", "run.measure_us=20", "--set", "run.drain_us=40"]
+    rc = main([*args, "--progress"])
     assert rc == 0
     captured = capsys.readouterr()
     assert "[sweep]" in captured.err and "ETA" in captured.err
     assert "quickstart" in captured.out and "window" in captured.out
+    assert f"wrote {out / 'latency.svg'}" in captured.out
+    assert f"appended to {out / 'results.csv'}" in captured.out
+
+    # again: every point reused, no progress line when stderr is not a terminal, and the
+    # figures and summaries redrawn byte for byte (so they are left untouched)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    for name in ("gamma_star.csv", "verdicts.csv", "latency.png", "latency.svg",
+                 "accepted.svg", "derouted.png"):
+        assert f"unchanged {out / name}" in captured.out, name
+        assert (out / name).read_bytes() == before[name]
+    assert "wrote" not in captured.out
     for name in ("results.csv", "gamma_star.csv", "latency.png", "latency.svg", "accepted.png",
                  "derouted.svg"):
         assert (out / name).stat().st_size > 0, name
@@ -295,3 +310,88 @@ def test_verdicts_show_each_run_judged_by_its_curves_rule(tmp_path, fake):
     assert list(v["sustained"]) == [True, True, True, False, False]   # 0.6 never run
     assert v.loc[0.4, "reason"] == "latency 1400 ns > 1.2 x 1100 ns at γ=0.10"
     assert pd.read_csv(tmp_path / "gamma_star.csv")["gamma_star"].iloc[0] == 0.3
+
+
+# ---------------------------------------------------------------------------------- seeds
+def seeded_run(cfg):
+    """Saturated above 0.3 + 0.1 (seed - 1): γ* 0.3, 0.4, 0.5 for seeds 1, 2, 3."""
+    load, seed = cfg.traffic.load, cfg.seed
+    RAN.append((load, seed))
+    limit = 0.3 + 0.1 * (seed - 1) + 1e-9
+    return {"offered_load": load, "mode": cfg.run.mode,
+            "accepted_load": min(load, limit) - 0.001 * seed,
+            "latency_ns": 1000.0 * (1 + load) + 10 * seed, "saturated": load > limit,
+            "saturation_reason": "throughput" if load > limit else None,
+            "derouted": {"outflank": 0.0, "wraparound": 0.0, "orthant": 0.0, "total": 0.0},
+            "seed": seed, "version": "test", "wall_s": 0.01, "config": cfg.to_dict()}
+
+
+def test_seeds_make_one_curve_per_seed_from_the_configs_seed():
+    curves = make_curves(small(seed=5), [0.1], vary=[parse_vary("routing.algorithm=dor,abr")],
+                         seeds=3)
+    assert [(c.label, c.seed) for c in curves] == [
+        ("routing.algorithm=dor", 5), ("routing.algorithm=dor", 6), ("routing.algorithm=dor", 7),
+        ("routing.algorithm=abr", 5), ("routing.algorithm=abr", 6), ("routing.algorithm=abr", 7)]
+    assert curves[2].config(0.2).seed == 7
+    with pytest.raises(ConfigError, match="--seeds"):
+        make_curves(small(), [0.1], vary=[parse_vary("seed=1,2")], seeds=2)
+
+
+@pytest.mark.parametrize("search", ["climb", "bisect"])
+def test_every_load_is_run_with_every_seed_and_gamma_star_is_judged_per_seed(tmp_path, fake,
+                                                                             search):
+    grid = parse_loads("0.1:0.8:0.1")
+    out = run_sweep(make_curves(small(), grid, seeds=3), tmp_path, run_fn=seeded_run,
+                    plots=False, progress=False, search=search)
+    assert [o.result.gamma_star for o in out.curves] == [0.3, 0.4, 0.5]
+    df = pd.read_csv(tmp_path / "results.csv")
+    per_load = df.groupby("offered_load")["seed"].apply(lambda s: sorted(s))
+    assert all(seeds == [1, 2, 3] for seeds in per_load)          # every load, every seed
+    assert not df.duplicated(["config_hash", "seed"]).any()
+    if search == "climb":
+        assert list(per_load.index) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]   # seed 3 stops
+
+    summary = pd.read_csv(tmp_path / "gamma_star.csv")
+    assert list(summary["seed"]) == [1, 2, 3]
+    assert list(summary["gamma_star"]) == [0.3, 0.4, 0.5]
+    assert list(summary["gamma_star_mean"]) == pytest.approx([0.4] * 3)
+    assert list(summary["gamma_star_sd"]) == pytest.approx([0.1] * 3)
+    assert (summary["gamma_star_min"] == 0.3).all() and (summary["gamma_star_max"] == 0.5).all()
+
+    loads = pd.read_csv(tmp_path / "load_summary.csv").set_index("offered_load")
+    at = loads.loc[0.4]
+    assert (at["seeds"], at["sustained_seeds"]) == (3, 2)           # seed 1 saturated there
+    assert at["latency_ns_mean"] == pytest.approx(1400 + 20)
+    assert at["latency_ns_ci95"] == pytest.approx(4.302653 * 10 / 3 ** 0.5, rel=1e-6)
+    assert at["accepted_load_mean"] == pytest.approx((0.3 + 0.4 + 0.4) / 3 - 0.002)
+
+
+def test_a_multi_seed_sweep_resumes_without_rerunning(tmp_path, fake):
+    curves = lambda: make_curves(small(), parse_loads("0.1:0.8:0.1"), seeds=2)  # noqa: E731
+    run_sweep(curves(), tmp_path, run_fn=seeded_run, plots=False, progress=False)
+    first = len(RAN)
+    RAN.clear()
+    out = run_sweep(curves(), tmp_path, run_fn=seeded_run, plots=False, progress=False)
+    assert RAN == [] and out.reused == first
+
+
+def test_the_summary_prints_full_curve_names_and_the_spread_over_seeds(tmp_path, fake):
+    from icsim.experiments.pipeline.sweep import format_summary
+
+    vary = [parse_vary("routing.algorithm=dor"), parse_vary("traffic.message_packets=4,5"),
+            parse_vary("router.queue_packets=8")]
+    out = run_sweep(make_curves(small(), [0.1, 0.2, 0.3, 0.4, 0.5], vary=vary), tmp_path,
+                    run_fn=counting_run, plots=False, progress=False)
+    text = format_summary(out.curves)
+    names = ["routing.algorithm=dor traffic.message_packets=4 router.queue_packets=8",
+             "routing.algorithm=dor traffic.message_packets=5 router.queue_packets=8"]
+    assert len(names[0]) > 40
+    for name in names:
+        assert any(line.startswith(name + " ") for line in text.splitlines()), text
+
+    out = run_sweep(make_curves(small(), parse_loads("0.1:0.8:0.1"), seeds=3),
+                    tmp_path / "seeds", run_fn=seeded_run, plots=False, progress=False)
+    [header, line] = format_summary(out.curves).splitlines()
+    assert "γ* mean" in header
+    assert line.split()[:5] == ["base", "window", "3", "0.4", "0.3–0.5"]
+    assert line.endswith("1: 0.3, 2: 0.4, 3: 0.5")

@@ -244,16 +244,16 @@ def make_executor(workers: int | None = None, scheduler: str | None = None) -> E
 
 def run_appending(tasks: list[Any], fn: Callable[[Any], list[dict[str, Any]]], path: Path,
                   columns: list[str], workers: int | None = 1, reused: int = 0,
-                  label: str = "runs") -> int:
+                  label: str = "runs", progress: bool | None = None) -> int:
     """Run ``fn(task)`` for every task and append the rows it returns to the CSV ``path`` as
     soon as it finishes (columns in the order of ``columns``), so that an interrupted
     reproduction loses only the tasks in flight and, run again, can skip what the CSV holds.
-    ``workers`` as for :func:`make_executor`; progress with an ETA on stderr.  Returns the
-    number of tasks run."""
+    ``workers`` as for :func:`make_executor`; progress with an ETA on stderr (``None``: on a
+    terminal only).  Returns the number of tasks run."""
     import pandas as pd
 
     path = Path(path)
-    progress = Progress(label)
+    progress = Progress(label, enabled=progress)
     progress.reused = reused
     with make_executor(workers) as ex:
         pending = [ex.submit(fn, t) for t in tasks]
@@ -307,19 +307,22 @@ def format_duration(seconds: float) -> str:
 class Progress:
     """A one-line progress report with an ETA, on stderr.
 
-    On a terminal the line is rewritten in place; otherwise one line per update.  The ETA is
-    an upper bound: the remaining count assumes every curve climbs to the end of its grid.
+    By default (``enabled=None``) it is shown only on a terminal, where the line is rewritten
+    in place, and quiet when stderr is piped or redirected (the convention of every icsim
+    command); ``enabled=True`` forces it, one line per update when not on a terminal (for batch
+    logs, ``--progress``).  The ETA is an upper bound: the remaining count assumes every curve
+    climbs to the end of its grid.
     """
 
     def __init__(self, label: str = "sweep", stream: TextIO | None = None,
-                 enabled: bool = True) -> None:
+                 enabled: bool | None = None) -> None:
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
-        self.enabled = enabled
         self.t0 = time.perf_counter()
         self.ran = 0
         self.reused = 0
         self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = self._tty if enabled is None else bool(enabled)
         self._width = 0
 
     def update(self, running: int, remaining: int, last: str = "") -> None:
@@ -346,7 +349,7 @@ class Progress:
             self.stream.flush()
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     import argparse
 
     try:
@@ -360,7 +363,7 @@ def _positive_int(text: str) -> int:
 
 def add_execution_arguments(parser: Any) -> None:
     """``--workers`` and ``--scheduler``, shared by ``icsim sweep`` and the reproductions."""
-    parser.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
                         help="parallel local worker processes (default: os.cpu_count(), here "
                              f"{os.cpu_count()}); 1 runs everything in this process. With "
                              "--scheduler: how many runs to keep in flight (default: the "

@@ -64,8 +64,9 @@ import yaml
 
 from icsim.experiments.pipeline.execution import (Executor, Progress, SerialExecutor, execute_point,
                                    git_commit, package_version)
+from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
-                                    load_key)
+                                    as_float, load_key)
 from pydantic import ValidationError
 
 from icsim.simulator.build import from_dict, identity as build_identity
@@ -74,6 +75,7 @@ from icsim.simulator.config import Config, ConfigError, apply_overrides, set_pat
 RESULTS_NAME = "results.csv"
 SUMMARY_NAME = "gamma_star.csv"
 VERDICTS_NAME = "verdicts.csv"
+LOAD_SUMMARY_NAME = "load_summary.csv"
 DEFAULT_LOADS = "0.05:1.0:0.05"
 MAX_GRID_POINTS = 10_000
 
@@ -168,12 +170,17 @@ class Curve:
         Loads to climb.
     params : dict
         The values that distinguish this curve from the others of the sweep (for summaries).
+    seed : int, optional
+        Set when the curve is one of several seeds of the same config (``--seeds N``): the
+        curves with equal ``label`` are its replications, and the sweep runs every load any of
+        them runs with all of them.
     """
 
     label: str
     data: dict[str, Any]
     grid: list[float]
     params: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
     _validated: Config | None = field(default=None, repr=False, compare=False)
 
     def config(self, load: float) -> Config:
@@ -191,10 +198,22 @@ class Curve:
 
 
 def make_curves(data: Mapping[str, Any], grid: list[float], overrides: Iterable[str] = (),
-                vary: Iterable[tuple[str, list[Any]]] = (), label: str = "base") -> list[Curve]:
-    """The curves of a sweep: ``data`` with ``--set`` overrides, times the ``--vary`` product."""
+                vary: Iterable[tuple[str, list[Any]]] = (), label: str = "base",
+                seeds: int = 1) -> list[Curve]:
+    """The curves of a sweep: ``data`` with ``--set`` overrides, times the ``--vary`` product.
+
+    ``seeds`` > 1: each combination once per seed ``s, s+1, ..., s+seeds-1`` (``s`` the
+    config's seed, default 1), as curves of one label with :attr:`Curve.seed` set.
+    """
     base = apply_overrides(dict(data), list(overrides))
     vary = list(vary)
+    if seeds < 1:
+        raise ConfigError("--seeds", f"must be at least 1, got {seeds}")
+    if seeds > 1 and any(key == "seed" for key, _ in vary):
+        raise ConfigError("--seeds", "give either --seeds or --vary seed=..., not both")
+    first_seed = base.get("seed", Config.model_fields["seed"].default)
+    if not isinstance(first_seed, int):
+        raise ConfigError("seed", f"must be a whole number, got {first_seed!r}")
     curves = []
     for combo in itertools.product(*(values for _, values in vary)):
         d = json.loads(json.dumps(base))
@@ -204,7 +223,13 @@ def make_curves(data: Mapping[str, Any], grid: list[float], overrides: Iterable[
             params[key] = value
         name = " ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
                         for k, v in params.items()) or label
-        curves.append(Curve(name, d, list(grid), params))
+        if seeds == 1:
+            curves.append(Curve(name, d, list(grid), params))
+            continue
+        for seed in range(first_seed, first_seed + seeds):
+            ds = json.loads(json.dumps(d))
+            ds["seed"] = seed
+            curves.append(Curve(name, ds, list(grid), dict(params), seed=seed))
     return curves
 
 
@@ -518,6 +543,7 @@ class SweepOutcome:
     out_dir: Path
     files: list[Path]
     wall_s: float
+    outputs: Outputs = field(default_factory=Outputs)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -534,15 +560,17 @@ class SweepOutcome:
 def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | None = None,
               run_fn: Callable | None = None, stop_after: int = STOP_AFTER, refine: int = 0,
               full: bool = False, baseline_load: float = BASELINE_LOAD, search: str = "climb",
-              run_missing: bool = True, plots: bool = True, progress: Progress | bool = True,
-              label: str = "sweep") -> SweepOutcome:
+              run_missing: bool = True, plots: bool = True, progress: Progress | bool | None = None,
+              label: str = "sweep", outputs: Outputs | None = None) -> SweepOutcome:
     """Run (or resume) a sweep; write ``results.csv``, ``gamma_star.csv``, ``verdicts.csv``
-    and plots to ``out_dir``.
+    (with several seeds also ``load_summary.csv``) and plots to ``out_dir``.
 
     Parameters
     ----------
     curves : list of Curve
-        What to sweep (see :func:`make_curves`).
+        What to sweep (see :func:`make_curves`).  Curves of one label with different
+        :attr:`Curve.seed` are replications: each runs its own search (γ* per seed), and every
+        load one of them runs is run with all of them, so that each load has every seed.
     out_dir : path
         Output directory; an existing ``results.csv`` there is resumed.
     executor : Executor, optional
@@ -557,8 +585,12 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
         (a curve whose search needs another run is reported incomplete).
     plots : bool
         Draw the figures at the end (:func:`icsim.experiments.pipeline.plots.plot_results`).
-    progress : Progress or bool
-        Progress line on stderr.
+    progress : Progress or bool, optional
+        Progress line on stderr; ``None``: only when stderr is a terminal.
+    outputs : Outputs, optional
+        Writes the summaries and figures (unchanged files untouched, committed files kept
+        unless forced: :mod:`icsim.experiments.pipeline.outputs`); what happened to each file is
+        in its ``status``.
 
     Raises
     ------
@@ -574,8 +606,9 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     executor = executor or SerialExecutor()
+    outputs = outputs if outputs is not None else Outputs()
     if not isinstance(progress, Progress):
-        progress = Progress(label, enabled=bool(progress))
+        progress = Progress(label, enabled=progress)
 
     # Validate everything before the first run (SPEC §9): a config error stops the sweep here.
     searches = []
@@ -585,19 +618,37 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
                                     refine_steps=refine, full=full, baseline_load=baseline_load,
                                     search=search))
     provenance = {"version": package_version(), "git_commit": git_commit()}
+    siblings = [[j for j, d in enumerate(curves) if j != i and d.seed is not None
+                 and c.seed is not None and d.label == c.label] for i, c in enumerate(curves)]
 
     store = ResultsFile(out_dir / RESULTS_NAME)
     rows_of: list[list[dict[str, Any]]] = [[] for _ in curves]
     in_flight: list[set[float]] = [set() for _ in curves]
+    roles: list[dict[float, str]] = [{} for _ in curves]     # every load run or running
     waiting: dict[tuple[str, str], list[tuple[int, float]]] = {}
     handles: dict[Any, tuple[tuple[str, str], str, int, dict]] = {}
     ran = reused = 0
     old_commits: set[str] = set()
     finished: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def record(ci: int, load: float, row: dict[str, Any]) -> None:
+    def record(ci: int, load: float, row: dict[str, Any], role: str) -> None:
         searches[ci].record(load, row)
         rows_of[ci].append(row)
+        roles[ci].setdefault(load_key(load), role)
+
+    def seed_fill(ci: int) -> tuple[float, str] | None:
+        """A load another seed of this curve runs (or ran) that this seed has not: every load
+        of a multi-seed curve is run with every seed."""
+        mine = set(searches[ci].points) | {load_key(x) for x in in_flight[ci]}
+        for cj in siblings[ci]:
+            for load, role in sorted(roles[cj].items()):
+                if load not in mine:
+                    return load, role
+        return None
+
+    def missing_fills(ci: int) -> int:
+        mine = set(searches[ci].points) | {load_key(x) for x in in_flight[ci]}
+        return len({x for cj in siblings[ci] for x in roles[cj]} - mine)
 
     stalled: set[int] = set()      # run_missing=False: curves whose next point is not run
 
@@ -608,7 +659,7 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
             for ci in order:
                 if ci in stalled:
                     continue
-                proposal = searches[ci].next_load(in_flight[ci])
+                proposal = searches[ci].next_load(in_flight[ci]) or seed_fill(ci)
                 if proposal is None:
                     continue
                 load, role = proposal
@@ -619,7 +670,7 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
                     commit = str(row.get("git_commit") or "")
                     if commit and commit != provenance["git_commit"]:
                         old_commits.add(commit)
-                    record(ci, load, row)
+                    record(ci, load, row, role)
                     reused += 1
                     progress.reused += 1
                 elif not run_missing:
@@ -627,9 +678,11 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
                 elif key in waiting:
                     waiting[key].append((ci, load))
                     in_flight[ci].add(load)
+                    roles[ci].setdefault(load_key(load), role)
                 else:
                     waiting[key] = [(ci, load)]
                     in_flight[ci].add(load)
+                    roles[ci].setdefault(load_key(load), role)
                     handles[executor.submit(execute_point, cfg, run_fn)] = (key, role, ci, cfg)
                 break
             else:
@@ -646,7 +699,7 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
                     cfg = c.config(load).to_dict()
                     row = finished.get(point_key(config_hash(cfg), cfg["seed"]))
                     if row is not None:
-                        record(ci, load, row)
+                        record(ci, load, row, "grid")
                         reused += 1
                         progress.reused += 1
         try:
@@ -670,14 +723,15 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
                     progress.ran += 1
                     for cj, load in waiting.pop(key):
                         in_flight[cj].discard(load)
-                        record(cj, load, row)
+                        record(cj, load, row, role)
                     status = ("error" if row["status"] == "error" else
                               "saturated" if row.get("saturated") else "ok")
-                    last = f"{curves[ci].label} γ={cfg['traffic']['load']:g} {status}"
+                    seed = f" seed {cfg['seed']}" if curves[ci].seed is not None else ""
+                    last = f"{curves[ci].label}{seed} γ={cfg['traffic']['load']:g} {status}"
                     fill()
-                    progress.update(len(handles), sum(s.remaining_bound(f)
-                                                        for s, f in zip(searches, in_flight)),
-                                    last)
+                    progress.update(len(handles), sum(
+                        s.remaining_bound(f) + missing_fills(i)
+                        for i, (s, f) in enumerate(zip(searches, in_flight))), last)
         finally:
             progress.close()
     if old_commits:
@@ -687,25 +741,60 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
 
     outcomes = [CurveOutcome(c, s.mode, s.result(), rows_of[i])
                 for i, (c, s) in enumerate(zip(curves, searches))]
-    files = [write_summary(outcomes, out_dir / SUMMARY_NAME),
-             write_verdicts(outcomes, out_dir / VERDICTS_NAME)]
+    files = [write_summary(outcomes, out_dir / SUMMARY_NAME, outputs),
+             write_verdicts(outcomes, out_dir / VERDICTS_NAME, outputs)]
+    if any(c.seed is not None for c in curves):
+        files.append(write_load_summary(outcomes, out_dir / LOAD_SUMMARY_NAME, outputs))
     if plots:
         from icsim.experiments.pipeline.plots import plot_results
 
         sweep_rows = [r for o in outcomes for r in o.rows]
-        files += plot_results(sweep_rows, out_dir)
+        files += plot_results(sweep_rows, out_dir, outputs=outputs)
     return SweepOutcome(outcomes, ran, reused, out_dir, [store.path, *files],
-                        time.perf_counter() - t0)
+                        time.perf_counter() - t0, outputs)
 
 
 # ---------------------------------------------------------------------------------- summary
 SUMMARY_COLUMNS = ("curve", "mode", "gamma_star", "gamma_star_refined", "first_saturated",
                    "first_saturated_reason", "complete", "baseline_latency_ns", "points",
                    "curve_hash")
+#: gamma_star.csv of a sweep with several seeds: the spread of γ* over the seeds of the curve
+SPREAD_COLUMNS = ("seeds", "gamma_star_mean", "gamma_star_sd", "gamma_star_min",
+                  "gamma_star_max")
+
+
+def _groups(outcomes: list[CurveOutcome]) -> dict[str, list[CurveOutcome]]:
+    """Outcomes by curve label: the seeds of one curve together."""
+    groups: dict[str, list[CurveOutcome]] = {}
+    for o in outcomes:
+        groups.setdefault(o.curve.label, []).append(o)
+    return groups
+
+
+def _multi_seed(outcomes: list[CurveOutcome]) -> bool:
+    return any(o.curve.seed is not None for o in outcomes)
+
+
+def gamma_star_spread(group: list[CurveOutcome]) -> dict[str, Any]:
+    """Seeds, mean, sample standard deviation, min and max of the seeds' γ* (the seeds without
+    a sustained load count in ``seeds`` but not in the statistics)."""
+    stars = [o.result.gamma_star for o in group if o.result.gamma_star is not None]
+    out: dict[str, Any] = {"seeds": len(group), "gamma_star_mean": None, "gamma_star_sd": None,
+                           "gamma_star_min": None, "gamma_star_max": None}
+    if stars:
+        mean = sum(stars) / len(stars)
+        out.update(gamma_star_mean=round(mean, 9), gamma_star_min=min(stars),
+                   gamma_star_max=max(stars))
+        if len(stars) > 1:
+            var = sum((x - mean) ** 2 for x in stars) / (len(stars) - 1)
+            out["gamma_star_sd"] = round(var ** 0.5, 9)
+    return out
 
 
 def summary_rows(outcomes: list[CurveOutcome]) -> list[dict[str, Any]]:
-    """One dict per curve: its varied parameters and its saturation verdict."""
+    """One dict per curve (and seed): its varied parameters and its saturation verdict; with
+    several seeds also the spread of γ* over the curve's seeds (:func:`gamma_star_spread`)."""
+    spread = {label: gamma_star_spread(g) for label, g in _groups(outcomes).items()}
     rows = []
     for o in outcomes:
         r = o.result
@@ -716,58 +805,118 @@ def summary_rows(outcomes: list[CurveOutcome]) -> list[dict[str, Any]]:
                "first_saturated_reason": r.first_saturated_reason, "complete": r.complete,
                "baseline_latency_ns": r.baseline_latency_ns, "points": len(o.rows),
                "curve_hash": o.rows[0]["curve_hash"] if o.rows else ""}
+        if o.curve.seed is not None:
+            row.update(seed=o.curve.seed, **spread[o.curve.label])
         rows.append(row)
     return rows
 
 
-def write_summary(outcomes: list[CurveOutcome], path: Path) -> Path:
-    """Write ``gamma_star.csv`` atomically."""
+def _csv_text(columns: list[str], rows: Iterable[Iterable[Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    for r in rows:
+        w.writerow([_text(x) for x in r])
+    return buf.getvalue()
+
+
+def write_summary(outcomes: list[CurveOutcome], path: Path,
+                  outputs: Outputs | None = None) -> Path:
+    """Write ``gamma_star.csv`` (one row per curve; per curve and seed with several seeds,
+    with the spread columns)."""
     rows = summary_rows(outcomes)
     params = [k for o in outcomes for k in o.curve.params]
-    columns = ["curve", *dict.fromkeys(params), *SUMMARY_COLUMNS[1:]]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(columns)
-        for r in rows:
-            w.writerow([_text(r.get(c)) for c in columns])
-    os.replace(tmp, path)
+    columns = ["curve", *(["seed"] if _multi_seed(outcomes) else []), *dict.fromkeys(params),
+               *SUMMARY_COLUMNS[1:], *(SPREAD_COLUMNS if _multi_seed(outcomes) else ())]
+    (outputs or Outputs()).write(path, _csv_text(columns, ([r.get(c) for c in columns]
+                                                           for r in rows)))
     return path
 
 
-def write_verdicts(outcomes: list[CurveOutcome], path: Path) -> Path:
-    """Write ``verdicts.csv`` atomically: every run of the sweep judged sustained or saturated
-    by its curve's rule (in finite mode this is where the 1.2 x rule's outcome is visible)."""
+def write_verdicts(outcomes: list[CurveOutcome], path: Path,
+                   outputs: Outputs | None = None) -> Path:
+    """Write ``verdicts.csv``: every run of the sweep judged sustained or saturated by its
+    curve's (and seed's) rule (in finite mode this is where the 1.2 x rule's outcome is
+    visible)."""
     columns = ["curve", "offered_load", "role", "sustained", "reason", "config_hash", "seed"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(columns)
-        for o in outcomes:
-            for r in sorted(o.rows, key=lambda r: float(r["offered_load"])):
-                v = o.result.verdicts.get(load_key(r["offered_load"]))
-                w.writerow([_text(x) for x in (
-                    o.curve.label, r["offered_load"], r.get("role"),
-                    None if v is None else v.sustained, None if v is None else v.reason,
-                    r["config_hash"], r["seed"])])
-    os.replace(tmp, path)
+    rows = []
+    for o in outcomes:
+        for r in sorted(o.rows, key=lambda r: float(r["offered_load"])):
+            v = o.result.verdicts.get(load_key(r["offered_load"]))
+            rows.append((o.curve.label, r["offered_load"], r.get("role"),
+                         None if v is None else v.sustained, None if v is None else v.reason,
+                         r["config_hash"], r["seed"]))
+    (outputs or Outputs()).write(path, _csv_text(columns, rows))
+    return path
+
+
+LOAD_SUMMARY_COLUMNS = ("curve", "offered_load", "seeds", "sustained_seeds",
+                        "latency_ns_mean", "latency_ns_ci95", "accepted_load_mean",
+                        "accepted_load_ci95")
+
+
+def load_summary_rows(outcomes: list[CurveOutcome]) -> list[dict[str, Any]]:
+    """Per curve and load, over its seeds: how many ran it and sustained it, and the mean and
+    the 95 % confidence half-width (Student t) of the mean latency and the accepted load."""
+    from icsim.experiments.pipeline.confidence import mean_ci
+
+    out = []
+    for label, group in _groups(outcomes).items():
+        by_load: dict[float, list[tuple[CurveOutcome, dict]]] = {}
+        for o in group:
+            for r in o.rows:
+                by_load.setdefault(load_key(r["offered_load"]), []).append((o, r))
+        for load in sorted(by_load):
+            pairs = by_load[load]
+            row: dict[str, Any] = {"curve": label, **{k: _cell(v) for k, v in
+                                                      group[0].curve.params.items()},
+                                   "offered_load": load, "seeds": len(pairs)}
+            row["sustained_seeds"] = sum(
+                1 for o, _ in pairs if (v := o.result.verdicts.get(load)) and v.sustained)
+            for col in ("latency_ns", "accepted_load"):
+                mean, half, n = mean_ci(as_float(r.get(col)) for _, r in pairs)
+                row[f"{col}_mean"] = None if n == 0 else round(mean, 6)
+                row[f"{col}_ci95"] = None if n < 2 else round(half, 6)
+            out.append(row)
+    return out
+
+
+def write_load_summary(outcomes: list[CurveOutcome], path: Path,
+                       outputs: Outputs | None = None) -> Path:
+    """Write ``load_summary.csv`` (:func:`load_summary_rows`)."""
+    rows = load_summary_rows(outcomes)
+    params = [k for o in outcomes for k in o.curve.params]
+    columns = ["curve", *dict.fromkeys(params), *LOAD_SUMMARY_COLUMNS[1:]]
+    (outputs or Outputs()).write(path, _csv_text(columns, ([r.get(c) for c in columns]
+                                                           for r in rows)))
     return path
 
 
 def format_summary(outcomes: list[CurveOutcome]) -> str:
-    """A plain-text table of γ* per curve."""
-    lines = [f"{'curve':40s} {'mode':7s} {'γ*':>6s} {'refined':>8s}  first saturated"]
+    """A plain-text table of γ* per curve (full curve names; with several seeds, γ* as the
+    mean over the seeds with its range, and each seed's)."""
+    def f(x: float | None) -> str:
+        return "-" if x is None else f"{x:.4g}"
+
+    width = max([len("curve"), *(len(o.curve.label) for o in outcomes)])
+    if _multi_seed(outcomes):
+        lines = [f"{'curve':{width}s} {'mode':7s} {'seeds':>5s} {'γ* mean':>8s} "
+                 f"{'range':>11s}  γ* per seed"]
+        for label, group in _groups(outcomes).items():
+            spread = gamma_star_spread(group)
+            rng = ("-" if spread["gamma_star_min"] is None else
+                   f"{f(spread['gamma_star_min'])}–{f(spread['gamma_star_max'])}")
+            per_seed = ", ".join(f"{o.curve.seed}: {f(o.result.gamma_star)}" for o in group)
+            note = "" if all(o.result.complete for o in group) else "  [incomplete]"
+            lines.append(f"{label:{width}s} {group[0].mode:7s} {len(group):>5d} "
+                         f"{f(spread['gamma_star_mean']):>8s} {rng:>11s}  {per_seed}{note}")
+        return "\n".join(lines)
+    lines = [f"{'curve':{width}s} {'mode':7s} {'γ*':>6s} {'refined':>8s}  first saturated"]
     for o in outcomes:
         r = o.result
-
-        def f(x: float | None) -> str:
-            return "-" if x is None else f"{x:.4g}"
-
         sat = "none" if r.first_saturated is None else \
             f"{r.first_saturated:g} ({r.first_saturated_reason})"
         note = "" if r.complete else "  [incomplete]"
-        lines.append(f"{o.curve.label[:40]:40s} {o.mode:7s} {f(r.gamma_star):>6s} "
+        lines.append(f"{o.curve.label:{width}s} {o.mode:7s} {f(r.gamma_star):>6s} "
                      f"{f(r.gamma_star_refined):>8s}  {sat}{note}")
     return "\n".join(lines)

@@ -1,0 +1,139 @@
+"""Writing a command's output files without destroying committed results.
+
+Every derived file a sweep or a reproduction writes (summaries, tables, reports, figures) goes
+through one :class:`Outputs` object, which applies three rules:
+
+* **same content, no write**: a file whose new content equals what is on disk is not touched
+  (its modification time and the git working tree stay clean);
+* **committed files are kept**: a file tracked by git whose content would change is left as it
+  is, unless the command was given ``--force``; the command then says which files it kept and
+  how to overwrite them;
+* anything else is written atomically (a temporary file, then a rename).
+
+"Equal" can be relaxed per file with a ``same(old, new)`` function, for files that carry a
+line about the invocation (a date, a wall time) that should not count as a change.
+
+Figures are rendered deterministically (:func:`render_figure`): SVG ids come from a fixed
+``svg.hashsalt`` and no date or software version is embedded, so redrawing the same data gives
+byte-identical PNG and SVG files.
+
+The append-only ``results.csv`` of a sweep is not a derived file and does not go through here:
+appending finished runs never loses anything.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+#: fixed salt for the ids matplotlib writes into SVG files (clip paths, markers)
+SVG_HASHSALT = "icsim"
+PNG_DPI = 130
+
+WRITTEN, UNCHANGED, KEPT = "written", "unchanged", "kept"
+
+
+def is_committed(path: str | Path) -> bool:
+    """Whether ``path`` is tracked by git (in the index of the repository holding it)."""
+    p = Path(path).resolve()
+    try:
+        done = subprocess.run(["git", "-C", str(p.parent), "ls-files", "--error-unmatch",
+                               "--", p.name], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass
+class Outputs:
+    """The derived files of one command, written by the rules in the module docstring.
+
+    Parameters
+    ----------
+    force : bool
+        Overwrite committed files whose content changes (``--force``).
+
+    Attributes
+    ----------
+    status : dict
+        Path -> ``"written"``, ``"unchanged"`` or ``"kept"``, in the order the files came.
+    """
+
+    force: bool = False
+    status: dict[Path, str] = field(default_factory=dict)
+
+    def write(self, path: str | Path, content: str | bytes,
+              same: Callable[[str, str], bool] | None = None) -> str:
+        """Write ``content`` to ``path`` unless it is the same or a committed file would change.
+
+        ``same(old_text, new_text)``: also count the file as unchanged when this is true (for
+        text files with invocation lines); returns the status.
+        """
+        path = Path(path)
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        status = WRITTEN
+        if path.exists():
+            old = path.read_bytes()
+            if old == data or (same is not None and isinstance(content, str)
+                               and same(old.decode("utf-8", errors="replace"), content)):
+                status = UNCHANGED
+            elif not self.force and is_committed(path):
+                status = KEPT
+        if status == WRITTEN:
+            _atomic_write(path, data)
+        self.status[path] = status
+        return status
+
+    def figure(self, fig, path: str | Path) -> str:
+        """Render a matplotlib Figure to ``path`` (format from the suffix) and :meth:`write` it."""
+        path = Path(path)
+        return self.write(path, render_figure(fig, path.suffix.lstrip(".")))
+
+    def paths(self, *statuses: str) -> list[Path]:
+        """The files with one of these statuses (all if none given)."""
+        return [p for p, s in self.status.items() if not statuses or s in statuses]
+
+    @property
+    def kept(self) -> list[Path]:
+        return self.paths(KEPT)
+
+    def lines(self) -> list[str]:
+        """What happened to each file, one line each, for the terminal."""
+        out = []
+        for p, s in self.status.items():
+            if s == WRITTEN:
+                out.append(f"wrote {p}")
+            elif s == UNCHANGED:
+                out.append(f"unchanged {p}")
+            else:
+                out.append(f"kept {p} (committed; the new content differs: --force to "
+                           f"overwrite)")
+        return out
+
+
+def render_figure(fig, fmt: str, dpi: int = PNG_DPI) -> bytes:
+    """A Figure as the bytes of a ``png``/``svg``/``pdf`` file, the same for the same drawing:
+    no date, no software version, SVG ids from a fixed salt."""
+    import matplotlib
+
+    metadata = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+                "pdf": {"CreationDate": None, "ModDate": None, "Creator": None,
+                        "Producer": None}}.get(fmt)
+    buf = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": SVG_HASHSALT}):
+        fig.savefig(buf, format=fmt, dpi=dpi if fmt == "png" else None, metadata=metadata)
+    return buf.getvalue()
