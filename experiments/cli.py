@@ -19,6 +19,7 @@ import sys
 from typing import Any, Callable
 
 from icsim.experiments.pipeline.execution import positive_int
+from icsim.experiments.pipeline.outputs import add_output_arguments, progress_option, report_outputs
 from icsim.registry import Registry
 from icsim.routing.table import TableError
 from icsim.simulator.config import ConfigError, read_config_file
@@ -223,39 +224,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
           f"({executor.name}, {executor.slots} slot{'s' if executor.slots > 1 else ''})")
     print(f"{'appended to' if outcome.ran else 'read'} {out / 'results.csv'}")
     return report_outputs(outputs, "icsim sweep")
-
-
-def add_output_arguments(p: argparse.ArgumentParser) -> None:
-    """``--force``, ``--progress`` and ``--quiet``: how a command writes and reports."""
-    p.add_argument("--force", action="store_true",
-                   help="overwrite output files tracked by git whose content changes (without "
-                        "it they are kept and listed)")
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--progress", action="store_true",
-                       help="progress lines even when stderr is not a terminal (batch logs)")
-    group.add_argument("--quiet", action="store_true",
-                       help="no progress line (by default shown on a terminal only)")
-
-
-def progress_option(args: argparse.Namespace) -> bool | None:
-    """``--quiet``: off; ``--progress``: on; neither: on a terminal only."""
-    if getattr(args, "quiet", False):
-        return False
-    if getattr(args, "progress", False):
-        return True
-    return None
-
-
-def report_outputs(outputs: "Outputs", command: str) -> int:
-    """Say where every output file went; exit status 1 if committed files were kept."""
-    for line in outputs.lines():
-        print(line)
-    if outputs.kept:
-        print(f"{command}: kept {len(outputs.kept)} committed file(s) whose new content "
-              f"differs (listed above); run again with --force to overwrite them",
-              file=sys.stderr)
-        return 1
-    return 0
 
 
 # ---------------------------------------------------------------------------------- plot

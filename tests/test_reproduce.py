@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -93,6 +95,7 @@ def test_a_missing_profile_config_is_a_config_error(tmp_path, capsys):
     assert "no reference profile config for k=16" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_ofr_table2_quick_runs_end_to_end_with_dor(configs, tmp_path, capsys):
     out = tmp_path / "repro"
     args = ["reproduce", "ofr-table2", "--quick", "--profile", "both", "--algorithms", "dor",
@@ -124,16 +127,25 @@ def test_ofr_table2_quick_runs_end_to_end_with_dor(configs, tmp_path, capsys):
     assert t3.set_index("pattern")["paper_por_total"].to_dict() == {"uniform": 0.13,
                                                                     "transpose": 0.10}
     report = (out / "report.md").read_text()
-    for text in ("Table 2", "Table 3", "Quick mode", "git commit", "wall time",
-                 "reference/k8.yaml", "clean/latency.png", "finite mode: sustained when"):
+    for text in ("Table 2", "Table 3", "Quick mode", "at commit", "provenance.json",
+                 "reference/k8.yaml", "clean/latency.png", "finite mode: sustained when",
+                 "redraw these tables and figures from the runs: `icsim reproduce ofr-table2 "
+                 "--k 8 --profile both --quick --algorithms dor --patterns uniform,transpose "
+                 "--set run.messages_per_node=2"):
         assert text in report, text
 
-    # a second run reuses everything
-    assert main(args) == 0
-    assert "0 runs" not in capsys.readouterr().out     # (the table is printed, not a count)
     prov = json.loads((out / "provenance.json").read_text())
-    assert all(v["ran"] == 0 for v in prov["runs"].values())
     assert prov["command"].startswith("icsim reproduce ofr-table2 --quick")
+    assert all(v["ran"] > 0 for v in prov["runs"].values())
+
+    # a second run reuses everything and changes nothing: every file is left as it was,
+    # provenance.json too (it names the invocation that last changed the outputs)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "; 0 runs, " in printed and "wrote" not in printed
+    assert f"unchanged {out / 'provenance.json'}" in printed
+    assert all(p.read_bytes() == data for p, data in before.items())
 
     # --report-only with another algorithm: nothing runs, its curves are incomplete
     assert main([*args[:6], "dor,abr", *args[7:], "--report-only"]) == 0
@@ -183,3 +195,71 @@ def test_comparison_notes_count_the_matches_check_the_orderings_and_explain_each
         "0.60: latency 24517 ns > 1.2 x 20047 ns",
         "* uniform por (reference): 0.50 vs the paper's 0.70 (-0.20); first saturated load "
         "0.55: latency 9 ns > 1.2 x 5 ns"]
+
+
+# ---------------------------------------------------------------------------------- committed
+COMMITTED_K8 = Path(__file__).resolve().parents[1] / "experiments" / "results" / "ofr_k8"
+REPORT_ONLY = ["reproduce", "ofr-table2", "--k", "8", "--profile", "both", "--search", "bisect",
+               "--report-only", "--workers", "1"]
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.endswith(".lock")}
+
+
+def test_report_only_gives_back_the_committed_k8_tables_and_report(tmp_path, capsys):
+    """The documented redraw of the committed k = 8 results (here without figures, which the
+    slow test below adds): every table, summary, the report and provenance.json byte for
+    byte as committed, none of them rewritten."""
+    out = tmp_path / "ofr_k8"
+    shutil.copytree(COMMITTED_K8, out)
+    before = _files(out)
+    assert main([*REPORT_ONLY, "--no-plots", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert _files(out) == before
+    for name in ("table2.csv", "table3.csv", "report.md", "provenance.json",
+                 "clean/gamma_star.csv", "reference/verdicts.csv"):
+        assert f"unchanged {out / name}" in printed, name
+    assert "wrote" not in printed and "(incomplete)" not in printed
+    assert "| butterfly | abr | 0.30 | 0.65 | +0.35 | 0.30 | +0.00 |" in printed
+
+
+@pytest.mark.slow
+def test_report_only_redraws_the_committed_k8_figures_byte_for_byte(tmp_path, capsys):
+    out = tmp_path / "ofr_k8"
+    shutil.copytree(COMMITTED_K8, out)
+    before = _files(out)
+    assert main([*REPORT_ONLY, "--out", str(out)]) == 0
+    assert _files(out) == before
+    assert "unchanged " + str(out / "reference" / "latency.svg") in capsys.readouterr().out
+
+
+def test_committed_results_are_not_overwritten_without_force(tmp_path, capsys):
+    """Runs missing from a committed results folder (as when config hashes changed) make the
+    tables incomplete: the redraw keeps the committed tables and says so; --force writes."""
+    repo = tmp_path / "repo"
+    out = repo / "ofr_k8"
+    shutil.copytree(COMMITTED_K8, out, ignore=shutil.ignore_patterns("*.png", "*.svg"))
+    git = ["git", "-C", str(repo), "-c", "user.email=t@example.org", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "committed results"], check=True)
+    results = out / "reference" / "results.csv"
+    df = pd.read_csv(results)
+    df[~((df["curve"] == "butterfly abr") & (df["offered_load"] > 0.3))].to_csv(results,
+                                                                                  index=False)
+    committed = (out / "table2.csv").read_bytes()
+
+    assert main([*REPORT_ONLY, "--no-plots", "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert (out / "table2.csv").read_bytes() == committed
+    assert f"kept {out / 'table2.csv'} (committed" in captured.out
+    assert f"kept {out / 'report.md'} (committed" in captured.out
+    assert "run again with --force" in captured.err
+
+    assert main([*REPORT_ONLY, "--no-plots", "--force", "--out", str(out)]) == 0
+    t2 = pd.read_csv(out / "table2.csv").set_index(["pattern", "algorithm", "profile"])
+    assert not t2.loc[("butterfly", "abr", "reference"), "complete"]
+    assert "0.30 (incomplete)" in (out / "report.md").read_text()
+    assert f"wrote {out / 'provenance.json'}" in capsys.readouterr().out

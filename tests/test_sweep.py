@@ -395,3 +395,41 @@ def test_the_summary_prints_full_curve_names_and_the_spread_over_seeds(tmp_path,
     assert "γ* mean" in header
     assert line.split()[:5] == ["base", "window", "3", "0.4", "0.3–0.5"]
     assert line.endswith("1: 0.3, 2: 0.4, 3: 0.5")
+
+
+# ---------------------------------------------------------------------------------- schema growth
+def test_stored_results_still_match_after_the_schema_gains_a_defaulted_key(tmp_path,
+                                                                            monkeypatch):
+    """A real small sweep writes results.csv; then the config schema gains a key with a
+    default (a subclass of the schema, as a later version of icsim would have): every stored
+    point is found again by its key and reused, and γ* is unchanged."""
+    from icsim.simulator import config as config_module
+
+    curves = lambda: make_curves(small(), [0.1, 0.3, 0.5, 0.7],  # noqa: E731
+                                 vary=[parse_vary("routing.algorithm=dor,abr")])
+    first = run_sweep(curves(), tmp_path, plots=False, progress=False, full=True)
+    assert first.ran == 8
+    summary = (tmp_path / "gamma_star.csv").read_text()
+
+    class GrownRouter(config_module.RouterConfig):
+        credit_delay_cycles: int = 0                       # the new key, with its default
+
+    class GrownConfig(config_module.Config):
+        router: GrownRouter = GrownRouter()
+
+    monkeypatch.setattr(config_module, "Config", GrownConfig)
+    monkeypatch.setattr("icsim.experiments.pipeline.sweep.Config", GrownConfig)
+    grown = curves()[0].config(0.3).to_dict()
+    assert grown["router"]["credit_delay_cycles"] == 0   # the new schema is the one in use
+
+    def must_not_run(cfg):
+        raise AssertionError(f"ran {cfg.traffic.load} again")
+
+    again = run_sweep(curves(), tmp_path, run_fn=must_not_run, plots=False, progress=False,
+                      full=True)
+    assert (again.ran, again.reused) == (0, 8)
+    assert [o.result.gamma_star for o in again.curves] == \
+        [o.result.gamma_star for o in first.curves]
+    assert (tmp_path / "gamma_star.csv").read_text() == summary
+    rows = pd.read_csv(tmp_path / "results.csv")
+    assert len(rows) == 8 and "config.router.credit_delay_cycles" not in rows.columns

@@ -23,9 +23,11 @@ appending finished runs never loses anything.
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -137,3 +139,37 @@ def render_figure(fig, fmt: str, dpi: int = PNG_DPI) -> bytes:
     with matplotlib.rc_context({"svg.hashsalt": SVG_HASHSALT}):
         fig.savefig(buf, format=fmt, dpi=dpi if fmt == "png" else None, metadata=metadata)
     return buf.getvalue()
+
+
+# ---------------------------------------------------------------------------------- commands
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    """``--force``, ``--progress`` and ``--quiet``: how a command writes and reports."""
+    p.add_argument("--force", action="store_true",
+                   help="overwrite output files tracked by git whose content changes (without "
+                        "it they are kept and listed)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--progress", action="store_true",
+                       help="progress lines even when stderr is not a terminal (batch logs)")
+    group.add_argument("--quiet", action="store_true",
+                       help="no progress line (by default shown on a terminal only)")
+
+
+def progress_option(args: argparse.Namespace) -> bool | None:
+    """``--quiet``: off; ``--progress``: on; neither: on a terminal only."""
+    if getattr(args, "quiet", False):
+        return False
+    if getattr(args, "progress", False):
+        return True
+    return None
+
+
+def report_outputs(outputs: Outputs, command: str) -> int:
+    """Say where every output file went; exit status 1 if committed files were kept."""
+    for line in outputs.lines():
+        print(line)
+    if outputs.kept:
+        print(f"{command}: kept {len(outputs.kept)} committed file(s) whose new content "
+              f"differs (listed above); run again with --force to overwrite them",
+              file=sys.stderr)
+        return 1
+    return 0

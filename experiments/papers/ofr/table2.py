@@ -33,7 +33,14 @@ Outputs in ``--out`` (default ``runs/ofr-table2-k<k>``; ``-quick`` appended with
   ``torus, mode, complete, first_saturated, first_saturated_reason, points``);
 * ``table3.csv``: derouted shares at γ = 0.10, columns as the paper's Table 3
   (``ofr_oidn, ofr_widn, ofr_total, por_total``) with ``paper_*`` and ``diff_*`` beside;
-* ``report.md``: both tables beside the paper's, figures, wall time and provenance.
+* ``report.md``: both tables beside the paper's, figures and the provenance of the runs (code
+  versions, commits, dates, configs) with the command that redraws it;
+* ``provenance.json``: the invocation that last changed any of these files (date, wall time,
+  command, backend, runs made and reused); an invocation that changes nothing leaves it as is.
+
+Files whose content does not change are not rewritten, so ``--report-only`` on unchanged runs
+leaves a committed results folder as it is; a file tracked by git whose content would change is
+kept (and listed, exit status 1) unless ``--force`` is given.
 
 ``diff`` columns are filled only where the run is comparable with the paper (same torus:
 not ``--quick``, dims not overridden; Table 3 only for k = 16, the size the paper reports).
@@ -60,6 +67,8 @@ import yaml
 
 from icsim.experiments.pipeline.execution import format_duration, git_commit, make_executor, \
     package_version
+from icsim.experiments.pipeline.outputs import Outputs, add_output_arguments, progress_option, \
+    report_outputs
 from icsim.experiments.papers.published import paper_table
 from icsim.experiments.papers.reproduce import add_common_arguments
 from icsim.experiments.pipeline.saturation import SEARCHES
@@ -97,9 +106,12 @@ what it runs:
   latency at 0.10; window: the run's own saturation test).
 
 outputs (in --out):
-  table2.csv, table3.csv, report.md (beside the paper's numbers, with provenance),
-  provenance.json, and per profile <profile>/results.csv, gamma_star.csv and figures.
-  Rerunning the same command resumes: finished runs are reused.
+  table2.csv, table3.csv, report.md (beside the paper's numbers, with the provenance of the
+  runs), provenance.json (the invocation that last changed them), and per profile
+  <profile>/results.csv, gamma_star.csv, verdicts.csv and figures.
+  Rerunning the same command resumes: finished runs are reused.  Files whose content does
+  not change are left untouched; files tracked by git that would change are kept unless
+  --force is given.
 
 quick mode (--quick):
   4x4x4 tori, loads step 0.10, 16-packet messages, 4 messages per node (finite) or a
@@ -184,7 +196,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing: write the tables, figures and report from the runs "
                              "already in --out (unfinished searches marked incomplete)")
-    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument("--no-plots", action="store_true",
+                        help="write the tables and the report, not the figures")
+    add_output_arguments(parser)
 
 
 def config_path(configs: Path, profile: str, k: int) -> Path:
@@ -364,11 +378,9 @@ def markdown_table3(t3: pd.DataFrame, profiles: list[str], k: int) -> str:
     return "\n".join(lines)
 
 
-def _write_csv(rows: list[dict], path: Path) -> pd.DataFrame:
+def _write_csv(rows: list[dict], path: Path, outputs: Outputs) -> pd.DataFrame:
     df = pd.DataFrame(rows)
-    tmp = path.with_name(path.name + ".tmp")
-    df.to_csv(tmp, index=False)
-    tmp.replace(path)
+    outputs.write(path, df.to_csv(index=False))
     return df
 
 
@@ -400,14 +412,16 @@ def run(args: argparse.Namespace) -> int:
             c.config(c.grid[0])
         plans.append((profile, path, hashlib.sha256(text.encode()).hexdigest()[:12], curves))
 
+    outputs = Outputs(force=args.force)
     t2_rows, t3_rows, sweeps = [], [], []
     try:
         with make_executor(args.workers, args.scheduler) as executor:
             for profile, path, digest, curves in plans:
                 outcome = run_sweep(curves, out / profile, executor=executor,
                                     refine=args.refine, full=args.full, search=args.search,
-                                    run_missing=not args.report_only,
-                                    progress=not args.quiet, label=f"ofr-table2 {profile}")
+                                    run_missing=not args.report_only, plots=not args.no_plots,
+                                    progress=progress_option(args),
+                                    label=f"ofr-table2 {profile}", outputs=outputs)
                 sweeps.append((profile, path, digest, outcome))
                 t2_rows += table2_rows(outcome, profile, args.k, comparable)
                 t3_rows += table3_rows(outcome, profile, args.k, comparable)
@@ -421,8 +435,8 @@ def run(args: argparse.Namespace) -> int:
         raise
 
     out.mkdir(parents=True, exist_ok=True)
-    t2 = _write_csv(t2_rows, out / "table2.csv")
-    t3 = _write_csv(t3_rows, out / "table3.csv")
+    t2 = _write_csv(t2_rows, out / "table2.csv", outputs)
+    t3 = _write_csv(t3_rows, out / "table3.csv", outputs)
     wall = time.perf_counter() - t0
     provenance = {
         "reproduction": "ofr-table2", "k": args.k, "profiles": profiles, "quick": args.quick,
@@ -435,18 +449,78 @@ def run(args: argparse.Namespace) -> int:
         "configs": {p: {"path": str(path), "sha256": digest} for p, path, digest, _ in sweeps},
         "runs": {p: {"ran": o.ran, "reused": o.reused} for p, _, _, o in sweeps},
     }
-    (out / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
-    report = write_report(out, t2, t3, sweeps, provenance, comparable)
+    provenance["redraw"] = redraw_command(args, out)
+    write_report(out, t2, t3, sweeps, provenance, comparable, outputs,
+                 bundled=args.configs is None)
+    # provenance.json records the last invocation that changed an output: one that changes
+    # nothing (a report-only redraw of unchanged data) leaves it as it is
+    changed = any(s == "written" for s in outputs.status.values())
+    outputs.write(out / "provenance.json", json.dumps(provenance, indent=2) + "\n",
+                  same=None if changed else (lambda old, new: True))
     print(markdown_table2(t2, profiles))
     print()
-    print(f"wall time {format_duration(wall)}; wrote {out / 'table2.csv'}, "
-          f"{out / 'table3.csv'}, {report}")
-    return 0
+    print(f"wall time {format_duration(wall)}; {sum(o.ran for *_, o in sweeps)} runs, "
+          f"{sum(o.reused for *_, o in sweeps)} reused; results in "
+          + ", ".join(str(out / p / "results.csv") for p in profiles))
+    return report_outputs(outputs, "icsim reproduce ofr-table2")
+
+
+def redraw_command(args: argparse.Namespace, out: Path) -> str:
+    """The command that redraws these tables from the runs in ``out`` (only the options that
+    change what is drawn; no paths of the machine that ran it except ``--out``)."""
+    parts = ["icsim reproduce ofr-table2", f"--k {args.k}", f"--profile {args.profile}"]
+    if args.quick:
+        parts.append("--quick")
+    if list(args.algorithms) != list(ALGORITHMS):
+        parts.append(f"--algorithms {','.join(args.algorithms)}")
+    if list(args.patterns) != list(PATTERNS):
+        parts.append(f"--patterns {','.join(args.patterns)}")
+    parts += [f"--set {o}" for o in args.overrides]
+    if args.full:
+        parts.append("--full")
+    if args.refine:
+        parts.append(f"--refine {args.refine}")
+    if args.search != "climb":
+        parts.append(f"--search {args.search}")
+    return " ".join([*parts, "--report-only", "--out DIR"])
+
+
+def _commits_text(rows: list[dict[str, Any]]) -> str:
+    """Which code made these runs, and when: ``at commit `abc` (61 runs) between ...``."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        c = str(r.get("git_commit") or "unknown")
+        counts[c] = counts.get(c, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"`{c[:12]}{'+dirty' if c.endswith('+dirty') else ''}` ({n})"
+                      for c, n in ranked[:3])
+    if len(ranked) > 3:
+        shown += f" and {len(ranked) - 3} more"
+    versions = sorted({str(r.get("version")) for r in rows if r.get("version")})
+    done = sorted(str(r["finished_at"]) for r in rows if r.get("finished_at"))
+    when = f" between {done[0][:16]} and {done[-1][:16]} UTC" if done else ""
+    return (f"icsim {', '.join(versions) or '?'} at commit{'s' if len(ranked) > 1 else ''} "
+            f"{shown}{when}")
+
+
+def _config_text(path: Path, digest: str, bundled: bool) -> str:
+    """A profile config as the report names it: relative for the bundled configs, so that the
+    report does not depend on where icsim is installed."""
+    if bundled:
+        return f"`configs/ofr/{path.parent.name}/{path.name}` (bundled, sha256 {digest})"
+    return f"`{path}` (sha256 {digest})"
 
 
 def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
-                 prov: dict[str, Any], comparable: bool) -> Path:
-    """``report.md``: the reproduced tables beside the paper's, figures and provenance."""
+                 prov: dict[str, Any], comparable: bool, outputs: Outputs | None = None,
+                 bundled: bool = False) -> Path:
+    """``report.md``: the reproduced tables beside the paper's, figures and provenance.
+
+    The report is a function of the runs, the configs and the code only: its provenance
+    names the code versions, commits and dates of the runs it shows (from ``results.csv``) and
+    the command that redraws it, not the invocation that wrote it (date, wall time, backend,
+    runs made and reused: those are in ``provenance.json``).  Redrawing unchanged data
+    therefore gives the same file, which is left untouched."""
     profiles = prov["profiles"]
     k = prov["k"]
     lines = [f"# OutFlank Routing, Tables 2 and 3 — reproduction (k = {k})", ""]
@@ -459,10 +533,9 @@ def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
                   "computed.", ""]
     lines += [
         "## Provenance", "",
-        f"* date (UTC): {prov['date']}; wall time {format_duration(prov['wall_s'])}",
-        f"* icsim {prov['version']}, git commit `{prov['git_commit'] or 'unknown'}`",
-        f"* command: `{prov['command']}`",
-        f"* execution: {prov['backend']}",
+        f"* redraw these tables and figures from the runs: `{prov['redraw']}`; the invocation "
+        f"that last changed them (date, wall time, command, execution backend, runs made and "
+        f"reused) is in `provenance.json`",
         f"* algorithms: {', '.join(prov['algorithms'])}; patterns: {', '.join(prov['patterns'])}",
     ]
     if prov["overrides"]:
@@ -472,10 +545,11 @@ def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
         rule = ("finite mode: sustained when mean latency <= 1.2 x latency at γ = 0.10"
                 if mode == "finite" else "window mode: sustained when the run is not saturated")
         compute = sum(_num(r.get("wall_s")) or 0.0 for r in outcome.rows)
-        lines.append(f"* profile **{profile}**: config `{path}` (sha256 {digest}), {rule}; "
-                     f"{outcome.ran} runs, {outcome.reused} reused; {len(outcome.rows)} runs "
-                     f"in the tables, {format_duration(compute)} of run time in all (the sum "
-                     f"of their wall times, over every invocation)")
+        made = _commits_text(outcome.rows) if outcome.rows else "no runs yet"
+        lines.append(f"* profile **{profile}**: config {_config_text(Path(path), digest, bundled)}"
+                     f", {rule}; {len(outcome.rows)} runs in the tables, made "
+                     f"with {made}; {format_duration(compute)} of run time in all (the sum of "
+                     f"their wall times)")
     step = QUICK_STEP if prov["quick"] else GRID_STEP
     how = ("the grid was bisected between the highest load known sustained and the lowest "
            "known saturated (assumes saturation is monotone in load; loads not run below γ* "
@@ -522,5 +596,5 @@ def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
                 lines.append(f"![{profile}: {what}]({profile}/{stem}.png)")
                 lines.append("")
     path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n")
+    (outputs or Outputs()).write(path, "\n".join(lines) + "\n")
     return path
