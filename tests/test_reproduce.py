@@ -4,6 +4,7 @@ small tori with DOR (the adaptive algorithms are a parameter)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -263,3 +264,20 @@ def test_committed_results_are_not_overwritten_without_force(tmp_path, capsys):
     assert not t2.loc[("butterfly", "abr", "reference"), "complete"]
     assert "0.30 (incomplete)" in (out / "report.md").read_text()
     assert f"wrote {out / 'provenance.json'}" in capsys.readouterr().out
+
+
+def test_reproductions_say_where_they_wrote(tmp_path, capsys, monkeypatch):
+    from icsim.experiments.papers.angara import analysis
+
+    def fake_table2(out_dir, seed=0):
+        (out_dir / "angara_table2.csv").write_text("generator,nodes\n")
+        (out_dir / "angara_table2.md").write_text("# table\n")
+        return "| the table |"
+
+    (tmp_path / "old.txt").write_text("from an earlier run\n")
+    os.utime(tmp_path / "old.txt", (1_000_000, 1_000_000))
+    monkeypatch.setattr(analysis, "reproduce_table2", fake_table2)
+    assert main(["reproduce", "angara-table2", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1:] == [f"wrote {tmp_path / 'angara_table2.csv'}",
+                                    f"wrote {tmp_path / 'angara_table2.md'}"]

@@ -173,3 +173,29 @@ def report_outputs(outputs: Outputs, command: str) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def written_since(directory: str | Path, since: float) -> list[Path]:
+    """The files under ``directory`` modified at or after ``since`` (a ``time.time()``), for
+    commands that write through their own code to say where they wrote."""
+    root = Path(directory)
+    if not root.exists():
+        return []
+    return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".lock")
+                  and p.stat().st_mtime >= since - 1e-3)
+
+
+def report_written(directory: str | Path, since: float) -> None:
+    """Print ``wrote PATH`` for every file :func:`written_since` found."""
+    files = written_since(directory, since)
+    for path in files:
+        print(f"wrote {path}")
+    if not files:
+        print(f"nothing new written in {directory}")
+
+
+def note(message: str) -> None:
+    """A progress note on stderr, on a terminal only (the convention of every icsim command:
+    quiet when piped)."""
+    if sys.stderr.isatty():
+        print(message, file=sys.stderr, flush=True)

@@ -30,6 +30,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from icsim.experiments.papers.published import paper_table
+from icsim.experiments.pipeline.outputs import note, report_written
 
 
 # ----------------------------------------------------------------------------- icsim tables
@@ -96,7 +97,9 @@ def _table2_arguments(parser: argparse.ArgumentParser) -> None:
 def _table2_run(args: argparse.Namespace) -> int:
     from icsim.experiments.papers.angara.analysis import reproduce_table2
 
-    print(reproduce_table2(_out(args, "runs/angara-table2"), seed=args.seed))
+    since, out = time.time(), _out(args, "runs/angara-table2")
+    print(reproduce_table2(out, seed=args.seed))
+    report_written(out, since)
     return 0
 
 
@@ -121,13 +124,15 @@ def _tori_run(args: argparse.Namespace) -> int:
     sample, max_nodes = args.sample, args.max_nodes
     if args.quick:
         sample, max_nodes = sample or 30, max_nodes or 64
+    since, out = time.time(), _out(args, "runs/angara-tori")
     try:
-        print(reproduce_tori(_out(args, "runs/angara-tori"), sample=sample, seed=args.seed,
+        print(reproduce_tori(out, sample=sample, seed=args.seed,
                              max_nodes=max_nodes, genetic_max_nodes=args.genetic_max_nodes,
                              workers=args.workers))
     except ValueError as exc:
         print(f"icsim reproduce angara-tori: {exc}", file=sys.stderr)
         return 2
+    report_written(out, since)
     return 0
 
 
@@ -222,7 +227,7 @@ def reproduce_sim_jobs(out_dir: Path, message_bytes: int = 1 << 20, count: int =
                              "nodes": " ".join(map(str, nodes)), "exchange": name,
                              "generator": gen, "completion_time_us": r["completion_time_us"],
                              "packets": r["packets"]})
-        print(f"  job {job}: {size} nodes ({placement})", file=sys.stderr)
+        note(f"  job {job}: {size} nodes ({placement})")
     df = pd.DataFrame(rows)
     df.to_csv(out_dir / "angara_sim_jobs.csv", index=False)
     summary = job_summary(df)
@@ -252,7 +257,7 @@ def reproduce_sim(out_dir: Path, message_bytes: int = 1 << 20,
         for gen in generators:
             r = simulate_exchange(gen, collective, interleave, message_bytes)
             rows.append({"exchange": name, "generator": gen, **r})
-            print(f"  {name:26s} {gen:8s} {r['completion_time_us']:10.1f} us", file=sys.stderr)
+            note(f"  {name:26s} {gen:8s} {r['completion_time_us']:10.1f} us")
     df = pd.DataFrame(rows)
     base = df[df.generator == "bfs"].set_index("exchange")["completion_time_us"]
     df["improvement_vs_bfs_percent"] = [
@@ -292,9 +297,10 @@ def _sim_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _sim_run(args: argparse.Namespace) -> int:
-    print(reproduce_sim(_out(args, "runs/angara-sim"),
-                        message_bytes=(64 << 10) if args.quick else (1 << 20),
+    since, out = time.time(), _out(args, "runs/angara-sim")
+    print(reproduce_sim(out, message_bytes=(64 << 10) if args.quick else (1 << 20),
                         jobs=3 if args.quick else args.jobs))
+    report_written(out, since)
     return 0
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -23,6 +22,7 @@ import pandas as pd
 
 from icsim.experiments.papers.ofr.table2 import default_configs_dir
 from icsim.experiments.papers.published import paper_table
+from icsim.experiments.pipeline.outputs import note
 
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
 MESSAGES = {"butterfly": 12, "uniform": 4}        # others: --messages (default 2)
@@ -132,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
             fh.write(json.dumps(r) + "\n")
             fh.flush()
             done.append(r)
-            print(f"[ofr-table3] {r['profile']} {r['pattern']} {r['algorithm']}: derouted "
-                  f"{r['total']:.3f} ({time.time() - t0:.0f} s)", file=sys.stderr)
+            note(f"[ofr-table3] {r['profile']} {r['pattern']} {r['algorithm']}: derouted "
+                 f"{r['total']:.3f} ({time.time() - t0:.0f} s)")
     df = pd.DataFrame(done)
     order = {p: i for i, p in enumerate(PATTERNS)}
     df = df.sort_values(["profile", "pattern"], key=lambda s: s.map(order) if s.name == "pattern"
@@ -143,4 +143,7 @@ def run(args: argparse.Namespace) -> int:
     text = markdown(tab, k, args.load, time.time() - t0, float(df["wall_s"].sum()))
     (out / "table3.md").write_text(text)
     print(text)
+    for name in ("runs.jsonl", "table3.csv", "table3.md"):
+        print(f"wrote {out / name}" if name != "runs.jsonl" or todo else
+              f"read {out / name}")
     return 0
