@@ -372,15 +372,14 @@ def _gstar(line: Line) -> str:
 
 def wrap_to_width(fig, text: str, width_px: float, fontsize: float) -> str:
     """``text`` re-wrapped (each paragraph) so that no line is wider than ``width_px`` when
-    drawn on ``fig`` at ``fontsize``."""
-    from matplotlib.textpath import TextPath
+    drawn on ``fig`` (an Agg canvas) at ``fontsize``."""
     from matplotlib.font_manager import FontProperties
 
     prop = FontProperties(size=fontsize)
-    scale = fig.dpi / 72.0
+    renderer = fig.canvas.get_renderer()
 
     def width(s: str) -> float:
-        return TextPath((0, 0), s, prop=prop).get_extents().width * scale
+        return renderer.get_text_width_height_descent(s, prop, ismath=False)[0]
 
     out = []
     for para in text.split("\n"):
