@@ -517,7 +517,7 @@ def _fit_y(ax, values: list[float], *, log_ok: bool, floor: float | None = None)
 
         ax.set_yscale("log")
         ax.set_ylim(lo / 1.25, hi * 1.25)
-        subs = (1.0, 2.0, 3.0, 5.0) if hi / lo < 10 else (1.0, 2.0, 5.0)   # >= 2 labels
+        subs = (1.0, 2.0, 3.0, 5.0) if hi / lo < 30 else (1.0, 2.0, 5.0)   # >= 3 labels
         ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
