@@ -417,8 +417,12 @@ def test_stored_results_still_match_after_the_schema_gains_a_defaulted_key(tmp_p
     class GrownConfig(config_module.Config):
         router: GrownRouter = GrownRouter()
 
-    monkeypatch.setattr(config_module, "Config", GrownConfig)
-    monkeypatch.setattr("icsim.experiments.pipeline.sweep.Config", GrownConfig)
+    import sys
+
+    schema = config_module.Config
+    for module in list(sys.modules.values()):       # every module that names the schema
+        if getattr(module, "Config", None) is schema:
+            monkeypatch.setattr(module, "Config", GrownConfig)
     grown = curves()[0].config(0.3).to_dict()
     assert grown["router"]["credit_delay_cycles"] == 0   # the new schema is the one in use
 
