@@ -161,6 +161,7 @@ def test_a_truncated_last_line_is_dropped_and_its_point_rerun(tmp_path, fake):
     assert len(pd.read_csv(path)) == 3
 
 
+@pytest.mark.slow
 def test_a_killed_sweep_process_leaves_a_valid_csv_and_resumes(tmp_path):
     """A real `icsim sweep` in a subprocess, interrupted with SIGINT after it saved two points,
     then run again: the second run reuses every saved point."""
@@ -212,7 +213,7 @@ def test_a_bad_vary_value_stops_the_sweep_before_any_run(tmp_path, fake):
 def test_icsim_sweep_writes_the_csv_the_summary_and_the_plots(tmp_path, capsys):
     out = tmp_path / "s"
     args = ["sweep", str(QUICKSTART), "--out", str(out), "--workers", "1",
-            "--loads", "0.1:0.8:0.1", "--set", "topology.dims=[4,4]",
+            "--loads", "0.2:0.8:0.2", "--set", "topology.dims=[4,4]",
             "--set", "traffic.message_packets=4", "--set", "run.warmup_us=5",
             "--set", "run.measure_us=20", "--set", "run.drain_us=40"]
     rc = main([*args, "--progress"])
