@@ -156,7 +156,10 @@ class _Prepared:
 
 
 def _prepare(cfg: Config) -> _Prepared:
+    from icsim.simulator.limits import check_fits
+
     cfg = resolve(cfg)
+    check_fits(cfg)                     # before anything is built (a 10^12-node torus, ...)
     topo = build_topology(cfg.topology)
     if cfg.traffic.nodes is not None:
         check_job_nodes(cfg, topo)

@@ -5,32 +5,45 @@ stream, where it is not).
 
 Read it beside the SimPy engine: the functions carry the same names (``select`` with
 ``free_for``, ``forward``/``tx_end``/``ready``, ``try_inject``, ``eject``, ``decide_credit``;
-``receive``/``ack``/``chan_free``/``send_from_nic``/``decide_acknak``; ``may_send``,
-``next_tick``, ``nic_ack``; the sink).  What differs is only how state is held:
+``receive``/``ack``/``send_from_nic``/``decide_acknak``; ``may_send``, ``next_tick``,
+``nic_ack``; ``sink``).  What differs is how state is held — as a few named-column arrays, passed
+explicitly (numba passes arrays by reference at no cost; records or tuples of arrays cost tens of
+nanoseconds per call in reference counting):
 
-* packets live in a pool of parallel arrays (``p_*``, indexed by a slot id, recycled);
-* a router queue is a ring buffer of ``capacity`` slots; a NIC source queue a linked list;
-* the calendar is a timing wheel of clock-cycle slots, each an ordered list of events by
-  (time, insertion sequence) — the SimPy engine's batches in the same order — with a binary heap
-  for events beyond the wheel;
-* a port waiting for room downstream is a bit in a per-port mask over the downstream router's
-  queues (waking a queue tests its router's upstream ports), where the SimPy engine keeps lists;
-* a packet's age ``(birth * N + src) << 32 | seq`` is the pair ``(age_hi, age_lo)``.
+=========  ================================================================================
+``ctr``    the run's changing numbers (``C_*``: now, sequence, counters)
+``prm``    the spec's numbers (``K_*``: sizes, times in ps, flags)
+``pk``     the packet pool, one row per packet slot (``P_*`` columns); slots are recycled
+``ev``     the event pool (``E_*``); ``wheel`` the timing wheel's per-cycle lists (head, tail),
+           ``heap`` the events beyond it — together the SimPy engine's batches, in the same
+           (time, insertion) order
+``qs``     per queue (``Q_*``): occupancy, ring-buffer head and length, statistics;
+           ``qbuf`` the ring buffers (``capacity`` slots each)
+``pt``     per port id (``T_*``), NICs last: channel busy, dirty, ack/nak state, statistics
+``nd``     per node (``N_*``): the NIC's source queue (a linked list through ``P_NEXT``),
+           pacing and handshake state, statistics
+``rng``    the tie-break stream: NumPy's PCG64 state, stepped here exactly as NumPy steps it
+=========  ================================================================================
 
-Scalars live in ``E.ctr`` (indices below).  The loop returns to Python at batch boundaries to
-report progress or to grow a pool (status codes below) and resumes where it stopped.
+A port waiting for room downstream is a bit in ``waitmask[port]`` over the downstream router's
+queues (waking a queue tests its router's upstream ports, ``ups``), where the SimPy engine keeps
+lists; a packet's age ``(birth * N + src) << 32 | seq`` is the pair (``P_HI``, ``P_LO``).  The
+loop returns to Python at batch boundaries to report progress or to grow a pool (``ST_*``) and
+resumes where it stopped.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import carray, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from icsim.simulator.engines.compiled.planners import choose_idn, choose_orthant
 
 # ----------------------------------------------------------------------------- event kinds
 EV_NOOP, EV_POST, EV_TX_END, EV_READY, EV_NIC_TX_END, EV_NIC_WAKE, EV_NIC_ACK = 0, 1, 2, 3, 4, 5, 6
-EV_ARRIVAL, EV_ACK, EV_CHAN_FREE, EV_SAMPLE, EV_SNAP0, EV_SNAP1 = 7, 8, 9, 10, 11, 12
+EV_ARRIVAL, EV_ACK, EV_CHAN_FREE, EV_SAMPLE = 7, 8, 9, 10
 EV_WINDOW_CLOSED, EV_STOP, EV_WATCHDOG, EV_PROGRESS = 13, 14, 15, 16
 
 # ----------------------------------------------------------------------------- status codes
@@ -39,14 +52,92 @@ ST_DONE, ST_PROGRESS, ST_GROW, ST_DEADLOCK = 0, 1, 2, 3
 # ----------------------------------------------------------------------------- routing kinds
 R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
 
-# ----------------------------------------------------------------------------- ctr indices
+# ----------------------------------------------------------------------------- ctr
 (C_NOW, C_SEQ, C_IN_NETWORK, C_IN_SOURCES, C_PROGRESS_PS, C_LINK_HOPS, C_RETRANS, C_ACTIONS,
  C_DELIVERED, C_MEAS_DELIV, C_WIN_DELIV, C_GENERATED, C_MEASURED, C_EXPECTED, C_LAST_CONSUME,
  C_STOP_AT, C_STOPPED, C_STOP_SEQ, C_CUR_SLOT, C_LAST_BATCH, C_WHEEL_N, C_HEAP_N, C_EV_FREE,
  C_EV_FREE_N, C_PK_FREE, C_PK_FREE_N, C_DIRTY_N, C_ARR_N, C_NSAMPLES, C_YIELD, C_END,
- C_DEAD_SINCE, C_SLOT_BATCH, C_NEXT_POST, C_NCTR) = range(35)
+ C_DEAD_SINCE, C_SLOT_BATCH, C_SNAP_SAMPLES, C_NCTR) = range(35)
+
+# ----------------------------------------------------------------------------- prm
+(K_N, K_P1, K_NPORTS, K_V, K_NP, K_CAP, K_INJ_MIN, K_ORDERED, K_ESCAPE_FIRST, K_CUT,
+ K_ACKNAK, K_SAW, K_CYC, K_DELAY, K_SER, K_LAT, K_SER_NIC, K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC,
+ K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE, K_WMASK, K_NPV_NODE, K_WWORDS,
+ K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE, K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED,
+ K_AVAIL, K_NPRM) = range(39)
+
+# ----------------------------------------------------------------------------- columns
+(P_SRC, P_DST, P_BIRTH, P_HI, P_LO, P_MEAS, P_DER, P_RS, P_RI, P_HOPS, P_AVAIL, P_ENTER,
+ P_READY, P_QID, P_FPORT, P_FVC, P_RETRIES, P_NEXT, P_NCOL) = range(19)
+E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT, E_NCOL = range(7)
+Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_SNAP_OCC, Q_NCOL = range(8)
+(T_BUSY, T_DIRTY, T_FREE_AT, T_NAK_VC, T_WAKE_AT, T_CHEAD, T_CLEN, T_LINK_BUSY, T_FIRST,
+ T_SNAP_BUSY, T_DOWN, T_REV, T_NCOL) = range(13)
+(N_SRCH, N_SRCT, N_NEXT_AVAIL, N_SRC_SEQ, N_NIC_WAKE, N_OUTSTANDING, N_NIC_FREE_AT, N_FINISH,
+ N_ACCEPTED, N_SNAP_ACCEPTED, N_NCOL) = range(11)
+R_LAT, R_NET, R_HOPS, R_SRC, R_DST, R_DER, R_NCOL = range(7)
+H_HI, H_LO, H_PID, H_VC, H_PKT, H_NCOL = range(6)
+W_TIME, W_SRC, W_DST, W_PACKETS, W_MEASURED, W_NCOL = range(6)
+V_BUBBLE, V_ORDER, V_RANK, V_NCOL = range(4)
 
 NO_EVENT = -1
+
+
+# ============================================================================= raw views
+@intrinsic
+def _address(typingctx, addr):
+    """An integer address as a ``void *``."""
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+    return types.voidptr(addr), codegen
+
+
+@njit(cache=True, inline="always")
+def raw(a):
+    """A view of array ``a`` that numba does not reference-count.  Numba counts references to
+    every array a function holds — an atomic increment and decrement per use, most of the cost
+    of a kernel that touches a dozen arrays per event — while a view of raw memory has no count
+    to keep.  The engine holds the arrays themselves for the whole run."""
+    return carray(_address(a.ctypes.data), a.shape, a.dtype)
+
+# ============================================================================= PCG64
+_M32 = np.uint64(0xFFFFFFFF)
+_MULT_HI = np.uint64(2549297995355413924)
+_MULT_LO = np.uint64(4865540595714422341)
+_S11, _S32, _S58, _S63, _S64 = (np.uint64(11), np.uint64(32), np.uint64(58), np.uint64(63),
+                                np.uint64(64))
+_ONE, _ZERO = np.uint64(1), np.uint64(0)
+
+
+@njit(cache=True)
+def _mulhi64(a, b):
+    a_lo = a & _M32
+    a_hi = a >> _S32
+    b_lo = b & _M32
+    b_hi = b >> _S32
+    p0 = a_lo * b_lo
+    p1 = a_lo * b_hi
+    p2 = a_hi * b_lo
+    mid = (p0 >> _S32) + (p1 & _M32) + (p2 & _M32)
+    return a_hi * b_hi + (p1 >> _S32) + (p2 >> _S32) + (mid >> _S32)
+
+
+@njit(cache=True, inline="always")
+def random(rng):
+    """The next uniform double of NumPy's PCG64 (XSL-RR 128/64) stream whose state is
+    ``rng = [state_hi, state_lo, inc_hi, inc_lo]``: what ``Generator.random()`` returns."""
+    hi = rng[0]
+    lo = rng[1]
+    nlo = lo * _MULT_LO
+    nhi = _mulhi64(lo, _MULT_LO) + hi * _MULT_LO + lo * _MULT_HI
+    lo2 = nlo + rng[3]
+    hi2 = nhi + rng[2] + (_ONE if lo2 < nlo else _ZERO)
+    rng[0] = hi2
+    rng[1] = lo2
+    x = hi2 ^ lo2
+    r = hi2 >> _S58
+    out = (x >> r) | (x << ((_S64 - r) & _S63))
+    return np.float64(out >> _S11) * (1.0 / 9007199254740992.0)
 
 
 # ============================================================================= calendar
@@ -56,63 +147,61 @@ def slot_of(t, cyc):
     return (t + cyc - 1) // cyc
 
 
-@njit(cache=True)
-def ev_before(E, e1, e2):
+@njit(cache=True, inline="always")
+def ev_before(ev, e1, e2):
     """(time, seq) order of two events."""
-    t1 = E.ev_time[e1]
-    t2 = E.ev_time[e2]
-    return t1 < t2 or (t1 == t2 and E.ev_seq[e1] < E.ev_seq[e2])
+    t1 = ev[e1, E_TIME]
+    t2 = ev[e2, E_TIME]
+    return t1 < t2 or (t1 == t2 and ev[e1, E_SEQ] < ev[e2, E_SEQ])
 
 
-@njit(cache=True)
-def wheel_insert(E, e):
+@njit(cache=True, inline="always")
+def wheel_insert(ctr, prm, ev, wheel, e):
     """Put event e in its slot's list, keeping (time, seq) order (most go at the tail)."""
-    pos = slot_of(E.ev_time[e], E.cyc) & E.wmask
-    tail = E.slot_tail[pos]
-    E.ev_next[e] = NO_EVENT
+    pos = slot_of(ev[e, E_TIME], prm[K_CYC]) & prm[K_WMASK]
+    tail = wheel[pos, 1]
+    ev[e, E_NEXT] = NO_EVENT
     if tail == NO_EVENT:
-        E.slot_head[pos] = e
-        E.slot_tail[pos] = e
-    elif not ev_before(E, e, tail):
-        E.ev_next[tail] = e
-        E.slot_tail[pos] = e
+        wheel[pos, 0] = e
+        wheel[pos, 1] = e
+    elif not ev_before(ev, e, tail):
+        ev[tail, E_NEXT] = e
+        wheel[pos, 1] = e
     else:
         prev = NO_EVENT
-        cur = E.slot_head[pos]
-        while cur != NO_EVENT and not ev_before(E, e, cur):
+        cur = wheel[pos, 0]
+        while cur != NO_EVENT and not ev_before(ev, e, cur):
             prev = cur
-            cur = E.ev_next[cur]
-        E.ev_next[e] = cur
+            cur = ev[cur, E_NEXT]
+        ev[e, E_NEXT] = cur
         if prev == NO_EVENT:
-            E.slot_head[pos] = e
+            wheel[pos, 0] = e
         else:
-            E.ev_next[prev] = e
-    E.ctr[C_WHEEL_N] += 1
+            ev[prev, E_NEXT] = e
+    ctr[C_WHEEL_N] += 1
 
 
-@njit(cache=True)
-def heap_push(E, e):
-    h = E.heap
-    i = E.ctr[C_HEAP_N]
-    E.ctr[C_HEAP_N] = i + 1
-    h[i] = e
+@njit(cache=True, inline="always")
+def heap_push(ctr, ev, heap, e):
+    i = ctr[C_HEAP_N]
+    ctr[C_HEAP_N] = i + 1
+    heap[i] = e
     while i > 0:
         parent = (i - 1) >> 1
-        if ev_before(E, h[i], h[parent]):
-            h[i], h[parent] = h[parent], h[i]
+        if ev_before(ev, heap[i], heap[parent]):
+            heap[i], heap[parent] = heap[parent], heap[i]
             i = parent
         else:
             break
 
 
 @njit(cache=True)
-def heap_pop(E):
-    h = E.heap
-    top = h[0]
-    n = E.ctr[C_HEAP_N] - 1
-    E.ctr[C_HEAP_N] = n
+def heap_pop(ctr, ev, heap):
+    top = heap[0]
+    n = ctr[C_HEAP_N] - 1
+    ctr[C_HEAP_N] = n
     if n > 0:
-        h[0] = h[n]
+        heap[0] = heap[n]
         i = 0
         while True:
             left = 2 * i + 1
@@ -120,1079 +209,1083 @@ def heap_pop(E):
                 break
             best = left
             right = left + 1
-            if right < n and ev_before(E, h[right], h[left]):
+            if right < n and ev_before(ev, heap[right], heap[left]):
                 best = right
-            if ev_before(E, h[best], h[i]):
-                h[i], h[best] = h[best], h[i]
+            if ev_before(ev, heap[best], heap[i]):
+                heap[i], heap[best] = heap[best], heap[i]
                 i = best
             else:
                 break
     return top
 
 
-@njit(cache=True)
-def at(E, t, kind, a, b):
+@njit(cache=True, inline="always")
+def at(ctr, prm, ev, wheel, heap, t, kind, a, b):
     """Schedule an action at time t ps (>= now), after every action scheduled before it."""
-    e = E.ctr[C_EV_FREE]
-    E.ctr[C_EV_FREE] = E.ev_next[e]
-    E.ctr[C_EV_FREE_N] -= 1
-    E.ev_time[e] = t
-    E.ev_seq[e] = E.ctr[C_SEQ]
-    E.ctr[C_SEQ] += 1
-    E.ev_kind[e] = kind
-    E.ev_a[e] = a
-    E.ev_b[e] = b
-    if slot_of(t, E.cyc) < E.ctr[C_CUR_SLOT] + E.wsize:
-        wheel_insert(E, e)
+    e = ctr[C_EV_FREE]
+    ctr[C_EV_FREE] = ev[e, E_NEXT]
+    ctr[C_EV_FREE_N] -= 1
+    ev[e, E_TIME] = t
+    ev[e, E_SEQ] = ctr[C_SEQ]
+    ctr[C_SEQ] += 1
+    ev[e, E_KIND] = kind
+    ev[e, E_A] = a
+    ev[e, E_B] = b
+    if slot_of(t, prm[K_CYC]) < ctr[C_CUR_SLOT] + prm[K_WSIZE]:
+        wheel_insert(ctr, prm, ev, wheel, e)
     else:
-        heap_push(E, e)
+        heap_push(ctr, ev, heap, e)
 
 
 @njit(cache=True, inline="always")
-def at_edge(E, t, kind, a, b, delay):
-    """``at`` the first clock edge at or after t, plus ``delay`` (the SimPy calendar's
-    ``at_edge``)."""
-    r = t % E.cyc
+def at_edge(ctr, prm, ev, wheel, heap, t, kind, a, b, delay):
+    """``at`` the first clock edge at or after t, plus ``delay`` (the SimPy ``at_edge``)."""
+    cyc = prm[K_CYC]
+    r = t % cyc
     if r:
-        t += E.cyc - r
-    at(E, t + delay, kind, a, b)
+        t += cyc - r
+    at(ctr, prm, ev, wheel, heap, t + delay, kind, a, b)
+
+
+@njit(cache=True, inline="always")
+def ev_free(ctr, ev, e):
+    ev[e, E_NEXT] = ctr[C_EV_FREE]
+    ctr[C_EV_FREE] = e
+    ctr[C_EV_FREE_N] += 1
 
 
 @njit(cache=True)
-def ev_free(E, e):
-    E.ev_next[e] = E.ctr[C_EV_FREE]
-    E.ctr[C_EV_FREE] = e
-    E.ctr[C_EV_FREE_N] += 1
-
-
-@njit(cache=True)
-def advance_slot(E):
-    """Move to the next slot holding an event (pulling heap events into the wheel as it
-    comes into range).  False when no event is left anywhere."""
+def advance_slot(ctr, prm, ev, wheel, heap):
+    """Move to the next slot holding an event (pulling heap events into the wheel as they come
+    into range).  False when no event is left anywhere."""
+    cyc = prm[K_CYC]
     while True:
-        if E.ctr[C_WHEEL_N] == 0:
-            if E.ctr[C_HEAP_N] == 0:
+        if ctr[C_WHEEL_N] == 0:
+            if ctr[C_HEAP_N] == 0:
                 return False
-            nxt = slot_of(E.ev_time[E.heap[0]], E.cyc)
-            if nxt <= E.ctr[C_CUR_SLOT]:
-                nxt = E.ctr[C_CUR_SLOT] + 1
-            E.ctr[C_CUR_SLOT] = nxt
+            nxt = slot_of(ev[heap[0], E_TIME], cyc)
+            if nxt <= ctr[C_CUR_SLOT]:
+                nxt = ctr[C_CUR_SLOT] + 1
+            ctr[C_CUR_SLOT] = nxt
         else:
-            E.ctr[C_CUR_SLOT] += 1
-        E.ctr[C_SLOT_BATCH] = 0
-        limit = E.ctr[C_CUR_SLOT] + E.wsize
-        while E.ctr[C_HEAP_N] > 0 and slot_of(E.ev_time[E.heap[0]], E.cyc) < limit:
-            wheel_insert(E, heap_pop(E))
-        if E.slot_head[E.ctr[C_CUR_SLOT] & E.wmask] != NO_EVENT:
+            ctr[C_CUR_SLOT] += 1
+        ctr[C_SLOT_BATCH] = 0
+        limit = ctr[C_CUR_SLOT] + prm[K_WSIZE]
+        while ctr[C_HEAP_N] > 0 and slot_of(ev[heap[0], E_TIME], cyc) < limit:
+            wheel_insert(ctr, prm, ev, wheel, heap_pop(ctr, ev, heap))
+        if wheel[ctr[C_CUR_SLOT] & prm[K_WMASK], 0] != NO_EVENT:
             return True
 
 
 # ============================================================================= packets
-@njit(cache=True)
-def packet_new(E, src, dst, birth, age_lo, measured, avail):
-    p = E.ctr[C_PK_FREE]
-    E.ctr[C_PK_FREE] = E.p_next[p]
-    E.ctr[C_PK_FREE_N] -= 1
-    E.p_src[p] = src
-    E.p_dst[p] = dst
-    E.p_birth[p] = birth
-    E.p_age_hi[p] = birth * E.N + src
-    E.p_age_lo[p] = age_lo
-    E.p_meas[p] = measured
-    E.p_der[p] = 0
-    E.p_rs[p] = -1
-    E.p_ri[p] = 0
-    E.p_hops[p] = 0
-    E.p_avail[p] = avail
-    E.p_enter[p] = -1
-    E.p_ready[p] = 0
-    E.p_qid[p] = -1
-    E.p_from_port[p] = -1
-    E.p_from_vc[p] = -1
-    E.p_retries[p] = 0
-    E.p_next[p] = -1
+@njit(cache=True, inline="always")
+def packet_new(ctr, prm, pk, src, dst, birth, age_lo, measured, avail):
+    p = ctr[C_PK_FREE]
+    ctr[C_PK_FREE] = pk[p, P_NEXT]
+    ctr[C_PK_FREE_N] -= 1
+    pk[p, P_SRC] = src
+    pk[p, P_DST] = dst
+    pk[p, P_BIRTH] = birth
+    pk[p, P_HI] = birth * prm[K_N] + src
+    pk[p, P_LO] = age_lo
+    pk[p, P_MEAS] = measured
+    pk[p, P_DER] = 0
+    pk[p, P_RS] = -1
+    pk[p, P_RI] = 0
+    pk[p, P_HOPS] = 0
+    pk[p, P_AVAIL] = avail
+    pk[p, P_ENTER] = -1
+    pk[p, P_READY] = 0
+    pk[p, P_QID] = -1
+    pk[p, P_FPORT] = -1
+    pk[p, P_FVC] = -1
+    pk[p, P_RETRIES] = 0
+    pk[p, P_NEXT] = -1
     return p
 
 
-@njit(cache=True)
-def packet_free(E, p):
-    E.p_next[p] = E.ctr[C_PK_FREE]
-    E.ctr[C_PK_FREE] = p
-    E.ctr[C_PK_FREE_N] += 1
+@njit(cache=True, inline="always")
+def packet_free(ctr, pk, p):
+    pk[p, P_NEXT] = ctr[C_PK_FREE]
+    ctr[C_PK_FREE] = p
+    ctr[C_PK_FREE_N] += 1
 
 
 @njit(cache=True, inline="always")
-def older(E, p1, p2):
+def older(pk, p1, p2):
     """Whether packet p1 is older than p2 (the SimPy engine's ``p1.age < p2.age``)."""
-    h1 = E.p_age_hi[p1]
-    h2 = E.p_age_hi[p2]
-    return h1 < h2 or (h1 == h2 and E.p_age_lo[p1] < E.p_age_lo[p2])
+    h1 = pk[p1, P_HI]
+    h2 = pk[p2, P_HI]
+    return h1 < h2 or (h1 == h2 and pk[p1, P_LO] < pk[p2, P_LO])
 
 
 # ============================================================================= queues
 @njit(cache=True, inline="always")
-def q_at(E, q, i):
-    return E.qbuf[q * E.cap + (E.qhead[q] + i) % E.cap]
-
-
-@njit(cache=True)
-def q_set(E, q, i, p):
-    E.qbuf[q * E.cap + (E.qhead[q] + i) % E.cap] = p
-
-
-@njit(cache=True)
-def q_pop(E, q):
-    p = E.qbuf[q * E.cap + E.qhead[q]]
-    E.qhead[q] = (E.qhead[q] + 1) % E.cap
-    E.qlen[q] -= 1
-    return p
-
-
-@njit(cache=True)
-def q_insert(E, q, i, p):
-    """Insert p before position i (shifting the later ones back)."""
-    n = E.qlen[q]
-    j = n
-    while j > i:
-        q_set(E, q, j, q_at(E, q, j - 1))
-        j -= 1
-    q_set(E, q, i, p)
-    E.qlen[q] = n + 1
-
-
-@njit(cache=True)
-def q_append_ready(E, q, p):
-    """``ready``'s canonical order: among packets becoming ready together, oldest first."""
-    n = E.qlen[q]
-    i = n
-    now = E.p_ready[p]
-    while i > 0:
-        last = q_at(E, q, i - 1)
-        if E.p_ready[last] == now and older(E, p, last):
-            i -= 1
-        else:
-            break
-    q_insert(E, q, i, p)
-
-
-@njit(cache=True)
-def q_insert_by_order(E, q, p):
-    """A NAKed packet goes back to its old place: before the first with a later
-    (ready, age)."""
-    n = E.qlen[q]
-    r = E.p_ready[p]
-    for i in range(n):
-        o = q_at(E, q, i)
-        ro = E.p_ready[o]
-        if ro > r or (ro == r and older(E, p, o)):
-            q_insert(E, q, i, p)
-            return
-    q_insert(E, q, n, p)
-
-
-@njit(cache=True)
-def srcq_append(E, node, p):
-    E.p_next[p] = -1
-    tail = E.srct[node]
-    if tail < 0:
-        E.srch[node] = p
-    else:
-        E.p_next[tail] = p
-    E.srct[node] = p
-
-
-@njit(cache=True)
-def srcq_popleft(E, node):
-    p = E.srch[node]
-    nxt = E.p_next[p]
-    E.srch[node] = nxt
-    if nxt < 0:
-        E.srct[node] = -1
-    E.p_next[p] = -1
-    return p
-
-
-@njit(cache=True)
-def srcq_insert_by_age(E, node, p):
-    """A NAKed packet goes back into the NIC queue in age order."""
-    prev = -1
-    cur = E.srch[node]
-    while cur >= 0 and not older(E, p, cur):
-        prev = cur
-        cur = E.p_next[cur]
-    E.p_next[p] = cur
-    if prev < 0:
-        E.srch[node] = p
-    else:
-        E.p_next[prev] = p
-    if cur < 0:
-        E.srct[node] = p
+def q_at(prm, qs, qbuf, q, i):
+    cap = prm[K_CAP]
+    return qbuf[q * cap + (qs[q, Q_HEAD] + i) % cap]
 
 
 @njit(cache=True, inline="always")
-def mark_dirty(E, pid):
-    if not E.dirty_flag[pid]:
-        E.dirty_flag[pid] = True
-        E.dirty_list[E.ctr[C_DIRTY_N]] = pid
-        E.ctr[C_DIRTY_N] += 1
+def q_pop(prm, qs, qbuf, q):
+    cap = prm[K_CAP]
+    h = qs[q, Q_HEAD]
+    p = qbuf[q * cap + h]
+    qs[q, Q_HEAD] = (h + 1) % cap
+    qs[q, Q_LEN] -= 1
+    return p
+
+
+@njit(cache=True, inline="always")
+def q_insert(prm, qs, qbuf, q, i, p):
+    """Insert p before position i (shifting the later ones back)."""
+    cap = prm[K_CAP]
+    base = q * cap
+    h = qs[q, Q_HEAD]
+    j = qs[q, Q_LEN]
+    while j > i:
+        qbuf[base + (h + j) % cap] = qbuf[base + (h + j - 1) % cap]
+        j -= 1
+    qbuf[base + (h + i) % cap] = p
+    qs[q, Q_LEN] += 1
+
+
+@njit(cache=True, inline="always")
+def q_append_ready(prm, pk, qs, qbuf, q, p):
+    """``ready``'s canonical order: among packets becoming ready together, oldest first."""
+    i = qs[q, Q_LEN]
+    now = pk[p, P_READY]
+    while i > 0:
+        last = q_at(prm, qs, qbuf, q, i - 1)
+        if pk[last, P_READY] == now and older(pk, p, last):
+            i -= 1
+        else:
+            break
+    q_insert(prm, qs, qbuf, q, i, p)
+
+
+@njit(cache=True)
+def q_insert_by_order(prm, pk, qs, qbuf, q, p):
+    """A NAKed packet goes back to its old place: before the first with a later
+    (ready, age)."""
+    n = qs[q, Q_LEN]
+    r = pk[p, P_READY]
+    for i in range(n):
+        o = q_at(prm, qs, qbuf, q, i)
+        ro = pk[o, P_READY]
+        if ro > r or (ro == r and older(pk, p, o)):
+            q_insert(prm, qs, qbuf, q, i, p)
+            return
+    q_insert(prm, qs, qbuf, q, n, p)
+
+
+@njit(cache=True, inline="always")
+def srcq_append(pk, nd, node, p):
+    pk[p, P_NEXT] = -1
+    tail = nd[node, N_SRCT]
+    if tail < 0:
+        nd[node, N_SRCH] = p
+    else:
+        pk[tail, P_NEXT] = p
+    nd[node, N_SRCT] = p
+
+
+@njit(cache=True, inline="always")
+def srcq_popleft(pk, nd, node):
+    p = nd[node, N_SRCH]
+    nxt = pk[p, P_NEXT]
+    nd[node, N_SRCH] = nxt
+    if nxt < 0:
+        nd[node, N_SRCT] = -1
+    pk[p, P_NEXT] = -1
+    return p
+
+
+@njit(cache=True)
+def srcq_insert_by_age(pk, nd, node, p):
+    """A NAKed packet goes back into the NIC queue in age order."""
+    prev = -1
+    cur = nd[node, N_SRCH]
+    while cur >= 0 and not older(pk, p, cur):
+        prev = cur
+        cur = pk[cur, P_NEXT]
+    pk[p, P_NEXT] = cur
+    if prev < 0:
+        nd[node, N_SRCH] = p
+    else:
+        pk[prev, P_NEXT] = p
+    if cur < 0:
+        nd[node, N_SRCT] = p
+
+
+@njit(cache=True, inline="always")
+def mark_dirty(ctr, pt, dl, pid):
+    if not pt[pid, T_DIRTY]:
+        pt[pid, T_DIRTY] = 1
+        dl[ctr[C_DIRTY_N]] = pid
+        ctr[C_DIRTY_N] += 1
 
 
 # ============================================================================= waiting
-@njit(cache=True)
-def wait_on(E, q, blocker):
+@njit(cache=True, inline="always")
+def wait_on(prm, waitmask, q, blocker):
     """Port ``blocker`` waits for room in queue q of its downstream router."""
-    local = q % E.npv_node
-    E.waitmask[blocker * E.wwords + (local >> 6)] |= np.int64(1) << (local & 63)
+    local = q % prm[K_NPV_NODE]
+    waitmask[blocker, local >> 6] |= np.int64(1) << (local & 63)
 
 
-@njit(cache=True)
-def wake(E, q):
+@njit(cache=True, inline="always")
+def wake(ctr, prm, pt, dl, waitmask, ups, q):
     """Queue q has room: every port waiting on it is marked dirty (and stops waiting on it)."""
-    node = q // E.npv_node
-    local = q % E.npv_node
+    npv = prm[K_NPV_NODE]
+    node = q // npv
+    local = q % npv
     word = local >> 6
     bit = np.int64(1) << (local & 63)
-    for i in range(E.P1):                 # the ports leading into the router, and its NIC
-        u = E.upstream[node * E.P1 + i]
-        if u >= 0:
-            w = u * E.wwords + word
-            if E.waitmask[w] & bit:
-                E.waitmask[w] &= ~bit
-                mark_dirty(E, u)
+    for i in range(prm[K_P1]):               # the ports leading into the router, and its NIC
+        u = ups[node, i]
+        if u >= 0 and waitmask[u, word] & bit:
+            waitmask[u, word] &= ~bit
+            mark_dirty(ctr, pt, dl, u)
 
 
 # ============================================================================= routing
-@njit(cache=True)
-def relative(E, a, b):
-    return E.codes[b] - E.codes[a] + E.base
-
-
-@njit(cache=True)
-def mask_groups(E, mask, escape_vc):
+@njit(cache=True, inline="always")
+def mask_groups(prm, cand, gend, mask, escape_vc):
     """Group 1: the adaptive queues of the allowed ports (port order); group 2: the escape
     queue of the lowest allowed port (``routing.algorithms.adaptive.mask_groups``)."""
     n = 0
     first = -1
-    for port in range(E.nports):
+    for port in range(prm[K_NPORTS]):
         if (mask >> port) & 1:
-            E.c_port[n] = port
-            E.c_vc[n] = 0
+            cand[n, 0] = port
+            cand[n, 1] = 0
             n += 1
             if first < 0:
                 first = port
-    E.g_end[0] = n
-    E.c_port[n] = first
-    E.c_vc[n] = escape_vc
-    E.g_end[1] = n + 1
+    gend[0] = n
+    cand[n, 0] = first
+    cand[n, 1] = escape_vc
+    gend[1] = n + 1
     return 2
 
 
-@njit(cache=True)
-def one_candidate(E, port, vc):
-    E.c_port[0] = port
-    E.c_vc[0] = vc
-    E.g_end[0] = 1
+@njit(cache=True, inline="always")
+def one_candidate(cand, gend, port, vc):
+    cand[0, 0] = port
+    cand[0, 1] = vc
+    gend[0] = 1
     return 1
 
 
-@njit(cache=True)
-def candidates(E, node, p):
-    """The routing algorithm's candidate groups for packet p at ``node``, into the scratch
-    arrays ``c_port``/``c_vc`` (group g ends at ``g_end[g]``); returns the group count."""
-    eject = E.nports
-    kind = E.route_kind
-    dst = E.p_dst[p]
+@njit(cache=True, inline="always")
+def candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p):
+    """The routing algorithm's candidate groups for packet p at ``node`` into ``cand``
+    (group g ends at row ``gend[g]``); returns the group count (``Routing.candidates``)."""
+    eject = prm[K_NPORTS]
+    kind = prm[K_RKIND]
+    dst = pk[p, P_DST]
+    if kind == R_TABLE:
+        i = pk[p, P_RI]
+        pair = pk[p, P_RS]
+        if i >= route[pair, 1]:
+            return one_candidate(cand, gend, eject, 0)
+        h = route[pair, 0] + i
+        return one_candidate(cand, gend, rhops[h, 0], rhops[h, 1] if prm[K_LAYERED] else 0)
+    base = prm[K_BASE]
     if kind == R_DOR:
-        port = E.dor_ports[relative(E, node, dst)]
+        port = dorp[codes[dst] - codes[node] + base]
         if port == 255:
-            return one_candidate(E, eject, 0)
-        return one_candidate(E, port, 0)
-    if kind == R_TABLE:
-        i = E.p_ri[p]
-        start = E.p_rs[p]
-        if i >= E.route_len[start]:
-            return one_candidate(E, eject, 0)
-        off = E.route_off[start] + i
-        return one_candidate(E, E.route_ports[off], E.route_layers[off] if E.layered else 0)
+            return one_candidate(cand, gend, eject, 0)
+        return one_candidate(cand, gend, port, 0)
     if kind == R_OFR:
-        idn = E.p_rs[p]
+        idn = pk[p, P_RS]
         if idn >= 0 and idn != node:
-            return mask_groups(E, E.masks[relative(E, node, idn)], 1)
-        mask = E.masks[relative(E, node, dst)]
+            return mask_groups(prm, cand, gend, masks[codes[idn] - codes[node] + base], 1)
+        mask = masks[codes[dst] - codes[node] + base]
         if mask == 0:
-            return one_candidate(E, eject, 0)
-        return mask_groups(E, mask, 2)
-    mask = E.masks[relative(E, node, dst)]
+            return one_candidate(cand, gend, eject, 0)
+        return mask_groups(prm, cand, gend, mask, 2)
+    mask = masks[codes[dst] - codes[node] + base]
     if mask == 0:
-        return one_candidate(E, eject, 0)
+        return one_candidate(cand, gend, eject, 0)
     if kind == R_POR:
-        sel = E.p_rs[p]
+        sel = pk[p, P_RS]
         if sel >= 0:
-            differ = (mask | (mask >> 1)) & E.even       # dimensions still to travel
-            return mask_groups(E, (differ | (differ << 1)) & sel, 1)
-    return mask_groups(E, mask, 1)
+            even = prm[K_EVEN]
+            differ = (mask | (mask >> 1)) & even      # dimensions still to travel
+            return mask_groups(prm, cand, gend, (differ | (differ << 1)) & sel, 1)
+    return mask_groups(prm, cand, gend, mask, 1)
 
 
-@njit(cache=True)
-def local_adaptive_used(E, node):
-    """Used slots of the adaptive queue of each direction port of ``node`` (-1: absent)."""
-    base = node * E.P1
-    for port in range(E.nports):
-        if E.down[base + port] >= 0:
-            E.used[port] = E.occ[(base + port) * E.V + E.adaptive_vc]
-        else:
-            E.used[port] = -1
-
-
-@njit(cache=True)
-def inject_route(E, node, p, gen):
-    """The routing algorithm's injection-time decision (``Routing.inject``)."""
-    kind = E.route_kind
-    if kind == R_TABLE:
-        E.p_rs[p] = E.p_src[p] * E.N + E.p_dst[p]
-        E.p_ri[p] = 0
-    elif kind == R_OFR or kind == R_POR:
-        local_adaptive_used(E, node)
-        choose_injection(E, node, p, gen)
-
-
-@njit(cache=True)
-def choose_injection(E, node, p, gen):
-    """OFR's intermediate destination or POR's orthant (the planners' arrays)."""
-    if E.route_kind == R_OFR:
-        idn, der = choose_idn(E, node, E.p_dst[p], E.used, gen)
-        E.p_rs[p] = idn
-        E.p_der[p] = der
-    else:
-        sel, der = choose_orthant(E, node, E.p_dst[p], E.used, gen)
-        E.p_rs[p] = sel
-        E.p_der[p] = 3 if der else 0     # DEROUTE_CODE["orthant"]
-
-
-@njit(cache=True)
-def admitted(E, p, q2):
+@njit(cache=True, inline="always")
+def admitted(prm, pk, p, q2):
     """``Routing.admitted``: OFR leaves its IDN behind, table routing moves along its route."""
-    kind = E.route_kind
+    kind = prm[K_RKIND]
     if kind == R_OFR:
-        node = q2 // E.npv_node
-        if E.p_rs[p] == node:
-            E.p_rs[p] = -1               # IDN reached: on to the final destination
+        if pk[p, P_RS] == q2 // prm[K_NPV_NODE]:
+            pk[p, P_RS] = -1              # IDN reached: on to the final destination
     elif kind == R_TABLE:
-        port = (q2 // E.V) % E.P1
-        if port != E.nports:
-            E.p_ri[p] += 1
+        if (q2 // prm[K_V]) % prm[K_P1] != prm[K_NPORTS]:
+            pk[p, P_RI] += 1
 
 
 # ============================================================================= admission
 @njit(cache=True, inline="always")
-def free_for(E, q, port, vc, from_port, from_vc, need_min):
+def free_for(prm, qs, vcs, q, port, vc, from_port, from_vc, need_min):
     """Free slots of queue q if it admits the packet, else -1 (the bubble rule)."""
-    free = E.cap - E.occ[q]
-    if port == E.nports:
+    free = prm[K_CAP] - qs[q, Q_OCC]
+    if port == prm[K_NPORTS]:
         return free if free >= 1 else -1         # ejection: no bubble, no threshold
-    need = 2 if E.bubble[vc] and (port != from_port or vc != from_vc) else 1
+    need = 2 if vcs[vc, V_BUBBLE] and (port != from_port or vc != from_vc) else 1
     if need < need_min:
         need = need_min
     return free if free >= need else -1
 
 
-@njit(cache=True)
-def select(E, ngroups, node, from_port, from_vc, need_min, blocker, gen):
-    """Admission and selection over the candidate scratch (the SimPy ``select``)."""
-    base = node * E.P1
-    if ngroups == 1 and E.g_end[0] == 1:
-        port = E.c_port[0]
-        vc = E.c_vc[0]
-        q = (base + port) * E.V + vc
-        if free_for(E, q, port, vc, from_port, from_vc, need_min) >= 0:
+@njit(cache=True, inline="always")
+def select(prm, qs, vcs, waitmask, cand, gend, rng, ngroups, node, from_port, from_vc,
+           need_min, blocker):
+    """Admission and selection over the candidate groups (the SimPy ``select``)."""
+    V = prm[K_V]
+    base = node * prm[K_P1]
+    if ngroups == 1 and gend[0] == 1:
+        port = cand[0, 0]
+        vc = cand[0, 1]
+        q = (base + port) * V + vc
+        if free_for(prm, qs, vcs, q, port, vc, from_port, from_vc, need_min) >= 0:
             return q
         if blocker >= 0:
-            wait_on(E, q, blocker)
+            wait_on(prm, waitmask, q, blocker)
         return -1
     start = 0
+    ordered = prm[K_ORDERED]
     for g in range(ngroups):
         best = -1
         best_free = 0
         ties = 0
-        for i in range(start, E.g_end[g]):
-            port = E.c_port[i]
-            vc = E.c_vc[i]
-            q = (base + port) * E.V + vc
-            free = free_for(E, q, port, vc, from_port, from_vc, need_min)
+        for i in range(start, gend[g]):
+            port = cand[i, 0]
+            vc = cand[i, 1]
+            q = (base + port) * V + vc
+            free = free_for(prm, qs, vcs, q, port, vc, from_port, from_vc, need_min)
             if free < 0:
                 continue
             if free > best_free:
                 best = q
                 best_free = free
                 ties = 1
-            elif free == best_free and not E.ordered:
+            elif free == best_free and not ordered:
                 ties += 1
-                if gen.random() * ties < 1.0:          # uniform among the tied, one draw each
+                if random(rng) * ties < 1.0:          # uniform among the tied, one draw each
                     best = q
         if best >= 0:
             return best
-        start = E.g_end[g]
+        start = gend[g]
     if blocker >= 0:
-        for i in range(E.g_end[ngroups - 1]):
-            wait_on(E, (base + E.c_port[i]) * E.V + E.c_vc[i], blocker)
+        for i in range(gend[ngroups - 1]):
+            wait_on(prm, waitmask, (base + cand[i, 0]) * V + cand[i, 1], blocker)
     return -1
 
 
+@njit(cache=True, inline="always")
+def local_adaptive_used(prm, qs, pt, used, node):
+    """Used slots of the adaptive queue of each direction port of ``node`` (-1: absent)."""
+    base = node * prm[K_P1]
+    V = prm[K_V]
+    a = prm[K_ADAPTIVE_VC]
+    for port in range(prm[K_NPORTS]):
+        if pt[base + port, T_DOWN] >= 0:
+            used[port] = qs[(base + port) * V + a, Q_OCC]
+        else:
+            used[port] = -1
+
+
+@njit(cache=True, inline="always")
+def inject_route(prm, pk, qs, pt, used, pli, plf, rng, node, p):
+    """The routing algorithm's injection-time decision (``Routing.inject``)."""
+    kind = prm[K_RKIND]
+    if kind == R_TABLE:
+        pk[p, P_RS] = pk[p, P_SRC] * prm[K_N] + pk[p, P_DST]
+        pk[p, P_RI] = 0
+    elif kind == R_OFR or kind == R_POR:
+        local_adaptive_used(prm, qs, pt, used, node)
+        if kind == R_OFR:
+            idn, der = choose_idn(pli, plf, prm, used, rng, node, pk[p, P_DST])
+            pk[p, P_RS] = idn
+            pk[p, P_DER] = der
+        else:
+            sel, der = choose_orthant(pli, plf, prm, used, rng, node, pk[p, P_DST])
+            pk[p, P_RS] = sel
+            pk[p, P_DER] = 3 if der else 0     # DEROUTE_CODE["orthant"]
+
+
 # ============================================================================= sink
-@njit(cache=True)
-def finish(E, t):
+@njit(cache=True, inline="always")
+def finish(ctr, prm, ev, wheel, heap, t):
     """All measured packets are consumed (or the window says so): stop at t."""
-    if E.ctr[C_STOP_AT] < 0:
-        E.ctr[C_STOP_AT] = t
-        now = E.ctr[C_NOW]
-        at(E, t if t > now else now, EV_STOP, 0, 0)
+    if ctr[C_STOP_AT] < 0:
+        ctr[C_STOP_AT] = t
+        now = ctr[C_NOW]
+        at(ctr, prm, ev, wheel, heap, t if t > now else now, EV_STOP, 0, 0)
 
 
-@njit(cache=True)
-def sink(E, p, t):
+@njit(cache=True, inline="always")
+def sink(ctr, prm, ev, wheel, heap, pk, nd, rec, p, t):
     """The collector: a packet is consumed at t (``simulator.stats.Collector``)."""
-    c = E.ctr
-    c[C_DELIVERED] += 1
-    if t > c[C_LAST_CONSUME]:
-        c[C_LAST_CONSUME] = t
-    dst = E.p_dst[p]
-    if t > E.finish[dst]:
-        E.finish[dst] = t
-    if E.has_window and E.w0 <= t < E.w1:
-        c[C_WIN_DELIV] += 1
-        E.accepted[dst] += 1
-    if E.p_meas[p]:
-        i = c[C_MEAS_DELIV]
-        c[C_MEAS_DELIV] = i + 1
-        E.r_lat[i] = t - E.p_birth[p]
-        E.r_net[i] = t - E.p_enter[p]
-        E.r_hops[i] = E.p_hops[p]
-        E.r_src[i] = E.p_src[p]
-        E.r_dst[i] = dst
-        E.r_der[i] = E.p_der[p]
-        if i + 1 == c[C_EXPECTED]:
-            finish(E, c[C_LAST_CONSUME])
+    ctr[C_DELIVERED] += 1
+    if t > ctr[C_LAST_CONSUME]:
+        ctr[C_LAST_CONSUME] = t
+    dst = pk[p, P_DST]
+    if t > nd[dst, N_FINISH]:
+        nd[dst, N_FINISH] = t
+    if prm[K_HAS_WINDOW] and prm[K_W0] <= t < prm[K_W1]:
+        ctr[C_WIN_DELIV] += 1
+        nd[dst, N_ACCEPTED] += 1
+    if pk[p, P_MEAS]:
+        i = ctr[C_MEAS_DELIV]
+        ctr[C_MEAS_DELIV] = i + 1
+        rec[i, R_LAT] = t - pk[p, P_BIRTH]
+        rec[i, R_NET] = t - pk[p, P_ENTER]
+        rec[i, R_HOPS] = pk[p, P_HOPS]
+        rec[i, R_SRC] = pk[p, P_SRC]
+        rec[i, R_DST] = dst
+        rec[i, R_DER] = pk[p, P_DER]
+        if i + 1 == ctr[C_EXPECTED]:
+            finish(ctr, prm, ev, wheel, heap, ctr[C_LAST_CONSUME])
 
 
 # ============================================================================= NIC
 @njit(cache=True)
-def next_tick(E, t):
-    """The first polling tick at or after t (ticks at k * nic_tick from 0)."""
-    tick = E.nic_tick
+def next_tick(tick, t):
+    """The first polling tick at or after t (ticks at k * tick from 0)."""
     k = np.int64(t // tick)
     while np.int64(np.round(k * tick)) < t:
         k += 1
     return np.int64(np.round(k * tick))
 
 
-@njit(cache=True)
-def may_send(E, node, p, now):
+@njit(cache=True, inline="always")
+def may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
     """Availability and handshake rules of the NIC; schedules a wake-up if not yet."""
-    if E.stop_and_wait:
-        if E.outstanding[node]:
-            return False
-        a = E.p_avail[p]
-        f = E.nic_free_at[node]
-        t_ok = next_tick(E, a if a > f else f)
+    if prm[K_SAW]:
+        if nd[node, N_OUTSTANDING]:
+            return False            # the acknowledgement will wake the NIC
+        a = pk[p, P_AVAIL]
+        f = nd[node, N_NIC_FREE_AT]
+        t_ok = next_tick(fprm[0], a if a > f else f)
     else:
-        t_ok = E.p_avail[p]
+        t_ok = pk[p, P_AVAIL]
     if t_ok > now:
-        if E.nic_wake[node] != t_ok:
-            E.nic_wake[node] = t_ok
-            at(E, t_ok, EV_NIC_WAKE, node, 0)
+        if nd[node, N_NIC_WAKE] != t_ok:
+            nd[node, N_NIC_WAKE] = t_ok
+            at(ctr, prm, ev, wheel, heap, t_ok, EV_NIC_WAKE, node, 0)
         return False
     return True
 
 
 @njit(cache=True)
-def nic_tx_end(E, node):
-    E.busy[E.NP + node] = False
-    if not (E.stop_and_wait and E.outstanding[node]):
-        mark_dirty(E, E.NP + node)
-
-
-@njit(cache=True)
-def nic_ack(E, node, nak):
-    now = E.ctr[C_NOW]
-    E.outstanding[node] -= 1
-    E.nic_free_at[node] = now
+def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
+    """The router's ACK (nak < 0) or NAK (the packet comes back) reaches the NIC."""
+    now = ctr[C_NOW]
+    nd[node, N_OUTSTANDING] -= 1
+    nd[node, N_NIC_FREE_AT] = now
     if nak >= 0:
-        srcq_insert_by_age(E, node, nak)
-    if E.stop_and_wait and E.srch[node] >= 0:
-        a = E.p_avail[E.srch[node]]
-        t = next_tick(E, now if now > a else a)
+        srcq_insert_by_age(pk, nd, node, nak)
+    if prm[K_SAW] and nd[node, N_SRCH] >= 0:
+        # the next send is on the next polling tick: wake the NIC then, not now
+        a = pk[nd[node, N_SRCH], P_AVAIL]
+        t = next_tick(fprm[0], now if now > a else a)
         if t > now:
-            if E.nic_wake[node] != t:
-                E.nic_wake[node] = t
-                at(E, t, EV_NIC_WAKE, node, 0)
+            if nd[node, N_NIC_WAKE] != t:
+                nd[node, N_NIC_WAKE] = t
+                at(ctr, prm, ev, wheel, heap, t, EV_NIC_WAKE, node, 0)
             return
-    mark_dirty(E, E.NP + node)
+    mark_dirty(ctr, pt, dl, prm[K_NP] + node)
 
 
 # ============================================================================= credit
-@njit(cache=True)
-def forward(E, pid, vc, p, gen):
+@njit(cache=True, inline="always")
+def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask, codes, dorp,
+            masks, route, rhops, cand, gend, rng, rec, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
-    port = pid % E.P1
-    if port == E.nports:
-        eject(E, pid, p)
+    port = pid % prm[K_P1]
+    if port == prm[K_NPORTS]:
+        eject(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p)
         return True
-    v = E.down[pid]
-    ng = candidates(E, v, p)
-    q2 = select(E, ng, v, port, vc, 1, pid, gen)
+    v = pt[pid, T_DOWN]
+    ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
+    q2 = select(prm, qs, vcs, waitmask, cand, gend, rng, ng, v, port, vc, 1, pid)
     if q2 < 0:
         return False
-    now = E.ctr[C_NOW]
-    src_q = pid * E.V + vc
-    q_pop(E, src_q)
-    E.occ[q2] += 1
-    E.busy[pid] = True
-    E.ctr[C_PROGRESS_PS] = now
-    E.ctr[C_LINK_HOPS] += 1
-    E.link_busy[pid] += E.ser
-    E.link_packets[src_q] += 1
-    t_end = now + E.ser
-    at(E, t_end, EV_TX_END, pid, src_q)
-    E.p_hops[p] += 1
-    E.p_from_port[p] = port
-    E.p_from_vc[p] = vc
-    E.p_qid[p] = q2
-    admitted(E, p, q2)
-    at_edge(E, (now if E.cut else t_end) + E.lat, EV_READY, p, q2, E.delay)
+    now = ctr[C_NOW]
+    src_q = pid * prm[K_V] + vc
+    q_pop(prm, qs, qbuf, src_q)
+    qs[q2, Q_OCC] += 1
+    pt[pid, T_BUSY] = 1
+    ctr[C_PROGRESS_PS] = now
+    ctr[C_LINK_HOPS] += 1
+    ser = prm[K_SER]
+    pt[pid, T_LINK_BUSY] += ser
+    qs[src_q, Q_PACKETS] += 1
+    t_end = now + ser
+    at(ctr, prm, ev, wheel, heap, t_end, EV_TX_END, pid, src_q)
+    pk[p, P_HOPS] += 1
+    pk[p, P_FPORT] = port
+    pk[p, P_FVC] = vc
+    pk[p, P_QID] = q2
+    admitted(prm, pk, p, q2)
+    at_edge(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else t_end) + prm[K_LAT], EV_READY,
+            p, q2, prm[K_DELAY])
     return True
 
 
-@njit(cache=True)
-def tx_end(E, pid, src_q):
-    E.busy[pid] = False
-    E.occ[src_q] -= 1
-    mark_dirty(E, pid)
-    wake(E, src_q)
+@njit(cache=True, inline="always")
+def tx_end(ctr, prm, qs, pt, dl, waitmask, ups, pid, src_q):
+    """End of serialisation: the channel and the upstream slot are free again."""
+    pt[pid, T_BUSY] = 0
+    qs[src_q, Q_OCC] -= 1
+    mark_dirty(ctr, pt, dl, pid)
+    wake(ctr, prm, pt, dl, waitmask, ups, src_q)
 
 
-@njit(cache=True)
-def ready(E, p, q2):
-    now = E.ctr[C_NOW]
-    E.p_ready[p] = now
-    q_append_ready(E, q2, p)
-    mark_dirty(E, q2 // E.V)
+@njit(cache=True, inline="always")
+def ready(ctr, prm, pk, qs, qbuf, pt, dl, p, q2):
+    """The packet is visible in queue q2."""
+    pk[p, P_READY] = ctr[C_NOW]
+    q_append_ready(prm, pk, qs, qbuf, q2, p)
+    mark_dirty(ctr, pt, dl, q2 // prm[K_V])
 
 
-@njit(cache=True)
-def eject(E, pid, p):
+@njit(cache=True, inline="always")
+def eject(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
     """The head of an ejection queue crosses the ejection link to the sink."""
-    now = E.ctr[C_NOW]
-    src_q = pid * E.V
-    q_pop(E, src_q)
-    E.busy[pid] = True
-    E.ctr[C_PROGRESS_PS] = now
-    E.ctr[C_IN_NETWORK] -= 1
-    t_end = now + E.ser_nic
-    at(E, t_end, EV_TX_END, pid, src_q)
-    sink(E, p, t_end + E.lat_nic)
-    packet_free(E, p)
+    now = ctr[C_NOW]
+    src_q = pid * prm[K_V]
+    q_pop(prm, qs, qbuf, src_q)
+    pt[pid, T_BUSY] = 1
+    ctr[C_PROGRESS_PS] = now
+    ctr[C_IN_NETWORK] -= 1
+    t_end = now + prm[K_SER_NIC]
+    at(ctr, prm, ev, wheel, heap, t_end, EV_TX_END, pid, src_q)
+    sink(ctr, prm, ev, wheel, heap, pk, nd, rec, p, t_end + prm[K_LAT_NIC])
+    packet_free(ctr, pk, p)
 
 
-@njit(cache=True)
-def try_inject(E, node, p, gen):
-    now = E.ctr[C_NOW]
-    if not may_send(E, node, p, now):
+@njit(cache=True, inline="always")
+def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, vcs, waitmask, codes, dorp,
+               masks, route, rhops, cand, gend, used, pli, plf, rng, node, p):
+    """A NIC offers its head packet to its router (SimPy ``try_inject``)."""
+    now = ctr[C_NOW]
+    if not may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
         return False
-    inject_route(E, node, p, gen)
-    ng = candidates(E, node, p)
-    q2 = select(E, ng, node, -1, -1, E.inj_min, E.NP + node, gen)
+    inject_route(prm, pk, qs, pt, used, pli, plf, rng, node, p)
+    ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p)
+    nic = prm[K_NP] + node
+    q2 = select(prm, qs, vcs, waitmask, cand, gend, rng, ng, node, -1, -1, prm[K_INJ_MIN], nic)
     if q2 < 0:
         return False
-    srcq_popleft(E, node)
-    E.ctr[C_IN_SOURCES] -= 1
-    E.ctr[C_IN_NETWORK] += 1
-    E.occ[q2] += 1
-    E.busy[E.NP + node] = True
-    E.ctr[C_PROGRESS_PS] = now
-    t_end = now + E.ser_nic
-    at(E, t_end, EV_NIC_TX_END, node, 0)
-    E.p_enter[p] = t_end + E.lat_nic
-    E.p_from_port[p] = -1
-    E.p_from_vc[p] = -1
-    if E.stop_and_wait:
+    srcq_popleft(pk, nd, node)
+    ctr[C_IN_SOURCES] -= 1
+    ctr[C_IN_NETWORK] += 1
+    qs[q2, Q_OCC] += 1
+    pt[nic, T_BUSY] = 1
+    ctr[C_PROGRESS_PS] = now
+    t_end = now + prm[K_SER_NIC]
+    at(ctr, prm, ev, wheel, heap, t_end, EV_NIC_TX_END, node, 0)
+    enter = t_end + prm[K_LAT_NIC]
+    pk[p, P_ENTER] = enter
+    pk[p, P_FPORT] = -1
+    pk[p, P_FVC] = -1
+    if prm[K_SAW]:
         # the router acknowledges on arrival, over the reverse internal link
-        E.outstanding[node] += 1
-        at(E, E.p_enter[p] + E.ser_ack_nic + E.lat_nic, EV_NIC_ACK, node, -1)
-    E.p_qid[p] = q2
-    admitted(E, p, q2)
-    at_edge(E, (now if E.cut else t_end) + E.lat_nic, EV_READY, p, q2, E.delay)
+        nd[node, N_OUTSTANDING] += 1
+        at(ctr, prm, ev, wheel, heap, enter + prm[K_SER_ACK_NIC] + prm[K_LAT_NIC], EV_NIC_ACK,
+           node, -1)
+    pk[p, P_QID] = q2
+    admitted(prm, pk, p, q2)
+    at_edge(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else t_end) + prm[K_LAT_NIC],
+            EV_READY, p, q2, prm[K_DELAY])
     return True
 
 
 @njit(cache=True)
-def sort_heads(E, n):
-    """Order the first n heads oldest first (age is the pair (hi, lo)): a stable sort by lo,
-    then a stable sort by hi."""
-    lo = E.h_lo[:n]
-    o1 = np.argsort(lo, kind="mergesort")
-    hi = E.h_hi[:n][o1]
-    o2 = np.argsort(hi, kind="mergesort")
-    return o1[o2]
-
-
-@njit(cache=True)
-def decide_credit(E, gen):
-    n = 0
-    nd = E.ctr[C_DIRTY_N]
-    for i in range(nd):
-        pid = E.dirty_list[i]
-        E.dirty_flag[pid] = False
-        if E.busy[pid]:
-            continue
-        if pid >= E.NP:
-            h = E.srch[pid - E.NP]
-            if h >= 0:
-                E.h_hi[n] = E.p_age_hi[h]
-                E.h_lo[n] = E.p_age_lo[h]
-                E.h_pid[n] = pid
-                E.h_vc[n] = -1
-                E.h_pkt[n] = h
-                n += 1
-            continue
-        base = pid * E.V
-        for vc in range(E.V):
-            q = base + vc
-            if E.qlen[q]:
-                h = q_at(E, q, 0)
-                E.h_hi[n] = E.p_age_hi[h]
-                E.h_lo[n] = E.p_age_lo[h]
-                E.h_pid[n] = pid
-                E.h_vc[n] = vc
-                E.h_pkt[n] = h
-                n += 1
-    E.ctr[C_DIRTY_N] = 0
-    if n == 0:
+def sort_heads(hd, order, n):
+    """``order[:n]`` = the first n heads oldest first (age = the pair (hi, lo)): an insertion
+    sort for the few heads of a usual phase, a stable double argsort for many."""
+    if n <= 48:
+        for i in range(n):
+            j = i
+            while j > 0:
+                a = order[j - 1]
+                if hd[a, H_HI] > hd[i, H_HI] or (hd[a, H_HI] == hd[i, H_HI]
+                                                   and hd[a, H_LO] > hd[i, H_LO]):
+                    order[j] = a
+                    j -= 1
+                else:
+                    break
+            order[j] = i
         return
-    if n > 1:
-        order = sort_heads(E, n)
-        if E.escape_first:
-            order = escape_priority(E, order)
-    else:
-        order = np.zeros(1, np.int64)
-    for j in range(n):
-        i = order[j]
-        pid = E.h_pid[i]
-        if E.busy[pid]:
-            continue
-        if E.h_vc[i] < 0:
-            try_inject(E, pid - E.NP, E.h_pkt[i], gen)
-        else:
-            forward(E, pid, E.h_vc[i], E.h_pkt[i], gen)
+    o1 = np.argsort(hd[:n, H_LO], kind="mergesort")
+    o2 = np.argsort(hd[:n, H_HI][o1], kind="mergesort")
+    order[:n] = o1[o2]
 
 
 @njit(cache=True)
-def escape_priority(E, order):
+def escape_priority(prm, pt, vcs, hd, order, n):
     """Within a port, its VCs in priority order (escape first), ports in the order of their
     oldest head (the SimPy ``escape_priority``)."""
-    n = len(order)
     key = np.empty(n, np.int64)
+    V = prm[K_V]
     for j in range(n):
         i = order[j]
-        pid = E.h_pid[i]
-        if E.first_pos[pid] < 0:
-            E.first_pos[pid] = j                 # the port's oldest head
-        vc = E.h_vc[i]
-        key[j] = E.first_pos[pid] * (E.V + 2) + (0 if vc < 0 else E.vc_rank[vc] + 1)
+        pid = hd[i, H_PID]
+        if pt[pid, T_FIRST] < 0:
+            pt[pid, T_FIRST] = j                # the port's oldest head
+        vc = hd[i, H_VC]
+        key[j] = pt[pid, T_FIRST] * (V + 2) + (0 if vc < 0 else vcs[vc, V_RANK] + 1)
     for j in range(n):
-        E.first_pos[E.h_pid[order[j]]] = -1
+        pt[hd[order[j], H_PID], T_FIRST] = -1
     o = np.argsort(key, kind="mergesort")
-    return order[o]
+    order[:n] = order[:n][o]
+
+
+@njit(cache=True)
+def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask,
+                  codes, dorp, masks, route, rhops, cand, gend, used, pli, plf, rng, rec, hd,
+                  order):
+    """The decision phase of credit flow control: the heads of the dirty ports whose channel
+    is idle, oldest first, each forwarded (or injected) if the downstream admits it."""
+    n = 0
+    NP = prm[K_NP]
+    V = prm[K_V]
+    for i in range(ctr[C_DIRTY_N]):
+        pid = dl[i]
+        pt[pid, T_DIRTY] = 0
+        if pt[pid, T_BUSY]:
+            continue
+        if pid >= NP:
+            h = nd[pid - NP, N_SRCH]
+            if h >= 0:
+                hd[n, H_HI] = pk[h, P_HI]
+                hd[n, H_LO] = pk[h, P_LO]
+                hd[n, H_PID] = pid
+                hd[n, H_VC] = -1
+                hd[n, H_PKT] = h
+                n += 1
+            continue
+        base = pid * V
+        for vc in range(V):
+            q = base + vc
+            if qs[q, Q_LEN]:
+                h = q_at(prm, qs, qbuf, q, 0)
+                hd[n, H_HI] = pk[h, P_HI]
+                hd[n, H_LO] = pk[h, P_LO]
+                hd[n, H_PID] = pid
+                hd[n, H_VC] = vc
+                hd[n, H_PKT] = h
+                n += 1
+    ctr[C_DIRTY_N] = 0
+    if n == 0:
+        return
+    sort_heads(hd, order, n)
+    if n > 1 and prm[K_ESCAPE_FIRST]:
+        escape_priority(prm, pt, vcs, hd, order, n)
+    for j in range(n):
+        i = order[j]
+        pid = hd[i, H_PID]
+        if pt[pid, T_BUSY]:
+            continue
+        if hd[i, H_VC] < 0:
+            try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, vcs, waitmask, codes,
+                       dorp, masks, route, rhops, cand, gend, used, pli, plf, rng, pid - NP,
+                       hd[i, H_PKT])
+        else:
+            forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask, codes,
+                    dorp, masks, route, rhops, cand, gend, rng, rec, pid, hd[i, H_VC],
+                    hd[i, H_PKT])
 
 
 # ============================================================================= ack/nak
 @njit(cache=True)
-def arrival(E, p, src):
-    i = E.ctr[C_ARR_N]
-    E.arr_p[i] = p
-    E.arr_src[i] = src
-    E.ctr[C_ARR_N] = i + 1
-
-
-@njit(cache=True)
-def ctrl_push(E, pid, src_q, nak):
-    i = (E.ctrl_head[pid] + E.ctrl_len[pid]) % E.ctrl_cap
-    E.ctrl_src[pid * E.ctrl_cap + i] = src_q
-    E.ctrl_nak[pid * E.ctrl_cap + i] = nak
-    E.ctrl_len[pid] += 1
-
-
-@njit(cache=True)
-def receive(E, p, src, gen):
-    """Accept (ACK) or reject (NAK) an arrived packet with this router's state."""
-    now = E.ctr[C_NOW]
+def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, codes, dorp, masks,
+            route, rhops, cand, gend, used, pli, plf, rng, ctrl, p, src):
+    """Accept (ACK) or reject (NAK) an arrived packet with this router's state; ``src`` is the
+    upstream queue id, or ``-1 - node`` for the local NIC."""
+    now = ctr[C_NOW]
+    V = prm[K_V]
     if src >= 0:
-        pid_up = src // E.V
-        v = E.down[pid_up]
-        ng = candidates(E, v, p)
-        q2 = select(E, ng, v, E.p_from_port[p], E.p_from_vc[p], 1, -1, gen)
+        pid_up = src // V
+        v = pt[pid_up, T_DOWN]
+        ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
+        q2 = select(prm, qs, vcs, waitmask, cand, gend, rng, ng, v, pk[p, P_FPORT],
+                    pk[p, P_FVC], 1, -1)
     else:
         v = -1 - src
-        inject_route(E, v, p, gen)
-        ng = candidates(E, v, p)
-        q2 = select(E, ng, v, -1, -1, E.inj_min, -1, gen)
+        inject_route(prm, pk, qs, pt, used, pli, plf, rng, v, p)
+        ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
+        q2 = select(prm, qs, vcs, waitmask, cand, gend, rng, ng, v, -1, -1, prm[K_INJ_MIN], -1)
     nak = -1
     if q2 >= 0:
-        E.occ[q2] += 1
-        E.ctr[C_PROGRESS_PS] = now
-        E.p_qid[p] = q2
+        qs[q2, Q_OCC] += 1
+        ctr[C_PROGRESS_PS] = now
+        pk[p, P_QID] = q2
         if src >= 0:
-            E.p_hops[p] += 1
-            E.ctr[C_LINK_HOPS] += 1
+            pk[p, P_HOPS] += 1
+            ctr[C_LINK_HOPS] += 1
         else:
-            E.ctr[C_IN_SOURCES] -= 1
-            E.ctr[C_IN_NETWORK] += 1
-            E.p_enter[p] = now
-        admitted(E, p, q2)
-        if E.delay:
-            at(E, now + E.delay, EV_READY, p, q2)
+            ctr[C_IN_SOURCES] -= 1
+            ctr[C_IN_NETWORK] += 1
+            pk[p, P_ENTER] = now
+        admitted(prm, pk, p, q2)
+        if prm[K_DELAY]:
+            at(ctr, prm, ev, wheel, heap, now + prm[K_DELAY], EV_READY, p, q2)
         else:
-            ready(E, p, q2)          # visible at once: sent in this same decision phase
+            ready(ctr, prm, pk, qs, qbuf, pt, dl, p, q2)   # visible at once, this same phase
     else:
-        E.p_retries[p] += 1
-        E.ctr[C_RETRANS] += 1
+        pk[p, P_RETRIES] += 1
+        ctr[C_RETRANS] += 1
         nak = p
     if src >= 0:
-        rpid = E.rev[src // E.V]
-        ctrl_push(E, rpid, src, nak)
-        mark_dirty(E, rpid)
+        # the ACK/NAK waits for the reverse channel, where it goes before any data
+        rpid = pt[src // V, T_REV]
+        cc = prm[K_CTRL_CAP]
+        i = (pt[rpid, T_CHEAD] + pt[rpid, T_CLEN]) % cc
+        ctrl[rpid * cc + i, 0] = src
+        ctrl[rpid * cc + i, 1] = nak
+        pt[rpid, T_CLEN] += 1
+        mark_dirty(ctr, pt, dl, rpid)
     else:
-        at(E, now + E.ser_ack_nic + E.lat_nic, EV_NIC_ACK, v, nak)
+        at(ctr, prm, ev, wheel, heap, now + prm[K_SER_ACK_NIC] + prm[K_LAT_NIC], EV_NIC_ACK, v,
+           nak)
 
 
 @njit(cache=True)
-def ack(E, src_q, nak):
-    pid = src_q // E.V
-    vc = src_q - pid * E.V
+def ack(ctr, prm, pk, qs, qbuf, pt, dl, waitmask, ups, src_q, nak):
+    """An ACK (nak < 0: the sender's slot is free) or a NAK (the packet goes back to its old
+    place in its queue) reaches the sender."""
+    V = prm[K_V]
+    pid = src_q // V
+    vc = src_q - pid * V
     if nak < 0:
-        if E.nak_vc[pid] == vc:
-            E.nak_vc[pid] = -1
-        E.occ[src_q] -= 1
-        wake(E, src_q)
+        if pt[pid, T_NAK_VC] == vc:
+            pt[pid, T_NAK_VC] = -1
+        qs[src_q, Q_OCC] -= 1
+        wake(ctr, prm, pt, dl, waitmask, ups, src_q)
         return
-    q_insert_by_order(E, src_q, nak)
-    E.nak_vc[pid] = vc
-    mark_dirty(E, pid)
+    q_insert_by_order(prm, pk, qs, qbuf, src_q, nak)
+    pt[pid, T_NAK_VC] = vc
+    mark_dirty(ctr, pt, dl, pid)
 
 
 @njit(cache=True)
-def send_from_nic(E, node, p):
-    now = E.ctr[C_NOW]
-    if not may_send(E, node, p, now):
+def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
+    now = ctr[C_NOW]
+    if not may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
         return
-    srcq_popleft(E, node)
-    E.outstanding[node] += 1
-    E.busy[E.NP + node] = True
-    t_end = now + E.ser_nic
-    at(E, t_end, EV_NIC_TX_END, node, 0)
-    E.p_from_port[p] = -1
-    E.p_from_vc[p] = -1
-    at(E, t_end + E.lat_nic, EV_ARRIVAL, p, -1 - node)
+    srcq_popleft(pk, nd, node)
+    nd[node, N_OUTSTANDING] += 1
+    pt[prm[K_NP] + node, T_BUSY] = 1
+    t_end = now + prm[K_SER_NIC]
+    at(ctr, prm, ev, wheel, heap, t_end, EV_NIC_TX_END, node, 0)
+    pk[p, P_FPORT] = -1
+    pk[p, P_FVC] = -1
+    at(ctr, prm, ev, wheel, heap, t_end + prm[K_LAT_NIC], EV_ARRIVAL, p, -1 - node)
 
 
 @njit(cache=True)
-def decide_acknak(E, gen):
-    na = E.ctr[C_ARR_N]
+def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask,
+                  ups, codes, dorp, masks, route, rhops, cand, gend, used, pli, plf, rng, rec,
+                  hd, order, arr, ctrl):
+    """The decision phase of ack/nak flow control: first the packets that arrived since the
+    last edge are received, oldest first; then every dirty port whose channel is idle sends
+    its ACK/NAK if one waits, else a head packet."""
+    na = ctr[C_ARR_N]
     if na:
-        if na > 1:
-            for i in range(na):
-                p = E.arr_p[i]
-                E.h_hi[i] = E.p_age_hi[p]
-                E.h_lo[i] = E.p_age_lo[p]
-            order = sort_heads(E, na)
-        else:
-            order = np.zeros(1, np.int64)
-        ps = E.arr_p[:na][order].copy()
-        srcs = E.arr_src[:na][order].copy()
-        E.ctr[C_ARR_N] = 0
+        for i in range(na):
+            p = arr[i, 0]
+            hd[i, H_HI] = pk[p, P_HI]
+            hd[i, H_LO] = pk[p, P_LO]
+        sort_heads(hd, order, na)
+        got = np.empty((na, 2), np.int64)
         for j in range(na):
-            receive(E, ps[j], srcs[j], gen)
-    nd = E.ctr[C_DIRTY_N]
-    if nd == 0:
+            got[j, 0] = arr[order[j], 0]
+            got[j, 1] = arr[order[j], 1]
+        ctr[C_ARR_N] = 0
+        for j in range(na):
+            receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, codes, dorp,
+                    masks, route, rhops, cand, gend, used, pli, plf, rng, ctrl, got[j, 0],
+                    got[j, 1])
+    nd_ = ctr[C_DIRTY_N]
+    if nd_ == 0:
         return
-    now = E.ctr[C_NOW]
-    ports = E.dirty_list[:nd].copy()
-    for i in range(nd):
-        E.dirty_flag[ports[i]] = False
-    E.ctr[C_DIRTY_N] = 0
-    for i in range(nd):
+    now = ctr[C_NOW]
+    ports = dl[:nd_].copy()
+    for i in range(nd_):
+        pt[ports[i], T_DIRTY] = 0
+    ctr[C_DIRTY_N] = 0
+    NP = prm[K_NP]
+    P1 = prm[K_P1]
+    V = prm[K_V]
+    cc = prm[K_CTRL_CAP]
+    for i in range(nd_):
         pid = ports[i]
-        if pid >= E.NP:
-            node = pid - E.NP
-            if E.srch[node] >= 0 and not E.busy[pid]:
-                send_from_nic(E, node, E.srch[node])
+        if pid >= NP:
+            node = pid - NP
+            if nd[node, N_SRCH] >= 0 and not pt[pid, T_BUSY]:
+                send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node,
+                              nd[node, N_SRCH])
             continue
-        port = pid % E.P1
-        base = pid * E.V
-        if port == E.nports:
-            if E.qlen[base] and not E.busy[pid]:
-                eject(E, pid, q_at(E, base, 0))
+        port = pid % P1
+        base = pid * V
+        if port == prm[K_NPORTS]:
+            if qs[base, Q_LEN] and not pt[pid, T_BUSY]:
+                eject(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid,
+                      q_at(prm, qs, qbuf, base, 0))
             continue
-        fa = E.free_at[pid]
+        fa = pt[pid, T_FREE_AT]
         if fa > now:
             # busy: come back when the channel is idle (one wake-up per busy period)
-            if E.wake_at[pid] != fa:
-                E.wake_at[pid] = fa
-                at(E, fa, EV_CHAN_FREE, pid, 0)
+            if pt[pid, T_WAKE_AT] != fa:
+                pt[pid, T_WAKE_AT] = fa
+                at(ctr, prm, ev, wheel, heap, fa, EV_CHAN_FREE, pid, 0)
             continue
-        has_ctrl = E.ctrl_len[pid] > 0
-        if has_ctrl:
+        if pt[pid, T_CLEN] > 0:
             # an ACK/NAK goes before any data
-            j = E.ctrl_head[pid]
-            src_q = E.ctrl_src[pid * E.ctrl_cap + j]
-            nak = E.ctrl_nak[pid * E.ctrl_cap + j]
-            E.ctrl_head[pid] = (j + 1) % E.ctrl_cap
-            E.ctrl_len[pid] -= 1
-            fa = now + E.ser_ack
-            E.free_at[pid] = fa
-            E.link_busy[pid] += E.ser_ack
-            at(E, fa + E.lat, EV_ACK, src_q, nak)
+            j = pt[pid, T_CHEAD]
+            src_q = ctrl[pid * cc + j, 0]
+            nak = ctrl[pid * cc + j, 1]
+            pt[pid, T_CHEAD] = (j + 1) % cc
+            pt[pid, T_CLEN] -= 1
+            fa = now + prm[K_SER_ACK]
+            pt[pid, T_FREE_AT] = fa
+            pt[pid, T_LINK_BUSY] += prm[K_SER_ACK]
+            at(ctr, prm, ev, wheel, heap, fa + prm[K_LAT], EV_ACK, src_q, nak)
         else:
             best = -1
-            if E.escape_first:
-                for r in range(E.V):
-                    vc = E.vc_order[r]
-                    if E.qlen[base + vc]:
+            if prm[K_ESCAPE_FIRST]:
+                for r in range(V):
+                    vc = vcs[r, V_ORDER]
+                    if qs[base + vc, Q_LEN]:
                         best = vc
                         break
             else:
                 # oldest head first, but not the VC whose last packet was just rejected while
                 # another VC has one
-                nk = E.nak_vc[pid]
-                for vc in range(E.V):
-                    if E.qlen[base + vc] and vc != nk:
-                        if best < 0 or older(E, q_at(E, base + vc, 0),
-                                             q_at(E, base + best, 0)):
+                nk = pt[pid, T_NAK_VC]
+                for vc in range(V):
+                    if qs[base + vc, Q_LEN] and vc != nk:
+                        if best < 0 or older(pk, q_at(prm, qs, qbuf, base + vc, 0),
+                                             q_at(prm, qs, qbuf, base + best, 0)):
                             best = vc
-                if best < 0 and nk >= 0 and E.qlen[base + nk]:
+                if best < 0 and nk >= 0 and qs[base + nk, Q_LEN]:
                     best = nk
             if best < 0:
                 continue
             # speculative transmission of the head; its slot stays held until the ACK
-            p = q_pop(E, base + best)
-            fa = now + E.ser
-            E.free_at[pid] = fa
-            E.link_busy[pid] += E.ser
-            E.link_packets[base + best] += 1
-            E.p_from_port[p] = port
-            E.p_from_vc[p] = best
-            at(E, (now if E.cut else fa) + E.lat, EV_ARRIVAL, p, base + best)
-        more = E.ctrl_len[pid] > 0
+            p = q_pop(prm, qs, qbuf, base + best)
+            fa = now + prm[K_SER]
+            pt[pid, T_FREE_AT] = fa
+            pt[pid, T_LINK_BUSY] += prm[K_SER]
+            qs[base + best, Q_PACKETS] += 1
+            pk[p, P_FPORT] = port
+            pk[p, P_FVC] = best
+            at(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else fa) + prm[K_LAT], EV_ARRIVAL,
+               p, base + best)
+        more = pt[pid, T_CLEN] > 0
         if not more:
-            for vc in range(E.V):
-                if E.qlen[base + vc]:
+            for vc in range(V):
+                if qs[base + vc, Q_LEN]:
                     more = True
                     break
         if more:
-            E.wake_at[pid] = fa       # more to send: come back when the channel is idle
-            at(E, fa, EV_CHAN_FREE, pid, 0)
+            pt[pid, T_WAKE_AT] = fa     # more to send: come back when the channel is idle
+            at(ctr, prm, ev, wheel, heap, fa, EV_CHAN_FREE, pid, 0)
 
 
 # ============================================================================= the loop
-@njit(cache=True)
-def post(E, i):
+@njit(cache=True, inline="always")
+def post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, i):
     """Post every message created at the time of message i; schedule the next time."""
-    times = E.w_time
-    t = times[i]
-    n = len(times)
-    while i < n and times[i] == t:
-        src = E.w_src[i]
-        k = E.w_packets[i]
-        measured = E.w_measured[i]
-        seq = E.src_seq[src]
-        E.src_seq[src] = seq + k
-        start = t if t > E.next_avail[src] else E.next_avail[src]
+    t = wl[i, W_TIME]
+    n = wl.shape[0]
+    avail = prm[K_AVAIL]
+    NP = prm[K_NP]
+    while i < n and wl[i, W_TIME] == t:
+        src = wl[i, W_SRC]
+        k = wl[i, W_PACKETS]
+        measured = wl[i, W_MEASURED]
+        seq = nd[src, N_SRC_SEQ]
+        nd[src, N_SRC_SEQ] = seq + k
+        start = t if t > nd[src, N_NEXT_AVAIL] else nd[src, N_NEXT_AVAIL]
         for j in range(k):
-            p = packet_new(E, src, E.w_dst[i], t, seq + j, measured, start + j * E.w_avail)
-            srcq_append(E, src, p)
-        E.next_avail[src] = start + k * E.w_avail
-        E.ctr[C_IN_SOURCES] += k
-        mark_dirty(E, E.NP + src)
-        E.ctr[C_GENERATED] += k
+            p = packet_new(ctr, prm, pk, src, wl[i, W_DST], t, seq + j, measured,
+                           start + j * avail)
+            srcq_append(pk, nd, src, p)
+        nd[src, N_NEXT_AVAIL] = start + k * avail
+        ctr[C_IN_SOURCES] += k
+        mark_dirty(ctr, pt, dl, NP + src)
+        ctr[C_GENERATED] += k
         if measured:
-            E.ctr[C_MEASURED] += k
+            ctr[C_MEASURED] += k
         i += 1
     if i < n:
-        at(E, times[i], EV_POST, i, 0)
+        at(ctr, prm, ev, wheel, heap, wl[i, W_TIME], EV_POST, i, 0)
 
 
 @njit(cache=True)
-def sample(E):
-    i = E.ctr[C_NSAMPLES]
-    E.samples_t[i] = E.ctr[C_NOW]
-    E.samples_v[i] = E.ctr[C_IN_SOURCES]
-    E.ctr[C_NSAMPLES] = i + 1
-    for q in range(len(E.occ)):
-        E.occ_sum[q] += E.occ[q]
-
-
-@njit(cache=True)
-def snapshot(E, which):
-    if which == 0:
-        E.snap_busy[:] = E.link_busy
-        E.snap_packets[:] = E.link_packets
-        E.snap_accepted[:] = E.accepted
+def sample(ctr, qs, pt, nd, smp, which):
+    """``which`` -1: a window sample (time, packets at NICs; queue occupancies summed);
+    0 and 1: the statistics at the start and the end of the window."""
+    if which < 0:
+        i = ctr[C_NSAMPLES]
+        smp[i, 0] = ctr[C_NOW]
+        smp[i, 1] = ctr[C_IN_SOURCES]
+        ctr[C_NSAMPLES] = i + 1
+        qs[:, Q_OCC_SUM] += qs[:, Q_OCC]
+    elif which == 0:
+        qs[:, Q_SNAP_PACKETS] = qs[:, Q_PACKETS]
+        pt[:, T_SNAP_BUSY] = pt[:, T_LINK_BUSY]
+        nd[:, N_SNAP_ACCEPTED] = nd[:, N_ACCEPTED]
     else:
-        E.snap_busy[:] = E.link_busy - E.snap_busy
-        E.snap_packets[:] = E.link_packets - E.snap_packets
-        E.snap_accepted[:] = E.accepted - E.snap_accepted
-        E.snap_occ[:] = E.occ_sum
-        E.snap_nsamples[0] = E.ctr[C_NSAMPLES]
+        qs[:, Q_SNAP_PACKETS] = qs[:, Q_PACKETS] - qs[:, Q_SNAP_PACKETS]
+        pt[:, T_SNAP_BUSY] = pt[:, T_LINK_BUSY] - pt[:, T_SNAP_BUSY]
+        nd[:, N_SNAP_ACCEPTED] = nd[:, N_ACCEPTED] - nd[:, N_SNAP_ACCEPTED]
+        qs[:, Q_SNAP_OCC] = qs[:, Q_OCC_SUM]
+        ctr[C_SNAP_SAMPLES] = ctr[C_NSAMPLES]
+
+
+@njit(cache=True, inline="always")
+def pending(ctr):
+    return ctr[C_DIRTY_N] > 0 or ctr[C_ARR_N] > 0
 
 
 @njit(cache=True)
-def apply(E, e, gen):
-    """Apply one action (the SimPy engine's ``fn(a, b)``); False on a deadlock."""
-    kind = E.ev_kind[e]
-    a = E.ev_a[e]
-    b = E.ev_b[e]
-    if kind == EV_READY:
-        ready(E, a, b)
-    elif kind == EV_TX_END:
-        tx_end(E, a, b)
-    elif kind == EV_ARRIVAL:
-        arrival(E, a, b)
-    elif kind == EV_ACK:
-        ack(E, a, b)
-    elif kind == EV_CHAN_FREE:
-        E.wake_at[a] = -1
-        mark_dirty(E, a)
-    elif kind == EV_NIC_TX_END:
-        nic_tx_end(E, a)
-    elif kind == EV_NIC_WAKE:
-        E.nic_wake[a] = -1
-        mark_dirty(E, E.NP + a)
-    elif kind == EV_NIC_ACK:
-        nic_ack(E, a, b)
-    elif kind == EV_POST:
-        post(E, a)
-    elif kind == EV_SAMPLE:
-        sample(E)
-    elif kind == EV_SNAP0:
-        snapshot(E, 0)
-    elif kind == EV_SNAP1:
-        snapshot(E, 1)
-    elif kind == EV_WINDOW_CLOSED:
-        E.ctr[C_EXPECTED] = E.ctr[C_MEASURED]
-        if E.ctr[C_MEAS_DELIV] == E.ctr[C_EXPECTED]:
-            lc = E.ctr[C_LAST_CONSUME]
-            now = E.ctr[C_NOW]
-            finish(E, lc if lc > now else now)
-    elif kind == EV_STOP:
-        if E.ctr[C_STOPPED] == 0:
-            E.ctr[C_STOPPED] = 1
-            E.ctr[C_STOP_SEQ] = E.ctr[C_SEQ]
-    elif kind == EV_WATCHDOG:
-        now = E.ctr[C_NOW]
-        if E.ctr[C_IN_NETWORK] > 0 and now - E.ctr[C_PROGRESS_PS] >= E.watchdog:
-            E.ctr[C_DEAD_SINCE] = E.ctr[C_PROGRESS_PS]
-            return False
-        at(E, now + E.watchdog, EV_WATCHDOG, 0, 0)
-    elif kind == EV_PROGRESS:
-        E.ctr[C_YIELD] = 1
-        at(E, E.ctr[C_NOW] + E.progress_every, EV_PROGRESS, 0, 0)
-    return True
+def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask, ups, codes,
+        dorp, masks, route, rhops, cand, gend, used, pli, plf, rng, rec, hd, order, arr, ctrl,
+        smp, wl):
+    """Run until the stop, a deadlock, or a reason to return to Python (an ``ST_*`` code).
 
-
-@njit(cache=True)
-def pending(E):
-    return E.ctr[C_DIRTY_N] > 0 or E.ctr[C_ARR_N] > 0
-
-
-@njit(cache=True)
-def decide(E, gen):
-    if E.acknak:
-        decide_acknak(E, gen)
-    else:
-        decide_credit(E, gen)
-
-
-@njit(cache=True)
-def run_batch(E, gen):
-    """Apply the batch at the head of the current slot: every action at its time scheduled
-    before the batch began, in order; then the decision phase if the time is a clock edge.
-    False on a deadlock."""
-    pos = E.ctr[C_CUR_SLOT] & E.wmask
-    e = E.slot_head[pos]
-    t = E.ev_time[e]
-    E.ctr[C_NOW] = t
-    marker = E.ctr[C_SEQ]
-    while e != NO_EVENT and E.ev_time[e] == t and E.ev_seq[e] < marker:
-        E.slot_head[pos] = E.ev_next[e]
-        if E.slot_head[pos] == NO_EVENT:
-            E.slot_tail[pos] = NO_EVENT
-        E.ctr[C_WHEEL_N] -= 1
-        E.ctr[C_ACTIONS] += 1
-        ok = apply(E, e, gen)
-        ev_free(E, e)
-        if not ok:
-            return False
-        e = E.slot_head[pos]
-    E.ctr[C_LAST_BATCH] = t
-    E.ctr[C_SLOT_BATCH] = 1
-    if t % E.cyc == 0 and pending(E):
-        decide(E, gen)
-    return True
-
-
-@njit(cache=True)
-def run(E, gen):
-    """Run until the stop, a deadlock, or a reason to return to Python (status code)."""
+    Batches: the actions at one time scheduled before the batch began, in order; then, at a
+    clock edge, the decision phase if something waits for it; a batch that leaves work at a
+    time between edges gets its decision at the next edge (the SimPy calendar's rules)."""
+    ctr, prm, fprm, ev, wheel, heap = raw(ctr), raw(prm), raw(fprm), raw(ev), raw(wheel), raw(heap)
+    pk, qs, qbuf, pt, nd, dl, vcs = raw(pk), raw(qs), raw(qbuf), raw(pt), raw(nd), raw(dl), raw(vcs)
+    waitmask, ups, codes, dorp, masks = raw(waitmask), raw(ups), raw(codes), raw(dorp), raw(masks)
+    route, rhops, cand, gend, used = raw(route), raw(rhops), raw(cand), raw(gend), raw(used)
+    pli, plf, rng, rec, hd, order = raw(pli), raw(plf), raw(rng), raw(rec), raw(hd), raw(order)
+    arr, ctrl, smp, wl = raw(arr), raw(ctrl), raw(smp), raw(wl)
+    cyc = prm[K_CYC]
+    wmask = prm[K_WMASK]
+    acknak = prm[K_ACKNAK]
     while True:
-        if E.ctr[C_EV_FREE_N] < E.ev_reserve or E.ctr[C_PK_FREE_N] < E.pk_reserve:
+        if ctr[C_EV_FREE_N] < prm[K_EV_RESERVE] or ctr[C_PK_FREE_N] < prm[K_PK_RESERVE]:
             return ST_GROW
-        pos = E.ctr[C_CUR_SLOT] & E.wmask
-        if E.slot_head[pos] == NO_EVENT:
+        pos = ctr[C_CUR_SLOT] & wmask
+        decide_now = False
+        if wheel[pos, 0] == NO_EVENT:
             # the slot is exhausted: a decision waits for its edge if a batch left work
-            edge_t = E.ctr[C_CUR_SLOT] * E.cyc
-            if E.ctr[C_SLOT_BATCH] and E.ctr[C_LAST_BATCH] != edge_t and pending(E):
-                E.ctr[C_NOW] = edge_t
-                E.ctr[C_LAST_BATCH] = edge_t
-                E.ctr[C_ACTIONS] += 1
-                decide(E, gen)
-                continue
-            if not advance_slot(E):
-                E.ctr[C_END] = E.ctr[C_NOW]
+            edge_t = ctr[C_CUR_SLOT] * cyc
+            if ctr[C_SLOT_BATCH] and ctr[C_LAST_BATCH] != edge_t and pending(ctr):
+                ctr[C_NOW] = edge_t
+                ctr[C_LAST_BATCH] = edge_t
+                ctr[C_ACTIONS] += 1
+                decide_now = True
+            elif not advance_slot(ctr, prm, ev, wheel, heap):
+                ctr[C_END] = ctr[C_NOW]
                 return ST_DONE
-            continue
-        if not run_batch(E, gen):
-            return ST_DEADLOCK
-        if E.ctr[C_STOPPED]:
-            # the batch that already existed at the stop time runs too (SimPy processes the
-            # events scheduled before its stop event), then nothing more
-            t = E.ctr[C_NOW]
-            e = E.slot_head[pos]
-            if e != NO_EVENT and E.ev_time[e] == t:
-                older_exists = False
-                while e != NO_EVENT and E.ev_time[e] == t:
-                    if E.ev_seq[e] < E.ctr[C_STOP_SEQ]:
-                        older_exists = True
-                        break
-                    e = E.ev_next[e]
-                if older_exists:
-                    if not run_batch(E, gen):
+            else:
+                continue
+        else:
+            # one batch
+            e = wheel[pos, 0]
+            t = ev[e, E_TIME]
+            ctr[C_NOW] = t
+            marker = ctr[C_SEQ]
+            while e != NO_EVENT and ev[e, E_TIME] == t and ev[e, E_SEQ] < marker:
+                wheel[pos, 0] = ev[e, E_NEXT]
+                if wheel[pos, 0] == NO_EVENT:
+                    wheel[pos, 1] = NO_EVENT
+                ctr[C_WHEEL_N] -= 1
+                ctr[C_ACTIONS] += 1
+                kind = ev[e, E_KIND]
+                a = ev[e, E_A]
+                b = ev[e, E_B]
+                ev_free(ctr, ev, e)
+                if kind == EV_READY:
+                    ready(ctr, prm, pk, qs, qbuf, pt, dl, a, b)
+                elif kind == EV_TX_END:
+                    tx_end(ctr, prm, qs, pt, dl, waitmask, ups, a, b)
+                elif kind == EV_ARRIVAL:
+                    i = ctr[C_ARR_N]
+                    arr[i, 0] = a
+                    arr[i, 1] = b
+                    ctr[C_ARR_N] = i + 1
+                elif kind == EV_ACK:
+                    ack(ctr, prm, pk, qs, qbuf, pt, dl, waitmask, ups, a, b)
+                elif kind == EV_CHAN_FREE:
+                    pt[a, T_WAKE_AT] = -1
+                    mark_dirty(ctr, pt, dl, a)
+                elif kind == EV_NIC_TX_END:
+                    pt[prm[K_NP] + a, T_BUSY] = 0
+                    if not (prm[K_SAW] and nd[a, N_OUTSTANDING]):
+                        mark_dirty(ctr, pt, dl, prm[K_NP] + a)   # stop-and-wait waits its ACK
+                elif kind == EV_NIC_WAKE:
+                    nd[a, N_NIC_WAKE] = -1
+                    mark_dirty(ctr, pt, dl, prm[K_NP] + a)
+                elif kind == EV_NIC_ACK:
+                    nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, a, b)
+                elif kind == EV_POST:
+                    post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, a)
+                elif kind == EV_SAMPLE:
+                    sample(ctr, qs, pt, nd, smp, a)
+                elif kind == EV_WINDOW_CLOSED:
+                    ctr[C_EXPECTED] = ctr[C_MEASURED]
+                    if ctr[C_MEAS_DELIV] == ctr[C_EXPECTED]:
+                        lc = ctr[C_LAST_CONSUME]
+                        finish(ctr, prm, ev, wheel, heap, lc if lc > t else t)
+                elif kind == EV_STOP:
+                    if ctr[C_STOPPED] == 0:
+                        ctr[C_STOPPED] = 1
+                        ctr[C_STOP_SEQ] = ctr[C_SEQ]
+                elif kind == EV_WATCHDOG:
+                    if ctr[C_IN_NETWORK] > 0 and t - ctr[C_PROGRESS_PS] >= prm[K_WATCHDOG]:
+                        ctr[C_DEAD_SINCE] = ctr[C_PROGRESS_PS]
                         return ST_DEADLOCK
-            E.ctr[C_END] = t
+                    at(ctr, prm, ev, wheel, heap, t + prm[K_WATCHDOG], EV_WATCHDOG, 0, 0)
+                elif kind == EV_PROGRESS:
+                    ctr[C_YIELD] = 1
+                    at(ctr, prm, ev, wheel, heap, t + prm[K_PROGRESS], EV_PROGRESS, 0, 0)
+                e = wheel[pos, 0]
+            ctr[C_LAST_BATCH] = t
+            ctr[C_SLOT_BATCH] = 1
+            decide_now = t % cyc == 0 and pending(ctr)
+        if decide_now:
+            if acknak:
+                decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs,
+                              waitmask, ups, codes, dorp, masks, route, rhops, cand, gend, used,
+                              pli, plf, rng, rec, hd, order, arr, ctrl)
+            else:
+                decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs,
+                              waitmask, codes, dorp, masks, route, rhops, cand, gend, used, pli,
+                              plf, rng, rec, hd, order)
+        if ctr[C_STOPPED]:
+            # SimPy processes the events already scheduled before its stop event — the one
+            # batch that existed at the stop time — then nothing more
+            t = ctr[C_NOW]
+            pos = ctr[C_CUR_SLOT] & wmask
+            e = wheel[pos, 0]
+            older_exists = False
+            while e != NO_EVENT and ev[e, E_TIME] == t:
+                if ev[e, E_SEQ] < ctr[C_STOP_SEQ]:
+                    older_exists = True
+                    break
+                e = ev[e, E_NEXT]
+            if older_exists and ctr[C_STOPPED] == 1:
+                ctr[C_STOPPED] = 2                     # run that batch, then stop
+                continue
+            ctr[C_END] = t
             return ST_DONE
-        if E.ctr[C_YIELD]:
-            E.ctr[C_YIELD] = 0
+        if ctr[C_YIELD]:
+            ctr[C_YIELD] = 0
             return ST_PROGRESS
-
-
-@njit(cache=True)
-def set_pools(E, ev_time, ev_seq, ev_kind, ev_a, ev_b, ev_next, heap, p_src, p_dst, p_birth,
-              p_age_hi, p_age_lo, p_meas, p_der, p_rs, p_ri, p_hops, p_avail, p_enter, p_ready,
-              p_qid, p_from_port, p_from_vc, p_retries, p_next):
-    """Swap in grown event and packet pools (the engine grows them between batches)."""
-    E.ev_time, E.ev_seq, E.ev_kind, E.ev_a, E.ev_b, E.ev_next = ev_time, ev_seq, ev_kind, ev_a, \
-        ev_b, ev_next
-    E.heap = heap
-    E.p_src, E.p_dst, E.p_birth, E.p_age_hi, E.p_age_lo = p_src, p_dst, p_birth, p_age_hi, \
-        p_age_lo
-    E.p_meas, E.p_der, E.p_rs, E.p_ri, E.p_hops = p_meas, p_der, p_rs, p_ri, p_hops
-    E.p_avail, E.p_enter, E.p_ready, E.p_qid = p_avail, p_enter, p_ready, p_qid
-    E.p_from_port, E.p_from_vc, E.p_retries, E.p_next = p_from_port, p_from_vc, p_retries, p_next

@@ -7,10 +7,10 @@ from numba import njit
 
 
 @njit(cache=True)
-def choose_idn(PL, s, t, used, gen):
+def choose_idn(pli, plf, prm, used, rng, s, t):
     return -1, 0
 
 
 @njit(cache=True)
-def choose_orthant(PL, s, t, used, gen):
+def choose_orthant(pli, plf, prm, used, rng, s, t):
     return -1, False

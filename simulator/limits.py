@@ -1,0 +1,114 @@
+"""Size limits checked before anything is built: what a run would need, against what the machine
+has.
+
+:func:`estimate_bytes` is a deliberately generous estimate of the peak memory of a run from its
+config alone (no topology is built): per router and queue, the engines' state; per message of
+the workload, its schedule; per route of a routing table, the table.  Its constants were
+measured on this code (a 32x32x32 torus under DOR: 376 MB resident; 16x16x16x12x2: 1.41 GB;
+a 16x16x16 reference-profile schedule of 131,072 messages: 25 MB).  :func:`check_fits` refuses a
+config whose estimate exceeds the memory available (``MemAvailable`` of ``/proc/meminfo``, else
+the physical memory), with both numbers in the message.
+
+>>> from icsim.simulator.config import config_from_dict
+>>> cfg = config_from_dict({"topology": {"dims": [8, 8, 8]}})
+>>> 50e6 < estimate_bytes(cfg) < 500e6
+True
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+#: what a Python process with numpy, SimPy and icsim imported holds before building anything
+BASELINE_BYTES = 150e6
+#: per (router port, VC): a queue (an empty deque is ~630 bytes) and its parallel list entries
+PER_QUEUE_BYTES = 800
+#: per node: coordinates, neighbours, NIC state, relative-offset tables (2^n entries), streams
+PER_NODE_BYTES = 6000
+#: per message of the schedule while it is built (Python tuples), then as arrays
+PER_MESSAGE_BYTES = 160
+#: per route hop of a routing table (dict entry and tuple), and per route
+PER_HOP_BYTES = 40
+PER_ROUTE_BYTES = 250
+#: VC classes per port of the built-in algorithms (table routing with layers may use more)
+VCS = {"dor": 1, "abr": 2, "por": 2, "ofr": 3, "table": 1}
+
+
+def available_bytes() -> float:
+    """Memory this process could still get: ``MemAvailable`` (Linux), else physical memory."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return math.inf
+
+
+def node_count(cfg: Any) -> tuple[int, int]:
+    """(nodes, direction ports per router) of the config's topology, without building it."""
+    tc = cfg.topology
+    if tc.kind == "torus":
+        return math.prod(tc.dims), 2 * len(tc.dims)
+    if tc.kind == "random_regular":
+        return tc.nodes, tc.degree
+    return 4096, 64               # an edge list is bounded by its reader (Graph.from_file)
+
+
+def messages_upper_bound(cfg: Any, nodes: int) -> float:
+    """Messages the workload may create (open loop: until the horizon; collectives: all)."""
+    tc, run = cfg.traffic, cfg.run
+    if tc.workload == "collective":
+        n = len(tc.nodes) if tc.nodes else nodes
+        return float(n) * max(1, n - 1)
+    if tc.workload == "trace":
+        return 0.0                 # bounded by the trace reader
+    if tc.load <= 0:
+        return 0.0
+    if run.mode == "finite":
+        return float(nodes) * run.messages_per_node
+    # one message per node every M / (γ rate): at most 1 per ns per unit of γ (≥ 0.05 ns
+    # per packet at any link speed the schema allows), over warm-up, window and drain
+    horizon_ns = (run.warmup_us + run.measure_us + run.drain_us) * 1000
+    per_packet_ns = max(cfg.packet.size_bytes * 8 / cfg.link.bandwidth_gbps, 1e-3)
+    rate = tc.load / (tc.message_packets * per_packet_ns)
+    return nodes * (horizon_ns * rate + 2)
+
+
+def estimate_bytes(cfg: Any) -> float:
+    """A generous estimate of the run's peak memory (module docstring)."""
+    nodes, ports = node_count(cfg)
+    vcs = VCS.get(cfg.routing.algorithm, 4)
+    dims = cfg.topology.dims or ()
+    # the relative-offset tables: a byte and an int64 per 2^n coordinate differences per node
+    total = BASELINE_BYTES + nodes * (PER_NODE_BYTES + 9 * 2 ** len(dims))
+    total += nodes * (ports + 1) * vcs * PER_QUEUE_BYTES
+    total += messages_upper_bound(cfg, nodes) * PER_MESSAGE_BYTES
+    if cfg.routing.algorithm == "table":
+        routes = float(nodes) * (nodes - 1)
+        hops = sum(dims) / 4 if dims else math.log2(max(nodes, 2))
+        total += routes * (PER_ROUTE_BYTES + PER_HOP_BYTES * hops)
+    return total
+
+
+def check_fits(cfg: Any) -> None:
+    """Refuse (ConfigError naming the topology, or the workload when that dominates) a config
+    that would need more memory than this machine has available."""
+    from icsim.simulator.config import ConfigError
+
+    need = estimate_bytes(cfg)
+    have = available_bytes()
+    if need > 0.9 * have:
+        nodes, _ = node_count(cfg)
+        msgs = messages_upper_bound(cfg, nodes)
+        key = "topology" if msgs * PER_MESSAGE_BYTES < need / 2 else "traffic"
+        what = (f"{nodes:,} nodes" if key == "topology" else
+                f"about {msgs:,.0f} messages")
+        raise ConfigError(key, f"this run needs about {need / 1e9:,.1f} GB ({what}); this machine "
+                               f"has {have / 1e9:,.1f} GB available")
