@@ -26,6 +26,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from icsim.routing.algorithms.dor import require_torus
+from icsim.routing.outflank import OrthantPlanner, OutflankPlanner, orthant_select
 from icsim.routing.registry import ADAPTIVE, ESCAPE, VC, Groups, Routing, register
 
 
@@ -134,8 +135,6 @@ class PickOrthant(AdaptiveBubble):
 
     def __init__(self, topology: Any, config: Any, settings: Any = None):
         super().__init__(topology, config, settings)
-        from icsim.routing.outflank import OrthantPlanner
-
         st = self.settings
         both = config.router.tie_break != "ordered"
         self._planner = OrthantPlanner(topology, both_on_tie=both)
@@ -160,9 +159,7 @@ class PickOrthant(AdaptiveBubble):
             return
         sel = self._select.get(signs)
         if sel is None:
-            # the orthant's port per dimension (+ where the sign is 0 or +1)
-            sel = self._select[signs] = sum(1 << (2 * d + (1 if s < 0 else 0))
-                                            for d, s in enumerate(signs))
+            sel = self._select[signs] = orthant_select(signs)
         packet.state = sel
         packet.deroute = "orthant" if derouted else None
 
@@ -194,8 +191,6 @@ class OutFlank(Routing):
 
     def __init__(self, topology: Any, config: Any, settings: Any = None):
         super().__init__(topology, config, settings)
-        from icsim.routing.outflank import OutflankPlanner
-
         st = self.settings
         both = config.router.tie_break != "ordered"
         self._masks = topology.minimal_mask_table(both_on_tie=both)
