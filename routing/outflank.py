@@ -740,6 +740,20 @@ class OutflankPlanner(_Planner):
         self.variant = variant
         self.both_on_tie = bool(both_on_tie)
         super().__init__(topo, _offset_code if variant == "paper" else _half_code)
+        self._legs: dict[tuple[int, ...], tuple] = {}
+
+    def _leg(self, e: tuple[int, ...]) -> tuple:
+        """``(ports, code_ports, length, dims)`` of a minimal route by the displacement ``e``
+        (``e_i = (b_i - a_i) mod k_i``): its first ports with ``both_on_tie`` and with + at a
+        tie, its length and how many dimensions it travels.  Cached: a planner meets at most N
+        displacements, and every candidate of every plan has two legs."""
+        leg = self._legs.get(e)
+        if leg is None:
+            offsets = [sg[x] for sg, x in zip(self._signed, e)]
+            leg = self._legs[e] = (self._ports(offsets, self.both_on_tie),
+                                   self._ports(offsets, False), sum(abs(o) for o in offsets),
+                                   sum(1 for o in offsets if o))
+        return leg
 
     def _build(self, s: int, t: int) -> _IdnPlan:
         dims, signed, intern = self.topo.dims, self._signed, self._intern
@@ -758,18 +772,17 @@ class OutflankPlanner(_Planner):
                 if rel in seen:
                     continue
                 seen.add(rel)
-                first = [sg[e] for sg, e in zip(signed, rel)]
-                second = [sg[(xi - e) % k] for sg, xi, e, k in zip(signed, x, rel, dims)]
+                ports, code_ports, first, _ = self._leg(rel)
+                ports2, code_ports2, second, legs = self._leg(
+                    tuple((xi - e) % k for xi, e, k in zip(x, rel, dims)))
                 # admissible(): both legs use a direction that is not minimal s -> t
-                if not (any(p not in minimal for p in self._ports(first, rule))
-                        and any(p not in minimal for p in self._ports(second, rule))):
+                if not (any(p not in minimal for p in (ports if rule else code_ports))
+                        and any(p not in minimal for p in (ports2 if rule else code_ports2))):
                     continue
-                routed = sum(abs(o) for o in first) + sum(abs(o) for o in second)
-                ports, code_ports = self._ports(first, self.both_on_tie), self._ports(first, False)
+                routed = first + second
                 cands.append(intern((intern(rel), kind)))
                 paper_terms.append(intern((ports, len(ports), d / routed)))
-                ref_terms.append(intern((code_ports, len(code_ports),
-                                         sum(1 for o in second if o), routed / d)))
+                ref_terms.append(intern((code_ports, len(code_ports), legs, routed / d)))
         plan = _IdnPlan()
         plan.d = d
         plan.cands = tuple(cands)
