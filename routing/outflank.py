@@ -151,6 +151,7 @@ routes that leave through idle queues (u* = 0): OFR takes the wraparound IDN on 
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from itertools import combinations, permutations, product
 from typing import NamedTuple, Sequence
 
@@ -768,16 +769,16 @@ class OutflankPlanner(_Planner):
         for kind, coords in zip((OUTFLANK, WRAPAROUND), raw):
             seen = set()
             for cq in coords:
-                rel = tuple((q - a) % k for q, a, k in zip(cq, cs, dims))
+                rel = tuple([(q - a) % k for q, a, k in zip(cq, cs, dims)])
                 if rel in seen:
                     continue
                 seen.add(rel)
                 ports, code_ports, first, _ = self._leg(rel)
                 ports2, code_ports2, second, legs = self._leg(
-                    tuple((xi - e) % k for xi, e, k in zip(x, rel, dims)))
+                    tuple([(xi - e) % k for xi, e, k in zip(x, rel, dims)]))
                 # admissible(): both legs use a direction that is not minimal s -> t
-                if not (any(p not in minimal for p in (ports if rule else code_ports))
-                        and any(p not in minimal for p in (ports2 if rule else code_ports2))):
+                if (minimal.issuperset(ports if rule else code_ports)
+                        or minimal.issuperset(ports2 if rule else code_ports2)):
                     continue
                 routed = first + second
                 cands.append(intern((intern(rel), kind)))
@@ -1243,64 +1244,62 @@ _DTYPES = {
 
 
 class _Flat:
-    """Columns that become an export's arrays, filled plan by plan in key order; port
-    tuples are interned as port sets (the plans intern them too)."""
+    """An export's tables, filled plan by plan in key order.  Paper groups and reference rows
+    are kept as the plans hold them (interned tuples) and turned into columns at the end;
+    port tuples become port sets (numbered in order of first use)."""
 
     def __init__(self, planner, ptrs: Sequence[str]):
         self.planner = planner
         self.code, self.radix, self.plans = planner._export_plans()
-        self.cols: dict[str, list] = {name: [0] for name in ("portset_ptr", "group_ptr",
-                                                            "member_ptr", *ptrs)}
+        self.cols: defaultdict[str, list] = defaultdict(
+            list, {p: [0] for p in ("group_ptr", *ptrs)})
+        self.groups: list[tuple] = []
+        self.rows: list[tuple] = []
         self._portsets: dict[tuple[int, ...], int] = {}
 
-    def add(self, name: str, value) -> None:
-        self.cols.setdefault(name, []).append(value)
-
-    def mark(self, ptr: str, column: str) -> None:
-        """End a CSR row: ``ptr`` gets the current length of ``column``."""
-        self.cols[ptr].append(len(self.cols.get(column, ())))
-
     def portset(self, ports: tuple[int, ...]) -> int:
-        ps = self._portsets.get(ports)
-        if ps is None:
-            ps = self._portsets[ports] = len(self._portsets)
-            self.cols.setdefault("portset_ports", []).extend(ports)
-            self.mark("portset_ptr", "portset_ports")
-        return ps
+        return self._portsets.setdefault(ports, len(self._portsets))
 
     def common(self, plan) -> None:
         """``d``, the min terms and the paper groups of one plan."""
-        self.add("d", plan.d)
+        cols = self.cols
+        cols["d"].append(plan.d)
         for name, (ports, n) in (("min", plan.min_terms), ("min_code", plan.min_code_terms)):
-            self.add(f"{name}_portset", self.portset(ports))
-            self.add(f"{name}_n", n)
-        for ports, n, ratio, members in plan.paper_groups:
-            self.add("group_portset", self.portset(ports))
-            self.add("group_n", n)
-            self.add("group_ratio", ratio)
-            self.cols.setdefault("members", []).extend(members)
-            self.mark("member_ptr", "members")
-        self.mark("group_ptr", "group_portset")
-
-    def order(self, order) -> None:
-        """Rows of a reference search order (:func:`_reference_order`)."""
-        for j, ports, n, div, dil, bounded in order:
-            self.add("row_j", j)
-            self.add("row_portset", self.portset(ports))
-            self.add("row_n", n)
-            self.add("row_div", div)
-            self.add("row_dil", dil)
-            self.add("row_bounded", bounded)
+            cols[f"{name}_portset"].append(self.portset(ports))
+            cols[f"{name}_n"].append(n)
+        self.groups.extend(plan.paper_groups)
+        cols["group_ptr"].append(len(self.groups))
 
     def arrays(self, cls, **extra):
-        topo = self.planner.topo
+        topo, cols = self.planner.topo, self.cols
         out = dict(dims=np.array(topo.dims, np.int64), strides=np.array(topo.strides, np.int64),
                    coords=topo.coord_array.astype(np.int32), code=self.code, radix=self.radix)
         out.update(extra)
+        ports, cols["group_n"], cols["group_ratio"], members = _columns(self.groups, 4)
+        cols["group_portset"] = [self.portset(p) for p in ports]
+        cols["members"] = [j for m in members for j in m]
+        cols["member_ptr"] = _offsets(members)
+        (cols["row_j"], ports, cols["row_n"], cols["row_div"], cols["row_dil"],
+         cols["row_bounded"]) = _columns(self.rows, 6)
+        cols["row_portset"] = [self.portset(p) for p in ports]
+        portsets = list(self._portsets)          # in id order (dicts keep insertion order)
+        cols["portset_ports"] = [p for ps in portsets for p in ps]
+        cols["portset_ptr"] = _offsets(portsets)
         for name in cls._fields:
             if name not in out:
-                out[name] = np.array(self.cols.get(name, []), _DTYPES[name])
+                out[name] = np.array(cols[name], _DTYPES[name])
         return cls(**out)
+
+
+def _columns(rows: list[tuple], width: int) -> list:
+    return list(zip(*rows)) if rows else [()] * width
+
+
+def _offsets(rows) -> np.ndarray:
+    """CSR pointers of a list of sequences."""
+    out = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=out[1:])
+    return out
 
 
 def _rel_dtype(topo):
@@ -1309,37 +1308,37 @@ def _rel_dtype(topo):
 
 def _export_idn(planner: "OutflankPlanner") -> IdnPlans:
     flat = _Flat(planner, ("cand_ptr", "order_ptr"))
-    rel = []
+    cols, rows, rel = flat.cols, flat.rows, []
     for plan in flat.plans:
         flat.common(plan)
         for r, kind in plan.cands:
             rel.append(r)
-            flat.add("cand_kind", KIND_CODES[kind])
-        flat.mark("cand_ptr", "cand_kind")
-        flat.add("n_oidn", plan.n_oidn)
-        flat.order(plan.ref_oidn_order)
-        flat.add("widn_order", len(flat.cols.get("row_j", ())))
-        flat.order(plan.ref_widn_order)
-        flat.mark("order_ptr", "row_j")
+            cols["cand_kind"].append(KIND_CODES[kind])
+        cols["cand_ptr"].append(len(rel))
+        cols["n_oidn"].append(plan.n_oidn)
+        rows.extend(plan.ref_oidn_order)
+        cols["widn_order"].append(len(rows))
+        rows.extend(plan.ref_widn_order)
+        cols["order_ptr"].append(len(rows))
     n = planner.topo.n
     return flat.arrays(IdnPlans, cand_rel=np.array(rel, _rel_dtype(planner.topo)).reshape(-1, n))
 
 
 def _export_orthants(planner: "OrthantPlanner") -> OrthantPlans:
     flat = _Flat(planner, ("orthant_ptr", "order_ptr"))
-    signs, code_signs = [], []
+    cols, rows, signs, code_signs = flat.cols, flat.rows, [], []
     for plan in flat.plans:
         flat.common(plan)
         for o in plan.orthants:
             signs.append(o.signs)
             code_signs.append(o.code_signs)
-            flat.add("sel", orthant_select(o.signs))
-            flat.add("code_sel", orthant_select(o.code_signs))
-            flat.add("derouted", o.derouted)
-            flat.add("code_derouted", o.code_derouted)
-        flat.mark("orthant_ptr", "sel")
-        flat.order(plan.ref_order)
-        flat.mark("order_ptr", "row_j")
+            cols["sel"].append(orthant_select(o.signs))
+            cols["code_sel"].append(orthant_select(o.code_signs))
+            cols["derouted"].append(o.derouted)
+            cols["code_derouted"].append(o.code_derouted)
+        cols["orthant_ptr"].append(len(signs))
+        rows.extend(plan.ref_order)
+        cols["order_ptr"].append(len(rows))
     n = planner.topo.n
     return flat.arrays(OrthantPlans, signs=np.array(signs, np.int8).reshape(-1, n),
                        code_signs=np.array(code_signs, np.int8).reshape(-1, n))
