@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from icsim.simulator.engines.compiled.planners import choose_idn, choose_orthant
 
 # ----------------------------------------------------------------------------- event kinds
 EV_NOOP, EV_POST, EV_TX_END, EV_READY, EV_NIC_TX_END, EV_NIC_WAKE, EV_NIC_ACK = 0, 1, 2, 3, 4, 5, 6
@@ -458,13 +457,19 @@ def inject_route(E, node, p, gen):
 
 @njit(cache=True)
 def choose_injection(E, node, p, gen):
-    """OFR's intermediate destination or POR's orthant (the planners' arrays)."""
+    """OFR's intermediate destination or POR's orthant (the planners' arrays).
+
+    Not wired yet (OFR's and POR's ``compiled()`` return None, so :func:`supports` refuses
+    them): routes minimally.  :func:`.planners.choose_idn` / :func:`.planners.choose_orthant`
+    take the planners' exported plans and the settings (capacity, eta, profit code,
+    min_deroute_distance) besides ``E.used`` and ``gen``.
+    """
     if E.route_kind == R_OFR:
-        idn, der = choose_idn(E, node, E.p_dst[p], E.used, gen)
+        idn, der = -1, 0
         E.p_rs[p] = idn
         E.p_der[p] = der
     else:
-        sel, der = choose_orthant(E, node, E.p_dst[p], E.used, gen)
+        sel, der = -1, False
         E.p_rs[p] = sel
         E.p_der[p] = 3 if der else 0     # DEROUTE_CODE["orthant"]
 
