@@ -4,7 +4,8 @@
 planners export; for the same source, destination, queue occupancy and settings it returns what
 ``OutflankPlanner.choose_idn`` / ``OrthantPlanner.choose_orthant`` return (as ``inject`` stores
 it), and with the paper profit a run of decisions draws the same ties from the same stream, the
-same number of times.  Tori from 3x3x3 to 8x8x8, mixed sizes, 1-D to 4-D rings.
+same number of times.  Tori from 3x3x3 to 8x8x8, mixed sizes, 1-D to 4-D rings (and a 6-D one
+for the widest plan).
 """
 
 from __future__ import annotations
@@ -107,7 +108,8 @@ def decisions(draw):
     minimal = topo.minimal_ports(s, t)
     return dict(dims=dims, s=s, t=t, capacity=capacity,
                 used=draw(used_vectors(topo.num_ports, capacity, minimal)),
-                eta=draw(st.sampled_from(ETAS)), profit=draw(st.sampled_from(["paper", "reference"])),
+                eta=draw(st.sampled_from(ETAS)),
+                profit=draw(st.sampled_from(["paper", "reference"])),
                 min_deroute_distance=draw(st.sampled_from([1, 2])),
                 both_on_tie=draw(st.booleans()), seed=draw(st.integers(0, 2**32 - 1)))
 

@@ -100,7 +100,7 @@ def check_plans(x) -> None:
     >>> check_plans(OutflankPlanner(Torus((3,) * 6)).export())
     Traceback (most recent call last):
     ...
-    ValueError: the compiled OFR/POR decision takes at most 64 candidates per plan; a plan of this torus has 73
+    ValueError: the compiled OFR/POR decision takes at most 64 candidates per plan; ... has 73
     """
     ptr = x.cand_ptr if hasattr(x, "cand_ptr") else x.orthant_ptr
     most = int(np.diff(ptr).max(initial=0))
@@ -213,7 +213,7 @@ def best_paper(x, plan, used, eta):
         pi = (1.0 if total == 0 else u_star * group_n[g] / total) + eta * ratio
         if pi > best:
             best = pi
-            winners = 0
+            winners = 0                       # this group alone, as a new best
         elif not (pi == best and winners):
             continue
         for i in range(member_ptr[g], member_ptr[g + 1]):
@@ -224,7 +224,8 @@ def best_paper(x, plan, used, eta):
 @njit(cache=True, inline="always")
 def paper_choice(x, plan, used, eta, gen):
     """Index of the best candidate under eqs. (15)-(16), or -1 when none beats the minimal
-    route; ties are drawn from ``gen`` as ``_Draws.integers`` draws them.
+    route; ties are drawn from ``gen`` as ``_Draws.integers`` draws them (the SimPy engine
+    always passes its stream, so the Python "first wins without a stream" has no twin here).
 
     Parameters
     ----------
