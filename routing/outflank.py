@@ -122,8 +122,14 @@ and dilations; a decision is then a dictionary look-up and a loop over a dozen c
 :func:`choose_idn` and :func:`choose_orthant` build a fresh planner on every call: routing
 classes should keep one planner per run.  Measured (CPython 3.11, CPU time, warm caches,
 random pairs, idle to fully busy routers): 1.2-3.7 us per decision on 8x8x8 and 16x16x16,
-OFR and POR, both variants.  A plan takes about 0.1 ms to build, once per key; all keys of a
+OFR and POR, both variants.  A plan takes 0.1-0.2 ms to build, once per key; all keys of a
 16x16x16 torus take about 9 MB (paper) or 36 MB (reference, keyed by "half" too).
+
+For the compiled engine, ``export()`` builds every key at once and hands the plans over as
+flat numpy arrays (:class:`IdnPlans`, :class:`OrthantPlans`), over which
+``icsim.simulator.engines.compiled.planners`` restates the decision (0.2-0.5 us).  On
+16x16x16 that takes 0.5-0.8 s of CPU time and 2 MB of arrays for the paper OFR rules and
+POR, 5-6 s and 15 MB for the reference OFR rules (29,791 keys).
 
 Examples
 --------
@@ -535,9 +541,11 @@ class _Planner:
         return code, radix, pairs
 
     def _export_plans(self):
-        """Every plan of the key space, in key order, with the key arrays."""
+        """The key arrays and every plan of the key space, in key order (a generator: plans
+        not cached yet are built for the export and not kept)."""
         code, radix, pairs = self._export_keys()
-        return code, radix, [self._plan(s, t) for s, t in pairs]
+        key, plans = self._key, self._plans
+        return code, radix, (plans.get(key(s, t)) or self._build(s, t) for s, t in pairs)
 
 
 def _key_function(tables, coords):
@@ -804,7 +812,8 @@ class OutflankPlanner(_Planner):
 
     def export(self) -> IdnPlans:
         """Every plan this planner can be asked for, as flat arrays (:class:`IdnPlans`),
-        copied from the plan objects :meth:`choose_idn` uses (and cached with them).
+        copied from the plan objects :meth:`choose_idn` uses (``_build``; plans already cached
+        are reused, the others are not kept).
 
         >>> from icsim.simulator.topology import Torus
         >>> plans = OutflankPlanner(Torus((8, 8, 8))).export()
@@ -979,7 +988,8 @@ class OrthantPlanner(_Planner):
 
     def export(self) -> OrthantPlans:
         """Every plan this planner can be asked for, as flat arrays (:class:`OrthantPlans`),
-        copied from the plan objects :meth:`choose_orthant` uses (and cached with them).
+        copied from the plan objects :meth:`choose_orthant` uses (``_build``; plans already
+        cached are reused, the others are not kept).
 
         >>> from icsim.simulator.topology import Torus
         >>> plans = OrthantPlanner(Torus((8, 8, 8))).export()

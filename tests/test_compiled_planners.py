@@ -43,7 +43,7 @@ def torus(dims):
 
 @lru_cache(maxsize=None)
 def ofr(dims, variant, both_on_tie):
-    """A planner and its export (the export builds every plan into the planner's cache)."""
+    """A planner and its export."""
     planner = OutflankPlanner(torus(dims), delta=2, variant=variant, both_on_tie=both_on_tie)
     return planner, planner.export()
 
