@@ -31,13 +31,16 @@ what NumPy's ``Generator.random`` draws from the same state, and advances that s
 difference of form: the paper winners are a bitmask (bit ``j``: candidate ``j``) rather than
 a sorted list; the set is the same and "ascending" is bit order (:data:`MAX_CANDIDATES`).
 
-Speed.  A decision allocates nothing.  The two entry points are compiled without numba's
-reference counting (``_nrt=False``): every function that receives the plans' tuple of ~30
-arrays otherwise increments and decrements each array's count on entry and exit, unless
-numba's pruning pass removes the pairs, which it does not across the branches here; that
-cost 0.4 us of a 0.55 us decision.  The helpers are inlined into them (numba IR inlining),
-which also keeps the compile time down (each function taking the tuple costs a fraction of
-a second to compile on its own).
+The decisions take the plans as a :class:`PlansRecord` (:func:`record`: the exported arrays
+under the same names, passed by reference); they read only attributes, so the NamedTuple
+itself, or the engine's own record holding the same names, works too.  A decision allocates
+nothing and takes 0.1-0.3 us.  Two things keep it there, both about numba's reference counts:
+a NamedTuple of ~30 arrays handed to a compiled function costs an increment and a decrement
+per array per call (0.6 us per decision measured, against 0.2 us with the record), and arrays
+read into local variables or handed to an inlined helper inside a branch keep numba's pruning
+pass from removing their counts; so the functions read ``x.field[i]`` where they use it.  The
+helpers are inlined into :func:`choose_idn` and :func:`choose_orthant` (numba IR inlining),
+which also keeps the compile time down.
 
 Codes: the profit variant is :data:`PAPER` or :data:`REFERENCE`; an IDN's kind is
 :data:`NONE`, :data:`OUTFLANK` or :data:`WRAPAROUND`.  Nothing is validated here (``used``
@@ -52,13 +55,13 @@ IDN on the far arc and POR the - orthant (as the Python planners do):
 >>> from icsim.routing.outflank import OrthantPlanner, OutflankPlanner
 >>> from icsim.simulator.topology import Torus
 >>> topo = Torus((8, 8))
+>>> ofr, por = record(OutflankPlanner(topo).export()), record(OrthantPlanner(topo).export())
 >>> s, t, used = topo.node((1, 1)), topo.node((4, 1)), np.array([8, 0, 0, 0])
 >>> gen = np.random.default_rng(0)
->>> idn, kind = choose_idn(OutflankPlanner(topo).export(), s, t, used, 8, 2.0, PAPER, 1, gen)
+>>> idn, kind = choose_idn(ofr, s, t, used, 8, 2.0, PAPER, 1, gen)
 >>> topo.coords(idn), kind == WRAPAROUND
 ((6, 1), True)
->>> sel, derouted = choose_orthant(OrthantPlanner(topo).export(), s, t, used, 8, 1.0, PAPER,
-...                                1, gen)
+>>> sel, derouted = choose_orthant(por, s, t, used, 8, 1.0, PAPER, 1, gen)
 >>> bin(sel), derouted                                  # ports x- (1) and y+ (2)
 ('0b110', True)
 """
@@ -66,10 +69,12 @@ IDN on the far arc and POR the - orthant (as the Python planners do):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, typeof
+from numba.core import types
+from numba.experimental import structref
 
 from icsim.routing.outflank import KIND_CODES, OUTFLANK as _OUTFLANK, PROFIT_CODES
-from icsim.routing.outflank import WRAPAROUND as _WRAPAROUND
+from icsim.routing.outflank import WRAPAROUND as _WRAPAROUND, IdnPlans, OrthantPlans
 
 PAPER = PROFIT_CODES["paper"]
 REFERENCE = PROFIT_CODES["reference"]
@@ -109,13 +114,111 @@ def check_plans(x) -> None:
                          f"candidates per plan; a plan of this torus has {most}")
 
 
+# ----------------------------------------------------------------------------- the record
+@structref.register
+class PlansRecordType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class PlansRecord(structref.StructRefProxy):
+    """The plans as numba holds them (:func:`record`): the arrays of an
+    :class:`~icsim.routing.outflank.IdnPlans` or
+    :class:`~icsim.routing.outflank.OrthantPlans` under the same names, passed by reference."""
+
+
+structref.define_boxing(PlansRecordType, PlansRecord)
+
+
+def record(x: IdnPlans | OrthantPlans) -> PlansRecord:
+    """The exported plans as a record for the compiled decisions (the arrays are shared),
+    checked by :func:`check_plans`.
+
+    Parameters
+    ----------
+    x : IdnPlans or OrthantPlans
+
+    Returns
+    -------
+    PlansRecord
+
+    Raises
+    ------
+    ValueError
+        When a plan has more than :data:`MAX_CANDIDATES` candidates.
+    """
+    check_plans(x)
+    typ = PlansRecordType([(name, typeof(a)) for name, a in zip(x._fields, x)])
+    if isinstance(x, IdnPlans):
+        return _idn_record(typ, x)
+    return _orthant_record(typ, x)
+
+
+@njit(cache=True, inline="always")
+def _set_common(r, x):
+    r.dims = x.dims
+    r.strides = x.strides
+    r.coords = x.coords
+    r.code = x.code
+    r.radix = x.radix
+    r.portset_ptr = x.portset_ptr
+    r.portset_ports = x.portset_ports
+    r.d = x.d
+    r.min_portset = x.min_portset
+    r.min_n = x.min_n
+    r.min_code_portset = x.min_code_portset
+    r.min_code_n = x.min_code_n
+    r.group_ptr = x.group_ptr
+    r.group_portset = x.group_portset
+    r.group_n = x.group_n
+    r.group_ratio = x.group_ratio
+    r.member_ptr = x.member_ptr
+    r.members = x.members
+    r.row_j = x.row_j
+    r.row_portset = x.row_portset
+    r.row_n = x.row_n
+    r.row_div = x.row_div
+    r.row_dil = x.row_dil
+    r.row_bounded = x.row_bounded
+
+
+@njit(cache=True)
+def _idn_record(typ, x):
+    r = structref.new(typ)
+    _set_common(r, x)
+    r.cand_ptr = x.cand_ptr
+    r.cand_rel = x.cand_rel
+    r.cand_kind = x.cand_kind
+    r.n_oidn = x.n_oidn
+    r.order_ptr = x.order_ptr
+    r.widn_order = x.widn_order
+    return r
+
+
+@njit(cache=True)
+def _orthant_record(typ, x):
+    r = structref.new(typ)
+    _set_common(r, x)
+    r.orthant_ptr = x.orthant_ptr
+    r.signs = x.signs
+    r.code_signs = x.code_signs
+    r.sel = x.sel
+    r.code_sel = x.code_sel
+    r.derouted = x.derouted
+    r.code_derouted = x.code_derouted
+    r.order_ptr = x.order_ptr
+    return r
+
+
+# ----------------------------------------------------------------------------- the decision
 @njit(cache=True, inline="always")
 def plan_key(x, s, t):
     """The plan of ``s -> t``: ``sum_i code[i, s_i, t_i] * radix[i]``.
 
     Parameters
     ----------
-    x : IdnPlans or OrthantPlans
+    x : PlansRecord
+        Of either planner's export (or the export itself).
     s, t : int
         Source and destination node ids.
 
@@ -152,13 +255,12 @@ def min_used(used):
 
 
 @njit(cache=True, inline="always")
-def port_total(portset_ptr, portset_ports, ps, used):
+def port_total(x, ps, used):
     """Used slots summed over the ports of port set ``ps`` (an exact integer sum).
 
     Parameters
     ----------
-    portset_ptr, portset_ports : numpy.ndarray
-        The plans' port sets (CSR).
+    x : PlansRecord
     ps : int
         A port set id (``*_portset`` entries).
     used : numpy.ndarray of int64
@@ -169,8 +271,8 @@ def port_total(portset_ptr, portset_ports, ps, used):
     int
     """
     total = 0
-    for i in range(portset_ptr[ps], portset_ptr[ps + 1]):
-        total += used[portset_ports[i]]
+    for i in range(x.portset_ptr[ps], x.portset_ptr[ps + 1]):
+        total += used[x.portset_ports[i]]
     return total
 
 
@@ -182,7 +284,8 @@ def best_paper(x, plan, used, eta):
 
     Parameters
     ----------
-    x : IdnPlans or OrthantPlans
+    x : PlansRecord
+        Of either planner's export (or the export itself).
     plan : int
         The plan (:func:`plan_key`).
     used : numpy.ndarray of int64
@@ -194,30 +297,27 @@ def best_paper(x, plan, used, eta):
     int
         At most :data:`MAX_CANDIDATES` candidates per plan (:func:`check_plans`).
     """
-    portset_ptr, portset_ports = x.portset_ptr, x.portset_ports
-    group_portset, group_n, group_ratio = x.group_portset, x.group_n, x.group_ratio
-    member_ptr, members = x.member_ptr, x.members
     u_star = min_used(used)
-    total = port_total(portset_ptr, portset_ports, x.min_portset[plan], used)
+    total = port_total(x, x.min_portset[plan], used)
     # eq. (16); the first term is 1 when u_0 = u* = 0
     best = (1.0 if total == 0 else u_star * x.min_n[plan] / total) + eta
     winners = 0
     for g in range(x.group_ptr[plan], x.group_ptr[plan + 1]):
         # winners: the members of the groups whose profit equals best, which beats pi_0
         # strictly; groups come by decreasing ratio and a profit is at most 1 + eta * ratio
-        ratio = group_ratio[g]
+        ratio = x.group_ratio[g]
         if 1.0 + eta * ratio < best:
             break
-        total = port_total(portset_ptr, portset_ports, group_portset[g], used)
+        total = port_total(x, x.group_portset[g], used)
         # eq. (15): u*/u_q with u_q = total/n (u_q = 0 implies u* = 0)
-        pi = (1.0 if total == 0 else u_star * group_n[g] / total) + eta * ratio
+        pi = (1.0 if total == 0 else u_star * x.group_n[g] / total) + eta * ratio
         if pi > best:
             best = pi
             winners = 0                       # this group alone, as a new best
         elif not (pi == best and winners):
             continue
-        for i in range(member_ptr[g], member_ptr[g + 1]):
-            winners |= 1 << members[i]
+        for i in range(x.member_ptr[g], x.member_ptr[g + 1]):
+            winners |= 1 << x.members[i]
     return winners
 
 
@@ -229,7 +329,8 @@ def paper_choice(x, plan, used, eta, gen):
 
     Parameters
     ----------
-    x : IdnPlans or OrthantPlans
+    x : PlansRecord
+        Of either planner's export (or the export itself).
     plan : int
     used : numpy.ndarray of int64
     eta : float
@@ -264,7 +365,8 @@ def reference_pi0(x, plan, used, u_star, capacity, eta):
 
     Parameters
     ----------
-    x : IdnPlans or OrthantPlans
+    x : PlansRecord
+        Of either planner's export (or the export itself).
     plan : int
     used : numpy.ndarray of int64
     u_star : int
@@ -277,7 +379,7 @@ def reference_pi0(x, plan, used, u_star, capacity, eta):
     -------
     float
     """
-    total = port_total(x.portset_ptr, x.portset_ports, x.min_code_portset[plan], used)
+    total = port_total(x, x.min_code_portset[plan], used)
     n_min = x.min_code_n[plan]
     f = (n_min * capacity - total) / n_min
     if f == 0:
@@ -293,7 +395,7 @@ def best_reference(x, r0, r1, used, u_star, capacity, eta, top):
 
     Parameters
     ----------
-    x : IdnPlans or OrthantPlans
+    x : PlansRecord
     r0, r1 : int
         A plan's rows (``order_ptr``; OFR: its OIDN or its WIDN rows, ``widn_order``).
     used : numpy.ndarray of int64
@@ -307,27 +409,24 @@ def best_reference(x, r0, r1, used, u_star, capacity, eta, top):
     -------
     (float, int)
     """
-    portset_ptr, portset_ports = x.portset_ptr, x.portset_ports
-    row_j, row_portset, row_n, row_div = x.row_j, x.row_portset, x.row_n, x.row_div
-    row_dil, row_bounded = x.row_dil, x.row_bounded
     top_j = -1
     for r in range(r0, r1):
         # (top, top_j) is the best profit above the starting top among the rows before r
         # (smallest j on a tie); the bounded rows come last, by increasing dilation
-        dil = row_dil[r]
-        if row_bounded[r] and 1.0 + eta / dil < top:
+        dil = x.row_dil[r]
+        if x.row_bounded[r] and 1.0 + eta / dil < top:
             break                             # and so are all the later ones
-        total = port_total(portset_ptr, portset_ports, row_portset[r], used)
-        n = row_n[r]
+        total = port_total(x, x.row_portset[r], used)
+        n = x.row_n[r]
         if total == n * capacity:
             continue                          # f = 0: profit 0
         if u_star == 0:
             pr = 1.0 + eta / dil
         else:
             # the coded "average": free slots / second-leg dimensions (orthants: n)
-            f = (n * capacity - total) / row_div[r]
+            f = (n * capacity - total) / x.row_div[r]
             pr = np.inf if f == capacity else u_star / (capacity - f) + eta / dil
-        j = np.int64(row_j[r])
+        j = np.int64(x.row_j[r])
         if pr > top or (pr == top and top_j >= 0 and j < top_j):
             top = pr
             top_j = j
@@ -341,7 +440,8 @@ def choose_reference(x, plan, used, capacity, eta):
 
     Parameters
     ----------
-    x : IdnPlans
+    x : PlansRecord
+        Of :meth:`OutflankPlanner.export`.
     plan : int
     used : numpy.ndarray of int64
     capacity : int
@@ -366,14 +466,14 @@ def choose_reference(x, plan, used, capacity, eta):
     return j_o
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True)
 def choose_idn(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
     """OFR at injection, as :meth:`OutflankPlanner.choose_idn`.
 
     Parameters
     ----------
-    x : IdnPlans
-        :meth:`OutflankPlanner.export` of the run's planner.
+    x : PlansRecord
+        :func:`record` of :meth:`OutflankPlanner.export` of the run's planner.
     s, t : int
         Source and destination node ids.
     used : numpy.ndarray of int64
@@ -414,15 +514,15 @@ def choose_idn(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
     return idn, np.int64(x.cand_kind[c])
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True)
 def choose_orthant(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
     """POR at injection, as :meth:`OrthantPlanner.choose_orthant` followed by the port
     bitmask :meth:`PickOrthant.inject` stores.
 
     Parameters
     ----------
-    x : OrthantPlans
-        :meth:`OrthantPlanner.export` of the run's planner.
+    x : PlansRecord
+        :func:`record` of :meth:`OrthantPlanner.export` of the run's planner.
     s, t : int
     used : numpy.ndarray of int64
     capacity : int
