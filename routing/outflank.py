@@ -127,7 +127,7 @@ OFR and POR, both variants.  A plan takes 0.1-0.2 ms to build, once per key; all
 
 For the compiled engine, ``export()`` builds every key at once and hands the plans over as
 flat numpy arrays (:class:`IdnPlans`, :class:`OrthantPlans`), over which
-``icsim.simulator.engines.compiled.planners`` restates the decision (0.2-0.5 us).  On
+``icsim.simulator.engines.compiled.planners`` restates the decision (0.1-0.3 us).  On
 16x16x16 that takes 0.5-0.8 s of CPU time and 2 MB of arrays for the paper OFR rules and
 POR, 5-6 s and 15 MB for the reference OFR rules (29,791 keys).
 
