@@ -122,8 +122,14 @@ and dilations; a decision is then a dictionary look-up and a loop over a dozen c
 :func:`choose_idn` and :func:`choose_orthant` build a fresh planner on every call: routing
 classes should keep one planner per run.  Measured (CPython 3.11, CPU time, warm caches,
 random pairs, idle to fully busy routers): 1.2-3.7 us per decision on 8x8x8 and 16x16x16,
-OFR and POR, both variants.  A plan takes about 0.1 ms to build, once per key; all keys of a
+OFR and POR, both variants.  A plan takes 0.1-0.2 ms to build, once per key; all keys of a
 16x16x16 torus take about 9 MB (paper) or 36 MB (reference, keyed by "half" too).
+
+For the compiled engine, ``export()`` builds every key at once and hands the plans over as
+flat numpy arrays (:class:`IdnPlans`, :class:`OrthantPlans`), over which
+``icsim.simulator.engines.compiled.planners`` restates the decision (0.1-0.3 us).  On
+16x16x16 that takes 0.5-0.8 s of CPU time and 2 MB of arrays for the paper OFR rules and
+POR, 5-6 s and 15 MB for the reference OFR rules (29,791 keys).
 
 Examples
 --------
@@ -151,8 +157,11 @@ routes that leave through idle queues (u* = 0): OFR takes the wraparound IDN on 
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from itertools import combinations, permutations, product
 from typing import NamedTuple, Sequence
+
+import numpy as np
 
 OUTFLANK = "outflank"
 WRAPAROUND = "wraparound"
@@ -448,6 +457,7 @@ class _Planner:
     def __init__(self, topo, code):
         _check_torus(topo)
         self.topo = topo
+        self._code = code
         self._num_ports = topo.num_ports
         self._coords = tuple(topo.coords(v) for v in range(topo.num_nodes))
         # signed minimal offset of a forward difference x, per dimension (ties +k/2)
@@ -498,6 +508,44 @@ class _Planner:
         if plan is None:
             plan = self._plans[key] = self._build(s, t)
         return plan
+
+    def _export_keys(self):
+        """The dense key space of an export: ``(code, radix, pairs)``.
+
+        ``code[i, a, b]`` numbers the distinct values of this planner's per-dimension code
+        (the offset; or the offset and the reference "half") in increasing order (-1 past
+        ``k_i``); ``radix[0] = 1`` and ``radix[i + 1] = radix[i] * codes_i``, so that
+        ``key = sum_i code[i, s_i, t_i] * radix[i]`` numbers the plans ``0 .. P-1``.
+        ``pairs`` lists, for every key in increasing order, one ``(s, t)`` that has it.
+        """
+        topo = self.topo
+        n, kmax = topo.n, max(topo.dims)
+        code = np.full((n, kmax, kmax), -1, np.int32)
+        radix = np.ones(n, np.int64)
+        firsts, size = [], 1
+        for i, k in enumerate(topo.dims):
+            raw = np.array([[self._code(k, a, b) for b in range(k)] for a in range(k)])
+            values, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
+            code[i, :k, :k] = inverse.reshape(k, k)
+            firsts.append([divmod(int(f), k) for f in first])   # one (a, b) per code
+            radix[i] = size
+            size *= len(values)
+        pairs = []
+        # dimension 0 varies fastest, as radix[0] = 1
+        for digits in product(*(range(len(f)) for f in reversed(firsts))):
+            s = t = 0
+            for f, digit, stride in zip(firsts, reversed(digits), topo.strides):
+                s += f[digit][0] * stride
+                t += f[digit][1] * stride
+            pairs.append((s, t))
+        return code, radix, pairs
+
+    def _export_plans(self):
+        """The key arrays and every plan of the key space, in key order (a generator: plans
+        not cached yet are built for the export and not kept)."""
+        code, radix, pairs = self._export_keys()
+        key, plans = self._key, self._plans
+        return code, radix, (plans.get(key(s, t)) or self._build(s, t) for s, t in pairs)
 
 
 def _key_function(tables, coords):
@@ -701,6 +749,20 @@ class OutflankPlanner(_Planner):
         self.variant = variant
         self.both_on_tie = bool(both_on_tie)
         super().__init__(topo, _offset_code if variant == "paper" else _half_code)
+        self._legs: dict[tuple[int, ...], tuple] = {}
+
+    def _leg(self, e: tuple[int, ...]) -> tuple:
+        """``(ports, code_ports, length, dims)`` of a minimal route by the displacement ``e``
+        (``e_i = (b_i - a_i) mod k_i``): its first ports with ``both_on_tie`` and with + at a
+        tie, its length and how many dimensions it travels.  Cached: a planner meets at most N
+        displacements, and every candidate of every plan has two legs."""
+        leg = self._legs.get(e)
+        if leg is None:
+            offsets = [sg[x] for sg, x in zip(self._signed, e)]
+            leg = self._legs[e] = (self._ports(offsets, self.both_on_tie),
+                                   self._ports(offsets, False), sum(abs(o) for o in offsets),
+                                   sum(1 for o in offsets if o))
+        return leg
 
     def _build(self, s: int, t: int) -> _IdnPlan:
         dims, signed, intern = self.topo.dims, self._signed, self._intern
@@ -715,22 +777,21 @@ class OutflankPlanner(_Planner):
         for kind, coords in zip((OUTFLANK, WRAPAROUND), raw):
             seen = set()
             for cq in coords:
-                rel = tuple((q - a) % k for q, a, k in zip(cq, cs, dims))
+                rel = tuple([(q - a) % k for q, a, k in zip(cq, cs, dims)])
                 if rel in seen:
                     continue
                 seen.add(rel)
-                first = [sg[e] for sg, e in zip(signed, rel)]
-                second = [sg[(xi - e) % k] for sg, xi, e, k in zip(signed, x, rel, dims)]
+                ports, code_ports, first, _ = self._leg(rel)
+                ports2, code_ports2, second, legs = self._leg(
+                    tuple([(xi - e) % k for xi, e, k in zip(x, rel, dims)]))
                 # admissible(): both legs use a direction that is not minimal s -> t
-                if not (any(p not in minimal for p in self._ports(first, rule))
-                        and any(p not in minimal for p in self._ports(second, rule))):
+                if (minimal.issuperset(ports if rule else code_ports)
+                        or minimal.issuperset(ports2 if rule else code_ports2)):
                     continue
-                routed = sum(abs(o) for o in first) + sum(abs(o) for o in second)
-                ports, code_ports = self._ports(first, self.both_on_tie), self._ports(first, False)
+                routed = first + second
                 cands.append(intern((intern(rel), kind)))
                 paper_terms.append(intern((ports, len(ports), d / routed)))
-                ref_terms.append(intern((code_ports, len(code_ports),
-                                         sum(1 for o in second if o), routed / d)))
+                ref_terms.append(intern((code_ports, len(code_ports), legs, routed / d)))
         plan = _IdnPlan()
         plan.d = d
         plan.cands = tuple(cands)
@@ -748,6 +809,22 @@ class OutflankPlanner(_Planner):
         plan.min_terms = intern((mp, len(mp)))
         plan.min_code_terms = intern((mc, len(mc)))
         return plan
+
+    def export(self) -> IdnPlans:
+        """Every plan this planner can be asked for, as flat arrays (:class:`IdnPlans`),
+        copied from the plan objects :meth:`choose_idn` uses (``_build``; plans already cached
+        are reused, the others are not kept).
+
+        >>> from icsim.simulator.topology import Torus
+        >>> plans = OutflankPlanner(Torus((8, 8, 8))).export()
+        >>> len(plans.d), plans.radix.tolist()                 # one plan per offset vector
+        (512, [1, 8, 64])
+        >>> key = 3                                             # offsets (3, 0, 0)
+        >>> first, last = plans.cand_ptr[key], plans.cand_ptr[key + 1]
+        >>> int(plans.n_oidn[key]), plans.cand_rel[first:first + 4].tolist()   # eqs. 13-14
+        (4, [[5, 2, 0], [1, 6, 0], [6, 0, 2], [1, 0, 6]])
+        """
+        return _export_idn(self)
 
     def outflank_idns(self, s: int, t: int) -> list[int]:
         """Admissible outflank IDNs, in candidate order."""
@@ -909,6 +986,22 @@ class OrthantPlanner(_Planner):
         plan.ref_order = _reference_order(plan.ref_terms, intern, divisor=n)
         return plan
 
+    def export(self) -> OrthantPlans:
+        """Every plan this planner can be asked for, as flat arrays (:class:`OrthantPlans`),
+        copied from the plan objects :meth:`choose_orthant` uses (``_build``; plans already
+        cached are reused, the others are not kept).
+
+        >>> from icsim.simulator.topology import Torus
+        >>> plans = OrthantPlanner(Torus((8, 8, 8))).export()
+        >>> key = 2 + 2 * 8                                     # offsets (2, 2, 0)
+        >>> first, last = plans.orthant_ptr[key], plans.orthant_ptr[key + 1]
+        >>> plans.signs[first:last].tolist()
+        [[1, 1, 0], [-1, 1, 0], [1, -1, 0], [-1, -1, 0]]
+        >>> plans.sel[first:last].tolist(), plans.derouted[first:last].tolist()
+        ([21, 22, 25, 26], [False, True, True, True])
+        """
+        return _export_orthants(self)
+
     def orthants(self, s: int, t: int) -> list[Orthant]:
         """The candidate orthants, one per distinct path, in index order (bit i of the index
         is the direction of dimension i, 0 = +)."""
@@ -1002,6 +1095,263 @@ def orthant_dor_port(topo, node: int, target: int, signs: Sequence[int]) -> int:
                 raise ValueError(f"dimension {i} still has an offset but the orthant's sign is 0")
             return 2 * i + (0 if sg > 0 else 1)
     return -1
+
+
+def orthant_select(signs: Sequence[int]) -> int:
+    """The port bitmask POR pins a packet to: the orthant's port in every dimension, + where
+    the sign is 0 or +1 (what :meth:`PickOrthant.inject` stores in the packet).
+
+    >>> orthant_select((-1, 0, 1)), orthant_select((-1, 1, 1))
+    (22, 22)
+    """
+    return sum(1 << (2 * d + (1 if sg < 0 else 0)) for d, sg in enumerate(signs))
+
+
+# ---------------------------------------------------------------------------- export
+KIND_CODES = {None: 0, OUTFLANK: 1, WRAPAROUND: 2}
+"""An IDN's kind as the compiled engine codes it (0: no IDN)."""
+PROFIT_CODES = {"paper": 0, "reference": 1}
+"""The profit variant as the compiled engine codes it."""
+
+
+class IdnPlans(NamedTuple):
+    """Every OFR plan of one planner as flat arrays (:meth:`OutflankPlanner.export`).
+
+    Written for the compiled engine (``icsim.simulator.engines.compiled.planners``), which
+    reads them as :meth:`OutflankPlanner.choose_idn` reads its plan objects; every array is
+    copied from those objects.  ``P`` plans, ``n`` dimensions; "CSR" means the entries of
+    row ``r`` are ``[ptr[r], ptr[r + 1])``.  Candidate, member and row indices ``j`` are
+    local to their plan, as in Python.
+
+    Keys: ``dims``, ``strides`` (int64, n) and ``coords`` (int32, N x n) are the torus';
+    ``code`` (int32, n x kmax x kmax, -1 past ``k_i``) numbers the distinct per-dimension
+    codes (the offset ``(b - a) mod k``; with the reference candidates also the "half"
+    relative to ``a``), ``radix`` (int64, n) makes ``key = sum_i code[i, s_i, t_i] *
+    radix[i]`` number the plans ``0 .. P-1``.
+
+    Port sets: the interned port tuples, ``portset_ports`` (int8) CSR by ``portset_ptr``.
+
+    Per plan (P): ``d`` (minimal distance), ``min_portset``/``min_n`` (``min_terms``, the
+    minimal ports with ``both_on_tie``), ``min_code_portset``/``min_code_n``
+    (``min_code_terms``, + at a tie), ``n_oidn``, ``widn_order`` (the first row of the
+    WIDN order); CSR pointers (P + 1) ``cand_ptr``, ``group_ptr``, ``order_ptr``.  A plan's
+    rows are its OIDN order, ``[order_ptr[p], widn_order[p])``, then its WIDN order,
+    ``[widn_order[p], order_ptr[p + 1])``.
+
+    Candidates (``cands``): ``cand_rel`` (int16/int32, C x n) the IDN's displacement from
+    ``s`` (``(q_i - s_i) mod k_i``), ``cand_kind`` (int8, :data:`KIND_CODES`), OIDNs first.
+
+    Paper groups (``paper_groups`` rows ``(ports, n, ratio, members)``, best ratio first):
+    ``group_portset``, ``group_n`` (int8), ``group_ratio`` (float64), ``members`` (int16, the
+    candidates of the group, ascending) CSR by ``member_ptr``.
+
+    Reference orders (``ref_oidn_order`` then ``ref_widn_order`` rows ``(j, ports, n,
+    divisor, D, bounded)``): ``row_j`` (int16; a WIDN's ``j`` counts from the first WIDN),
+    ``row_portset``, ``row_n`` (int8), ``row_div`` (int8), ``row_dil`` (float64),
+    ``row_bounded`` (bool).
+    """
+
+    dims: np.ndarray
+    strides: np.ndarray
+    coords: np.ndarray
+    code: np.ndarray
+    radix: np.ndarray
+    portset_ptr: np.ndarray
+    portset_ports: np.ndarray
+    d: np.ndarray
+    min_portset: np.ndarray
+    min_n: np.ndarray
+    min_code_portset: np.ndarray
+    min_code_n: np.ndarray
+    group_ptr: np.ndarray
+    group_portset: np.ndarray
+    group_n: np.ndarray
+    group_ratio: np.ndarray
+    member_ptr: np.ndarray
+    members: np.ndarray
+    row_j: np.ndarray
+    row_portset: np.ndarray
+    row_n: np.ndarray
+    row_div: np.ndarray
+    row_dil: np.ndarray
+    row_bounded: np.ndarray
+    cand_ptr: np.ndarray
+    cand_rel: np.ndarray
+    cand_kind: np.ndarray
+    n_oidn: np.ndarray
+    order_ptr: np.ndarray
+    widn_order: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """Memory of all the arrays."""
+        return sum(a.nbytes for a in self)
+
+
+class OrthantPlans(NamedTuple):
+    """Every POR plan of one planner as flat arrays (:meth:`OrthantPlanner.export`).
+
+    Keys, port sets, per-plan ``d`` and min terms, paper groups (members are orthant indices)
+    and reference rows (``ref_order``, ``row_div = n``) as in :class:`IdnPlans`.  Per plan
+    the CSR pointers ``orthant_ptr`` and ``order_ptr`` (P + 1).  Orthants (``orthants``, in
+    index order): ``signs`` and ``code_signs`` (int8, O x n), ``sel`` and ``code_sel``
+    (int64, :func:`orthant_select` of the signs: the mask ``PickOrthant.inject`` stores; the
+    two agree, as a zero-offset dimension has sign 0 in one and +1 in the other),
+    ``derouted`` and ``code_derouted`` (bool).
+    """
+
+    dims: np.ndarray
+    strides: np.ndarray
+    coords: np.ndarray
+    code: np.ndarray
+    radix: np.ndarray
+    portset_ptr: np.ndarray
+    portset_ports: np.ndarray
+    d: np.ndarray
+    min_portset: np.ndarray
+    min_n: np.ndarray
+    min_code_portset: np.ndarray
+    min_code_n: np.ndarray
+    group_ptr: np.ndarray
+    group_portset: np.ndarray
+    group_n: np.ndarray
+    group_ratio: np.ndarray
+    member_ptr: np.ndarray
+    members: np.ndarray
+    row_j: np.ndarray
+    row_portset: np.ndarray
+    row_n: np.ndarray
+    row_div: np.ndarray
+    row_dil: np.ndarray
+    row_bounded: np.ndarray
+    orthant_ptr: np.ndarray
+    signs: np.ndarray
+    code_signs: np.ndarray
+    sel: np.ndarray
+    code_sel: np.ndarray
+    derouted: np.ndarray
+    code_derouted: np.ndarray
+    order_ptr: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """Memory of all the arrays."""
+        return sum(a.nbytes for a in self)
+
+
+_PTR = np.int32
+_DTYPES = {
+    "portset_ptr": _PTR, "portset_ports": np.int8, "d": np.int32,
+    "min_portset": np.int32, "min_n": np.int8, "min_code_portset": np.int32,
+    "min_code_n": np.int8, "group_ptr": _PTR, "group_portset": np.int32, "group_n": np.int8,
+    "group_ratio": np.float64, "member_ptr": _PTR, "members": np.int16, "row_j": np.int16,
+    "row_portset": np.int32, "row_n": np.int8, "row_div": np.int8, "row_dil": np.float64,
+    "row_bounded": np.bool_, "cand_ptr": _PTR, "cand_kind": np.int8, "n_oidn": np.int16,
+    "widn_order": _PTR, "orthant_ptr": _PTR,
+    "signs": np.int8, "code_signs": np.int8, "sel": np.int64, "code_sel": np.int64,
+    "derouted": np.bool_, "code_derouted": np.bool_, "order_ptr": _PTR,
+}
+
+
+class _Flat:
+    """An export's tables, filled plan by plan in key order.  Paper groups and reference rows
+    are kept as the plans hold them (interned tuples) and turned into columns at the end;
+    port tuples become port sets (numbered in order of first use)."""
+
+    def __init__(self, planner, ptrs: Sequence[str]):
+        self.planner = planner
+        self.code, self.radix, self.plans = planner._export_plans()
+        self.cols: defaultdict[str, list] = defaultdict(
+            list, {p: [0] for p in ("group_ptr", *ptrs)})
+        self.groups: list[tuple] = []
+        self.rows: list[tuple] = []
+        self._portsets: dict[tuple[int, ...], int] = {}
+
+    def portset(self, ports: tuple[int, ...]) -> int:
+        return self._portsets.setdefault(ports, len(self._portsets))
+
+    def common(self, plan) -> None:
+        """``d``, the min terms and the paper groups of one plan."""
+        cols = self.cols
+        cols["d"].append(plan.d)
+        for name, (ports, n) in (("min", plan.min_terms), ("min_code", plan.min_code_terms)):
+            cols[f"{name}_portset"].append(self.portset(ports))
+            cols[f"{name}_n"].append(n)
+        self.groups.extend(plan.paper_groups)
+        cols["group_ptr"].append(len(self.groups))
+
+    def arrays(self, cls, **extra):
+        topo, cols = self.planner.topo, self.cols
+        out = dict(dims=np.array(topo.dims, np.int64), strides=np.array(topo.strides, np.int64),
+                   coords=topo.coord_array.astype(np.int32), code=self.code, radix=self.radix)
+        out.update(extra)
+        ports, cols["group_n"], cols["group_ratio"], members = _columns(self.groups, 4)
+        cols["group_portset"] = [self.portset(p) for p in ports]
+        cols["members"] = [j for m in members for j in m]
+        cols["member_ptr"] = _offsets(members)
+        (cols["row_j"], ports, cols["row_n"], cols["row_div"], cols["row_dil"],
+         cols["row_bounded"]) = _columns(self.rows, 6)
+        cols["row_portset"] = [self.portset(p) for p in ports]
+        portsets = list(self._portsets)          # in id order (dicts keep insertion order)
+        cols["portset_ports"] = [p for ps in portsets for p in ps]
+        cols["portset_ptr"] = _offsets(portsets)
+        for name in cls._fields:
+            if name not in out:
+                out[name] = np.array(cols[name], _DTYPES[name])
+        return cls(**out)
+
+
+def _columns(rows: list[tuple], width: int) -> list:
+    return list(zip(*rows)) if rows else [()] * width
+
+
+def _offsets(rows) -> np.ndarray:
+    """CSR pointers of a list of sequences."""
+    out = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=out[1:])
+    return out
+
+
+def _rel_dtype(topo):
+    return np.int16 if max(topo.dims) <= np.iinfo(np.int16).max else np.int32
+
+
+def _export_idn(planner: "OutflankPlanner") -> IdnPlans:
+    flat = _Flat(planner, ("cand_ptr", "order_ptr"))
+    cols, rows, rel = flat.cols, flat.rows, []
+    for plan in flat.plans:
+        flat.common(plan)
+        for r, kind in plan.cands:
+            rel.append(r)
+            cols["cand_kind"].append(KIND_CODES[kind])
+        cols["cand_ptr"].append(len(rel))
+        cols["n_oidn"].append(plan.n_oidn)
+        rows.extend(plan.ref_oidn_order)
+        cols["widn_order"].append(len(rows))
+        rows.extend(plan.ref_widn_order)
+        cols["order_ptr"].append(len(rows))
+    n = planner.topo.n
+    return flat.arrays(IdnPlans, cand_rel=np.array(rel, _rel_dtype(planner.topo)).reshape(-1, n))
+
+
+def _export_orthants(planner: "OrthantPlanner") -> OrthantPlans:
+    flat = _Flat(planner, ("orthant_ptr", "order_ptr"))
+    cols, rows, signs, code_signs = flat.cols, flat.rows, [], []
+    for plan in flat.plans:
+        flat.common(plan)
+        for o in plan.orthants:
+            signs.append(o.signs)
+            code_signs.append(o.code_signs)
+            cols["sel"].append(orthant_select(o.signs))
+            cols["code_sel"].append(orthant_select(o.code_signs))
+            cols["derouted"].append(o.derouted)
+            cols["code_derouted"].append(o.code_derouted)
+        cols["orthant_ptr"].append(len(signs))
+        rows.extend(plan.ref_order)
+        cols["order_ptr"].append(len(rows))
+    n = planner.topo.n
+    return flat.arrays(OrthantPlans, signs=np.array(signs, np.int8).reshape(-1, n),
+                       code_signs=np.array(code_signs, np.int8).reshape(-1, n))
 
 
 # ---------------------------------------------------------------------------- functions

@@ -26,6 +26,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from icsim.routing.algorithms.dor import require_torus
+from icsim.routing.outflank import OrthantPlanner, OutflankPlanner, orthant_select
 from icsim.routing.registry import ADAPTIVE, ESCAPE, VC, Groups, Routing, register
 
 
@@ -134,8 +135,6 @@ class PickOrthant(AdaptiveBubble):
 
     def __init__(self, topology: Any, config: Any, settings: Any = None):
         super().__init__(topology, config, settings)
-        from icsim.routing.outflank import OrthantPlanner
-
         st = self.settings
         both = config.router.tie_break != "ordered"
         self._planner = OrthantPlanner(topology, both_on_tie=both)
@@ -149,7 +148,13 @@ class PickOrthant(AdaptiveBubble):
         require_rings(topology, cls.name)
 
     def compiled(self) -> dict | None:
-        return None          # until the planners' arrays are wired into the compiled engine
+        """ABR's masks and the planner's every plan (:meth:`OrthantPlanner.export`)."""
+        from icsim.routing.outflank import PROFIT_CODES
+
+        st = self.settings
+        return {**super().compiled(), "kind": 2, "plans": self._planner.export(),
+                "eta": st.eta, "profit": PROFIT_CODES[st.profit],
+                "min_deroute_distance": st.min_deroute_distance}
 
     def inject(self, node: int, packet, used, rand) -> None:
         signs, derouted = self._planner.choose_orthant(node, packet.dst, used,
@@ -160,9 +165,7 @@ class PickOrthant(AdaptiveBubble):
             return
         sel = self._select.get(signs)
         if sel is None:
-            # the orthant's port per dimension (+ where the sign is 0 or +1)
-            sel = self._select[signs] = sum(1 << (2 * d + (1 if s < 0 else 0))
-                                            for d, s in enumerate(signs))
+            sel = self._select[signs] = orthant_select(signs)
         packet.state = sel
         packet.deroute = "orthant" if derouted else None
 
@@ -194,8 +197,6 @@ class OutFlank(Routing):
 
     def __init__(self, topology: Any, config: Any, settings: Any = None):
         super().__init__(topology, config, settings)
-        from icsim.routing.outflank import OutflankPlanner
-
         st = self.settings
         both = config.router.tie_break != "ordered"
         self._masks = topology.minimal_mask_table(both_on_tie=both)
@@ -213,7 +214,16 @@ class OutFlank(Routing):
         require_rings(topology, cls.name)
 
     def compiled(self) -> dict | None:
-        return None          # until the planners' arrays are wired into the compiled engine
+        """The minimal masks and the planner's every plan (:meth:`OutflankPlanner.export`)."""
+        from icsim.routing.outflank import PROFIT_CODES
+
+        st = self.settings
+        masks = self._masks
+        table = (np.frombuffer(masks, dtype=np.uint8) if isinstance(masks, bytes)
+                 else np.frombuffer(masks, dtype=np.uint64))
+        return {"kind": 3, "masks": table.astype(np.int64), "plans": self._planner.export(),
+                "eta": st.eta, "profit": PROFIT_CODES[st.profit],
+                "min_deroute_distance": st.min_deroute_distance}
 
     def inject(self, node: int, packet, used, rand) -> None:
         idn, kind = self._planner.choose_idn(node, packet.dst, used, rng=_Draws(rand),

@@ -21,6 +21,8 @@ import numpy as np
 
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.engines.compiled import kernel as kn
+from icsim.simulator.engines.compiled.pcg import rng_state
+from icsim.simulator.engines.compiled.planners import record
 from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.stats import Tally
 from icsim.simulator.units import PS_PER_NS
@@ -29,7 +31,7 @@ from icsim.traffic.workloads import Workload
 #: the arrays of one run, in the order :func:`.kernel.run` takes them
 ARRAYS = ("ctr", "prm", "fprm", "ev", "wheel", "heap", "pk", "qs", "qbuf", "pt", "nd", "dl", "vcs",
           "waitmask", "ups", "codes", "dorp", "masks", "route", "rhops", "cand", "gend", "used",
-          "pli", "plf", "rng", "rec", "hd", "order", "arr", "ctrl", "smp", "wl")
+          "ofrp", "porp", "rng", "rec", "hd", "order", "arr", "ctrl", "smp", "wl")
 
 
 def supports(spec: NetworkSpec) -> str | None:
@@ -39,14 +41,21 @@ def supports(spec: NetworkSpec) -> str | None:
     return None
 
 
-def rng_state(gen: np.random.Generator) -> np.ndarray:
-    """A PCG64 generator's state as the kernel's ``[state_hi, state_lo, inc_hi, inc_lo]``."""
-    st = gen.bit_generator.state
-    if st["bit_generator"] != "PCG64":
-        raise ValueError(f"the compiled engine draws from PCG64, not {st['bit_generator']}")
-    s, inc = st["state"]["state"], st["state"]["inc"]
-    mask = (1 << 64) - 1
-    return np.array([s >> 64, s & mask, inc >> 64, inc & mask], dtype=np.uint64)
+_PLACEHOLDERS: list = []
+
+
+def placeholder_plans() -> tuple[Any, Any]:
+    """Plan records of a 3x3 torus: the kernel takes an OFR and a POR record in every run (one
+    compiled kernel serves every algorithm); these stand in for the algorithm that is not
+    running."""
+    if not _PLACEHOLDERS:
+        from icsim.routing.outflank import OrthantPlanner, OutflankPlanner
+        from icsim.simulator.topology import Torus
+
+        t = Torus((3, 3))
+        _PLACEHOLDERS.extend([record(OutflankPlanner(t).export()),
+                              record(OrthantPlanner(t).export())])
+    return _PLACEHOLDERS[0], _PLACEHOLDERS[1]
 
 
 def _chain(n: int, start: int = 0) -> np.ndarray:
@@ -109,10 +118,15 @@ class CompiledEngine:
                      kn.K_EVEN: (sum(1 << (2 * d) for d in range(topo.n))
                                  if hasattr(topo, "n") else 0),
                      kn.K_LAYERED: bool(routing.get("layered", False)),
-                     kn.K_AVAIL: wl.avail_period_ps}.items():
+                     kn.K_AVAIL: wl.avail_period_ps,
+                     kn.K_PROFIT: routing.get("profit", 0),
+                     kn.K_MDD: routing.get("min_deroute_distance", 1)}.items():
             prm[k] = int(v)
         a["prm"] = prm
-        a["fprm"] = np.array([spec.nic_tick_ps], dtype=np.float64)
+        fprm = np.zeros(kn.F_NPRM, np.float64)
+        fprm[kn.F_NIC_TICK] = spec.nic_tick_ps
+        fprm[kn.F_ETA] = routing.get("eta", 0.0)
+        a["fprm"] = fprm
         ctr = np.zeros(kn.C_NCTR, np.int64)
         ctr[kn.C_STOP_AT] = -1
         ctr[kn.C_EXPECTED] = -1 if spec.window is not None else wl.expected_measured
@@ -179,8 +193,9 @@ class CompiledEngine:
         a["cand"] = np.zeros((4 * nports + 8, 2), np.int64)
         a["gend"] = np.zeros(8, np.int64)
         a["used"] = np.zeros(max(1, nports), np.int64)
-        a["pli"] = np.asarray(routing.get("plans_int", np.zeros((1, 1), np.int64)), np.int64)
-        a["plf"] = np.asarray(routing.get("plans_float", np.zeros((1, 1))), np.float64)
+        ofr, por = placeholder_plans()
+        a["ofrp"] = record(routing["plans"]) if routing["kind"] == kn.R_OFR else ofr
+        a["porp"] = record(routing["plans"]) if routing["kind"] == kn.R_POR else por
         a["rng"] = rng_state(self.gen)
         measured = int(wl.packets[wl.measured].sum())
         a["rec"] = np.zeros((max(1, measured), kn.R_NCOL), np.int64)

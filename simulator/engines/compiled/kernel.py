@@ -39,6 +39,7 @@ from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from icsim.simulator.engines.compiled.pcg import random
 from icsim.simulator.engines.compiled.planners import choose_idn, choose_orthant
 
 # ----------------------------------------------------------------------------- event kinds
@@ -64,7 +65,8 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  K_ACKNAK, K_SAW, K_CYC, K_DELAY, K_SER, K_LAT, K_SER_NIC, K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC,
  K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE, K_WMASK, K_NPV_NODE, K_WWORDS,
  K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE, K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED,
- K_AVAIL, K_NPRM) = range(39)
+ K_AVAIL, K_PROFIT, K_MDD, K_NPRM) = range(41)
+F_NIC_TICK, F_ETA, F_NPRM = range(3)
 
 # ----------------------------------------------------------------------------- columns
 (P_SRC, P_DST, P_BIRTH, P_HI, P_LO, P_MEAS, P_DER, P_RS, P_RI, P_HOPS, P_AVAIL, P_ENTER,
@@ -99,46 +101,6 @@ def raw(a):
     of a kernel that touches a dozen arrays per event — while a view of raw memory has no count
     to keep.  The engine holds the arrays themselves for the whole run."""
     return carray(_address(a.ctypes.data), a.shape, a.dtype)
-
-# ============================================================================= PCG64
-_M32 = np.uint64(0xFFFFFFFF)
-_MULT_HI = np.uint64(2549297995355413924)
-_MULT_LO = np.uint64(4865540595714422341)
-_S11, _S32, _S58, _S63, _S64 = (np.uint64(11), np.uint64(32), np.uint64(58), np.uint64(63),
-                                np.uint64(64))
-_ONE, _ZERO = np.uint64(1), np.uint64(0)
-
-
-@njit(cache=True)
-def _mulhi64(a, b):
-    a_lo = a & _M32
-    a_hi = a >> _S32
-    b_lo = b & _M32
-    b_hi = b >> _S32
-    p0 = a_lo * b_lo
-    p1 = a_lo * b_hi
-    p2 = a_hi * b_lo
-    mid = (p0 >> _S32) + (p1 & _M32) + (p2 & _M32)
-    return a_hi * b_hi + (p1 >> _S32) + (p2 >> _S32) + (mid >> _S32)
-
-
-@njit(cache=True, inline="always")
-def random(rng):
-    """The next uniform double of NumPy's PCG64 (XSL-RR 128/64) stream whose state is
-    ``rng = [state_hi, state_lo, inc_hi, inc_lo]``: what ``Generator.random()`` returns."""
-    hi = rng[0]
-    lo = rng[1]
-    nlo = lo * _MULT_LO
-    nhi = _mulhi64(lo, _MULT_LO) + hi * _MULT_LO + lo * _MULT_HI
-    lo2 = nlo + rng[3]
-    hi2 = nhi + rng[2] + (_ONE if lo2 < nlo else _ZERO)
-    rng[0] = hi2
-    rng[1] = lo2
-    x = hi2 ^ lo2
-    r = hi2 >> _S58
-    out = (x >> r) | (x << ((_S64 - r) & _S63))
-    return np.float64(out >> _S11) * (1.0 / 9007199254740992.0)
-
 
 # ============================================================================= calendar
 @njit(cache=True, inline="always")
@@ -602,7 +564,7 @@ def local_adaptive_used(prm, qs, pt, used, node):
 
 
 @njit(cache=True, inline="always")
-def inject_route(prm, pk, qs, pt, used, pli, plf, rng, node, p):
+def inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p):
     """The routing algorithm's injection-time decision (``Routing.inject``)."""
     kind = prm[K_RKIND]
     if kind == R_TABLE:
@@ -611,11 +573,13 @@ def inject_route(prm, pk, qs, pt, used, pli, plf, rng, node, p):
     elif kind == R_OFR or kind == R_POR:
         local_adaptive_used(prm, qs, pt, used, node)
         if kind == R_OFR:
-            idn, der = choose_idn(pli, plf, prm, used, rng, node, pk[p, P_DST])
+            idn, der = choose_idn(ofrp, node, pk[p, P_DST], used, prm[K_CAP], fprm[F_ETA],
+                                  prm[K_PROFIT], prm[K_MDD], rng)
             pk[p, P_RS] = idn
             pk[p, P_DER] = der
         else:
-            sel, der = choose_orthant(pli, plf, prm, used, rng, node, pk[p, P_DST])
+            sel, der = choose_orthant(porp, node, pk[p, P_DST], used, prm[K_CAP], fprm[F_ETA],
+                                      prm[K_PROFIT], prm[K_MDD], rng)
             pk[p, P_RS] = sel
             pk[p, P_DER] = 3 if der else 0     # DEROUTE_CODE["orthant"]
 
@@ -673,7 +637,7 @@ def may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
             return False            # the acknowledgement will wake the NIC
         a = pk[p, P_AVAIL]
         f = nd[node, N_NIC_FREE_AT]
-        t_ok = next_tick(fprm[0], a if a > f else f)
+        t_ok = next_tick(fprm[F_NIC_TICK], a if a > f else f)
     else:
         t_ok = pk[p, P_AVAIL]
     if t_ok > now:
@@ -695,7 +659,7 @@ def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
     if prm[K_SAW] and nd[node, N_SRCH] >= 0:
         # the next send is on the next polling tick: wake the NIC then, not now
         a = pk[nd[node, N_SRCH], P_AVAIL]
-        t = next_tick(fprm[0], now if now > a else a)
+        t = next_tick(fprm[F_NIC_TICK], now if now > a else a)
         if t > now:
             if nd[node, N_NIC_WAKE] != t:
                 nd[node, N_NIC_WAKE] = t
@@ -774,12 +738,12 @@ def eject(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
 
 @njit(cache=True, inline="always")
 def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, vcs, waitmask, codes, dorp,
-               masks, route, rhops, cand, gend, used, pli, plf, rng, node, p):
+               masks, route, rhops, cand, gend, used, ofrp, porp, rng, node, p):
     """A NIC offers its head packet to its router (SimPy ``try_inject``)."""
     now = ctr[C_NOW]
     if not may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
         return False
-    inject_route(prm, pk, qs, pt, used, pli, plf, rng, node, p)
+    inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p)
     ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p)
     nic = prm[K_NP] + node
     q2 = select(prm, qs, vcs, waitmask, cand, gend, rng, ng, node, -1, -1, prm[K_INJ_MIN], nic)
@@ -852,7 +816,7 @@ def escape_priority(prm, pt, vcs, hd, order, n):
 
 @njit(cache=True)
 def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask,
-                  codes, dorp, masks, route, rhops, cand, gend, used, pli, plf, rng, rec, hd,
+                  codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd,
                   order):
     """The decision phase of credit flow control: the heads of the dirty ports whose channel
     is idle, oldest first, each forwarded (or injected) if the downstream admits it."""
@@ -898,7 +862,7 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs
             continue
         if hd[i, H_VC] < 0:
             try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, vcs, waitmask, codes,
-                       dorp, masks, route, rhops, cand, gend, used, pli, plf, rng, pid - NP,
+                       dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, pid - NP,
                        hd[i, H_PKT])
         else:
             forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask, codes,
@@ -908,8 +872,8 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs
 
 # ============================================================================= ack/nak
 @njit(cache=True)
-def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, codes, dorp, masks,
-            route, rhops, cand, gend, used, pli, plf, rng, ctrl, p, src):
+def receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, codes, dorp,
+            masks, route, rhops, cand, gend, used, ofrp, porp, rng, ctrl, p, src):
     """Accept (ACK) or reject (NAK) an arrived packet with this router's state; ``src`` is the
     upstream queue id, or ``-1 - node`` for the local NIC."""
     now = ctr[C_NOW]
@@ -922,7 +886,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, code
                     pk[p, P_FVC], 1, -1)
     else:
         v = -1 - src
-        inject_route(prm, pk, qs, pt, used, pli, plf, rng, v, p)
+        inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, v, p)
         ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
         q2 = select(prm, qs, vcs, waitmask, cand, gend, rng, ng, v, -1, -1, prm[K_INJ_MIN], -1)
     nak = -1
@@ -995,7 +959,7 @@ def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
 
 @njit(cache=True)
 def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask,
-                  ups, codes, dorp, masks, route, rhops, cand, gend, used, pli, plf, rng, rec,
+                  ups, codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec,
                   hd, order, arr, ctrl):
     """The decision phase of ack/nak flow control: first the packets that arrived since the
     last edge are received, oldest first; then every dirty port whose channel is idle sends
@@ -1013,8 +977,8 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs
             got[j, 1] = arr[order[j], 1]
         ctr[C_ARR_N] = 0
         for j in range(na):
-            receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, codes, dorp,
-                    masks, route, rhops, cand, gend, used, pli, plf, rng, ctrl, got[j, 0],
+            receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, codes,
+                    dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, ctrl, got[j, 0],
                     got[j, 1])
     nd_ = ctr[C_DIRTY_N]
     if nd_ == 0:
@@ -1162,7 +1126,7 @@ def pending(ctr):
 
 @njit(cache=True)
 def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask, ups, codes,
-        dorp, masks, route, rhops, cand, gend, used, pli, plf, rng, rec, hd, order, arr, ctrl,
+        dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd, order, arr, ctrl,
         smp, wl):
     """Run until the stop, a deadlock, or a reason to return to Python (an ``ST_*`` code).
 
@@ -1173,7 +1137,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask
     pk, qs, qbuf, pt, nd, dl, vcs = raw(pk), raw(qs), raw(qbuf), raw(pt), raw(nd), raw(dl), raw(vcs)
     waitmask, ups, codes, dorp, masks = raw(waitmask), raw(ups), raw(codes), raw(dorp), raw(masks)
     route, rhops, cand, gend, used = raw(route), raw(rhops), raw(cand), raw(gend), raw(used)
-    pli, plf, rng, rec, hd, order = raw(pli), raw(plf), raw(rng), raw(rec), raw(hd), raw(order)
+    rng, rec, hd, order = raw(rng), raw(rec), raw(hd), raw(order)
     arr, ctrl, smp, wl = raw(arr), raw(ctrl), raw(smp), raw(wl)
     cyc = prm[K_CYC]
     wmask = prm[K_WMASK]
@@ -1264,11 +1228,11 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask
             if acknak:
                 decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs,
                               waitmask, ups, codes, dorp, masks, route, rhops, cand, gend, used,
-                              pli, plf, rng, rec, hd, order, arr, ctrl)
+                              ofrp, porp, rng, rec, hd, order, arr, ctrl)
             else:
                 decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs,
-                              waitmask, codes, dorp, masks, route, rhops, cand, gend, used, pli,
-                              plf, rng, rec, hd, order)
+                              waitmask, codes, dorp, masks, route, rhops, cand, gend, used, ofrp,
+                              porp, rng, rec, hd, order)
         if ctr[C_STOPPED]:
             # SimPy processes the events already scheduled before its stop event — the one
             # batch that existed at the stop time — then nothing more
