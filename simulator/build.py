@@ -159,8 +159,12 @@ def _prepare(cfg: Config) -> _Prepared:
     from icsim.simulator.limits import check_fits
 
     cfg = resolve(cfg)
-    check_fits(cfg)                     # before anything is built (a 10^12-node torus, ...)
-    topo = build_topology(cfg.topology)
+    if cfg.topology.kind == "torus":
+        check_fits(cfg)                 # before anything is built (a 10^12-node torus, ...)
+        topo = build_topology(cfg.topology)
+    else:
+        topo = build_topology(cfg.topology)     # graph readers bound their own size first
+        check_fits(cfg, topo.num_nodes)
     if cfg.traffic.nodes is not None:
         check_job_nodes(cfg, topo)
     cls = routing_class(cfg)

@@ -51,14 +51,15 @@ def available_bytes() -> float:
         return math.inf
 
 
-def node_count(cfg: Any) -> tuple[int, int]:
-    """(nodes, direction ports per router) of the config's topology, without building it."""
+def node_count(cfg: Any, nodes: int | None = None) -> tuple[int, int]:
+    """(nodes, direction ports per router) of the config's topology, without building it (a
+    graph's node count is given once its file is read)."""
     tc = cfg.topology
     if tc.kind == "torus":
         return math.prod(tc.dims), 2 * len(tc.dims)
     if tc.kind == "random_regular":
         return tc.nodes, tc.degree
-    return 4096, 64               # an edge list is bounded by its reader (Graph.from_file)
+    return nodes or 4096, 64
 
 
 def messages_upper_bound(cfg: Any, nodes: int) -> float:
@@ -81,9 +82,9 @@ def messages_upper_bound(cfg: Any, nodes: int) -> float:
     return nodes * (horizon_ns * rate + 2)
 
 
-def estimate_bytes(cfg: Any) -> float:
+def estimate_bytes(cfg: Any, nodes: int | None = None) -> float:
     """A generous estimate of the run's peak memory (module docstring)."""
-    nodes, ports = node_count(cfg)
+    nodes, ports = node_count(cfg, nodes)
     vcs = VCS.get(cfg.routing.algorithm, 4)
     dims = cfg.topology.dims or ()
     # the relative-offset tables: a byte and an int64 per 2^n coordinate differences per node
@@ -97,18 +98,18 @@ def estimate_bytes(cfg: Any) -> float:
     return total
 
 
-def check_fits(cfg: Any) -> None:
+def check_fits(cfg: Any, nodes: int | None = None) -> None:
     """Refuse (ConfigError naming the topology, or the workload when that dominates) a config
     that would need more memory than this machine has available."""
     from icsim.simulator.config import ConfigError
 
-    need = estimate_bytes(cfg)
+    need = estimate_bytes(cfg, nodes)
     have = available_bytes()
     if need > 0.9 * have:
-        nodes, _ = node_count(cfg)
+        nodes, _ = node_count(cfg, nodes)
         msgs = messages_upper_bound(cfg, nodes)
         key = "topology" if msgs * PER_MESSAGE_BYTES < need / 2 else "traffic"
         what = (f"{nodes:,} nodes" if key == "topology" else
                 f"about {msgs:,.0f} messages")
-        raise ConfigError(key, f"this run needs about {need / 1e9:,.1f} GB ({what}); this machine "
+        raise ConfigError(key, f"this run needs about {need / 1e9:,.3g} GB ({what}); this machine "
                                f"has {have / 1e9:,.1f} GB available")

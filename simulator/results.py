@@ -22,6 +22,7 @@ latency at most 1.2 × that at γ = 0.10, see :mod:`icsim.experiments.pipeline.s
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -68,24 +69,24 @@ def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
         return out
     a = tally.arrays()
     lat = a["latency"] / 1000.0
-    net = a["net_latency"] / 1000.0
-    out["latency_ns"] = float(lat.mean())
+    # means as exact integer sums of picoseconds: they do not depend on the order in which
+    # packets were consumed (engines may record same-phase consumptions in different orders)
+    out["latency_ns"] = int(a["latency"].sum()) / n / 1000.0
     p50, p99 = np.percentile(lat, [50, 99])
     out["latency_p50_ns"] = float(p50)
     out["latency_p99_ns"] = float(p99)
     out["latency_max_ns"] = float(lat.max())
-    out["network_latency_ns"] = float(net.mean())
+    out["network_latency_ns"] = int(a["net_latency"].sum()) / n / 1000.0
     out["hops"] = int(a["hops"].sum()) / n
     counts = np.bincount(a["deroute"], minlength=len(DEROUTE_KINDS) + 1)
     out["derouted"] = {k: int(counts[i + 1]) / n for i, k in enumerate(DEROUTE_KINDS)}
     out["derouted"]["total"] = int(counts[1:].sum()) / n
     # dilation: hops over the minimal distance, averaged over the measured packets (a packet to
-    # itself counts 1); summed in consumption order
+    # itself counts 1); an exactly rounded sum, whatever the order
     d = topology.distances_between(a["src"], a["dst"])
     moved = d > 0
-    extra = np.zeros(n)
-    extra[moved] = a["hops"][moved] / d[moved] - 1.0
-    out["dilation"] = 1.0 + float(np.cumsum(extra)[-1]) / n
+    extra = a["hops"][moved] / d[moved] - 1.0
+    out["dilation"] = 1.0 + math.fsum(extra.tolist()) / n
     out["latency_histogram"] = latency_histogram(lat)
     return out
 

@@ -6,7 +6,7 @@
 ...                         "run": {"warmup_us": 5, "measure_us": 20, "drain_us": 50}})
 >>> r = Simulation(cfg).run()
 >>> r["saturated"], abs(r["accepted_load"] - 0.2) < 0.05, r["engine"]
-(False, True, 'simpy')
+(False, True, 'compiled')
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
     name = name or model.config.run.engine
     why = supports(model.spec)
     if name == "auto":
-        name = "simpy"          # the compiled engine becomes the default once it is validated
+        name = "simpy" if why else "compiled"
     if name == "compiled":
         if why:
             raise ConfigError("run.engine", f"the compiled engine cannot run this config: {why} "

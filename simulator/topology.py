@@ -19,7 +19,6 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import product
 from typing import Iterator, Sequence
 
 import numpy as np

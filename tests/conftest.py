@@ -9,6 +9,7 @@ import pytest
 
 from icsim.simulator.build import build
 from icsim.simulator.config import config_from_dict
+from icsim.simulator.engines.compiled import CompiledEngine
 from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
 from icsim.traffic.workloads import scheduled
 
@@ -21,16 +22,21 @@ def small_config(dims=(4, 4), **sections):
     return config_from_dict(data)
 
 
-def send_one(cfg, src, dst, packets=1, at=0):
-    """Run a network with a single message and return (packets, consume times in ns)."""
+def send_one(cfg, src, dst, packets=1, at=0, engine="simpy"):
+    """Run a network with a single message; (hops, consume time in ns) of each packet, in
+    consumption order."""
     model = build(cfg)
     spec = dataclasses.replace(model.spec, window=None, horizon_ps=None)
-    engine = SimpyEngine(spec, scheduled("collective", [(at, src, dst, packets)]),
-                         RandomStream(np.random.default_rng(0)))
+    workload = scheduled("collective", [(at, src, dst, packets)])
+    if engine == "compiled":
+        tally = CompiledEngine(spec, workload, np.random.default_rng(0)).run()
+        return [(int(h), (int(lat) + at) / 1000.0)
+                for h, lat in zip(tally.arrays()["hops"], tally.arrays()["latency"])]
+    sim = SimpyEngine(spec, workload, RandomStream(np.random.default_rng(0)))
     got = []
-    sink = engine.flow.sink
-    engine.flow.sink = lambda p, t: (got.append((p, t / 1000.0)), sink(p, t))
-    engine.run()
+    sink = sim.flow.sink
+    sim.flow.sink = lambda p, t: (got.append((p.hops, t / 1000.0)), sink(p, t))
+    sim.run()
     return got
 
 

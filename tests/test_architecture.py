@@ -12,7 +12,6 @@ import textwrap
 
 import pytest
 
-import icsim
 from icsim.routing.registry import ROUTING
 from icsim.simulator.build import from_dict
 from icsim.simulator.config import ConfigError

@@ -58,6 +58,7 @@ def cli(*argv: str) -> tuple[int, list[str], str]:
     err, out = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("icsim.simulator.engines.simpy.SimpyEngine.run", _no_simulation)
+        mp.setattr("icsim.simulator.engines.compiled.CompiledEngine.run", _no_simulation)
         with redirect_stderr(err), redirect_stdout(out):
             code = main(list(argv))
     return code, err.getvalue().splitlines(), out.getvalue()

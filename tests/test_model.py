@@ -18,39 +18,47 @@ def zero_load_ns(t1, h, delay_cycles=0, cycle_ns=0.8):
     return 2 * nic + h * link + (h + 1) * delay_cycles * cycle_ns
 
 
+ENGINES = ["simpy", "compiled"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("flow", ["credit", "ack_nak"])
 @pytest.mark.parametrize("dst,h", [(1, 1), (9, 2), (8 * 2 + 1, 3)])
-def test_a_packet_at_zero_load_takes_exactly_the_formula_on_an_8x8_torus(table1, dst, h, flow):
-    got = send_one(small_config((8, 8), router={"flow_control": flow}), 0, dst)
-    (p, t), = got
-    assert p.hops == h
+def test_a_packet_at_zero_load_takes_exactly_the_formula_on_an_8x8_torus(table1, dst, h, flow,
+                                                                          engine):
+    got = send_one(small_config((8, 8), router={"flow_control": flow}), 0, dst, engine=engine)
+    (hops, t), = got
+    assert hops == h
     assert t == pytest.approx(zero_load_ns(table1, h), rel=1e-3)
     assert t == pytest.approx(zero_load_ns(table1, h), abs=1e-6)     # exact in fact
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("delay", [0, 3])
-def test_zero_load_latency_on_a_mixed_size_torus_with_mesh_dimensions(table1, delay):
+def test_zero_load_latency_on_a_mixed_size_torus_with_mesh_dimensions(table1, delay, engine):
     cfg = small_config((4, 2, 2, 2), router={"delay_cycles": delay})
     topo = Torus((4, 2, 2, 2))
     for dst in (1, 2, 6, 31):
-        (p, t), = send_one(cfg, 0, dst)
+        (hops, t), = send_one(cfg, 0, dst, engine=engine)
         h = topo.distance(0, dst)
-        assert p.hops == h
+        assert hops == h
         assert t == pytest.approx(zero_load_ns(table1, h, delay), abs=1e-6)
 
 
-def test_a_message_pipelines_behind_its_first_packet(table1):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_message_pipelines_behind_its_first_packet(table1, engine):
     # packets of one message leave the NIC back to back; the last one is limited by the
     # slower of NIC and link serialisation (the link, 204.8 ns per packet)
-    got = send_one(small_config((8, 8)), 0, 1, packets=4)
+    got = send_one(small_config((8, 8)), 0, 1, packets=4, engine=engine)
     times = sorted(t for _, t in got)
     assert times[0] == pytest.approx(zero_load_ns(table1, 1), abs=1e-6)
     assert [b - a for a, b in zip(times, times[1:])] == pytest.approx([204.8] * 3, abs=1e-6)
 
 
-def test_self_addressed_packets_go_straight_to_ejection(table1):
-    (p, t), = send_one(small_config((4, 4)), 5, 5)
-    assert p.hops == 0 and t == pytest.approx(zero_load_ns(table1, 0), abs=1e-6)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_self_addressed_packets_go_straight_to_ejection(table1, engine):
+    (hops, t), = send_one(small_config((4, 4)), 5, 5, engine=engine)
+    assert hops == 0 and t == pytest.approx(zero_load_ns(table1, 0), abs=1e-6)
 
 
 @given(dims=st.sampled_from([(4,), (5,), (3, 3), (4, 4), (4, 2, 2), (3, 4)]),
@@ -70,7 +78,7 @@ def test_packets_are_conserved_and_no_queue_exceeds_its_capacity(
                        nic={"handshake": handshake}, routing={"algorithm": algorithm},
                        traffic={"load": load, "message_packets": 4},
                        run={"warmup_us": 1, "measure_us": 10, "drain_us": 100})
-    engine = Simulation(cfg).engine
+    engine = Simulation(cfg, engine="simpy").engine      # stepped between SimPy events
     wl, env = engine.workload, engine.env
     engine.start_workload()
     first = max(int(wl.time[wl.src == s].min()) for s in range(engine.spec.num_nodes))

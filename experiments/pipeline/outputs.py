@@ -175,17 +175,25 @@ def report_outputs(outputs: Outputs, command: str) -> int:
     return 0
 
 
-def written_since(directory: str | Path, since: float) -> list[Path]:
-    """The files under ``directory`` modified at or after ``since`` (a ``time.time()``), for
-    commands that write through their own code to say where they wrote."""
+def file_times(directory: str | Path) -> dict[Path, int]:
+    """Every file under ``directory`` with its modification time (ns): what
+    :func:`written_since` compares against."""
     root = Path(directory)
     if not root.exists():
-        return []
-    return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".lock")
-                  and p.stat().st_mtime >= since - 1e-3)
+        return {}
+    return {p: p.stat().st_mtime_ns for p in root.rglob("*")
+            if p.is_file() and not p.name.endswith(".lock")}
 
 
-def report_written(directory: str | Path, since: float) -> None:
+def written_since(directory: str | Path, since: dict[Path, int]) -> list[Path]:
+    """The files under ``directory`` that are new or modified since the :func:`file_times`
+    snapshot ``since``, for commands that write through their own code to say where they wrote.
+    (A snapshot, not a clock time: file times come from the kernel's coarse clock and can lag
+    ``time.time()`` by milliseconds.)"""
+    return sorted(p for p, t in file_times(directory).items() if since.get(p) != t)
+
+
+def report_written(directory: str | Path, since: dict[Path, int]) -> None:
     """Print ``wrote PATH`` for every file :func:`written_since` found."""
     files = written_since(directory, since)
     for path in files:

@@ -22,7 +22,7 @@ icsim.registry.UnknownNameError: unknown table generator 'dijkstra' (valid: bfs,
 from __future__ import annotations
 
 from time import perf_counter
-from typing import Callable, Iterable, Protocol
+from typing import Iterable, Protocol
 
 import numpy as np
 

@@ -69,10 +69,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import time
-
     from icsim.experiments.papers.acro.layers import bench_assigners, reproduce_acro
-    from icsim.experiments.pipeline.outputs import report_written
+    from icsim.experiments.pipeline.outputs import file_times, report_written
 
     out = Path(args.out or "runs/acro-layers")
     sizes = tuple(int(x) for x in args.sizes.split(","))
@@ -81,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
     seeds = args.seeds
     if args.quick:
         sizes, degrees, seeds = (64,), range(3, 7), 3
-    since = time.time()
+    since = file_times(out)
     print(reproduce_acro(out, sizes=sizes, degrees=degrees, seeds=seeds, workers=args.workers))
     if not args.no_bench and not args.quick:
         print(bench_assigners(out / "bench", sizes=(64, 128, 256), degree=6, seeds=1,

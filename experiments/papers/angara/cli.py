@@ -30,7 +30,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from icsim.experiments.papers.published import paper_table
-from icsim.experiments.pipeline.outputs import note, report_written
+from icsim.experiments.pipeline.outputs import file_times, note, report_written
 
 
 # ----------------------------------------------------------------------------- icsim tables
@@ -97,7 +97,8 @@ def _table2_arguments(parser: argparse.ArgumentParser) -> None:
 def _table2_run(args: argparse.Namespace) -> int:
     from icsim.experiments.papers.angara.analysis import reproduce_table2
 
-    since, out = time.time(), _out(args, "runs/angara-table2")
+    out = _out(args, "runs/angara-table2")
+    since = file_times(out)
     print(reproduce_table2(out, seed=args.seed))
     report_written(out, since)
     return 0
@@ -124,7 +125,8 @@ def _tori_run(args: argparse.Namespace) -> int:
     sample, max_nodes = args.sample, args.max_nodes
     if args.quick:
         sample, max_nodes = sample or 30, max_nodes or 64
-    since, out = time.time(), _out(args, "runs/angara-tori")
+    out = _out(args, "runs/angara-tori")
+    since = file_times(out)
     try:
         print(reproduce_tori(out, sample=sample, seed=args.seed,
                              max_nodes=max_nodes, genetic_max_nodes=args.genetic_max_nodes,
@@ -297,7 +299,8 @@ def _sim_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _sim_run(args: argparse.Namespace) -> int:
-    since, out = time.time(), _out(args, "runs/angara-sim")
+    out = _out(args, "runs/angara-sim")
+    since = file_times(out)
     print(reproduce_sim(out, message_bytes=(64 << 10) if args.quick else (1 << 20),
                         jobs=3 if args.quick else args.jobs))
     report_written(out, since)

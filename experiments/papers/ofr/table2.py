@@ -74,7 +74,7 @@ from icsim.experiments.papers.reproduce import add_common_arguments
 from icsim.experiments.pipeline.saturation import SEARCHES
 from icsim.experiments.pipeline.sweep import Curve, SweepError, SweepOutcome, parse_loads, run_sweep
 from icsim.simulator.build import from_dict
-from icsim.simulator.config import ConfigError, apply_overrides, config_from_dict, parse_override, \
+from icsim.simulator.config import ConfigError, apply_overrides, parse_override, \
     set_path
 
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")

@@ -314,6 +314,35 @@ class CompiledEngine:
             tl.accepted = a["nd"][:, kn.N_SNAP_ACCEPTED].tolist()
         return tl
 
+    def check_invariants(self) -> None:
+        """Assert the model's accounting (for tests): every queue holds at most its
+        occupancy, which is at most its capacity; the NIC queues hold the packets counted at
+        the NICs; and ``generated == delivered + at NICs + in network``."""
+        a, spec = self.a, self.spec
+        c, qs, nd, pk = a["ctr"], a["qs"], a["nd"], a["pk"]
+        length, occ = qs[:, kn.Q_LEN], qs[:, kn.Q_OCC]
+        bad = np.nonzero((length < 0) | (length > occ) | (occ > spec.capacity))[0]
+        if len(bad):
+            q = int(bad[0])
+            raise AssertionError(f"queue {q}: occupancy {int(occ[q])}, {int(length[q])} "
+                                 f"visible, capacity {spec.capacity}")
+        at_nics = 0
+        for node in range(spec.num_nodes):
+            p = int(nd[node, kn.N_SRCH])
+            while p >= 0:
+                at_nics += 1
+                p = int(pk[p, kn.P_NEXT])
+        # (with ack/nak, a packet sent by its NIC counts there until its router accepts it)
+        if at_nics > c[kn.C_IN_SOURCES] or (not spec.flow_control == "ack_nak"
+                                            and at_nics != c[kn.C_IN_SOURCES]):
+            raise AssertionError(f"{at_nics} packets in NIC queues, {int(c[kn.C_IN_SOURCES])} "
+                                 f"counted")
+        gen, dlv = int(c[kn.C_GENERATED]), int(c[kn.C_DELIVERED])
+        if gen != dlv + c[kn.C_IN_SOURCES] + c[kn.C_IN_NETWORK]:
+            raise AssertionError(f"generated {gen} != delivered {dlv} + at NICs "
+                                 f"{int(c[kn.C_IN_SOURCES])} + in network "
+                                 f"{int(c[kn.C_IN_NETWORK])}")
+
     def _deadlock_message(self) -> str:
         a, spec = self.a, self.spec
         topo = spec.topology
