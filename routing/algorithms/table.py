@@ -67,8 +67,10 @@ def build_table(topology: Any, config: Any, settings: TableSettings) -> RoutingT
 
 def coverage_problem(table: RoutingTable, topology: Any, job: list[int] | None) -> str | None:
     """What is missing when the table lacks routes for nodes of the run (the job's, or every
-    node), as the end of a sentence about the table; None when it covers them all."""
-    missing = sorted(set(range(topology.num_nodes) if job is None else job) - set(table.nodes))
+    node in service), as the end of a sentence about the table; None when it covers them
+    all."""
+    alive = getattr(topology, "alive_nodes", range(topology.num_nodes))
+    missing = sorted(set(alive if job is None else job) - set(table.nodes))
     if not missing:
         return None
     return (f"has no routes for node(s) {missing[:8]}; the run needs routes between all "
