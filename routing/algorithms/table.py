@@ -25,9 +25,11 @@ class TableSettings(BaseModel):
     """``routing.table``: where the table comes from and how its hops get virtual layers.
 
     ``file`` (a table in the ``icsim-routing-table`` format) or ``generator`` (``bfs``, ``sssp``,
-    ``genetic`` Angara tables on tori; ``minimal`` on any topology), with ``options`` passed to
-    the generator as keyword arguments; ``layers`` names a virtual-layer assigner (``acro``,
-    ``lash``, ``lash_tor``).
+    ``genetic``, ``refined``, ``optimal`` Angara tables on tori; ``minimal`` on any topology),
+    with ``options`` passed to the generator as keyword arguments (e.g. ``time_limit_s``,
+    ``max_moves``; ``traffic: workload`` makes a ``refined`` or ``optimal`` table for the run's
+    own traffic section); ``layers`` names a virtual-layer assigner (``acro``, ``lash``,
+    ``lash_tor``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -53,8 +55,12 @@ def build_table(topology: Any, config: Any, settings: TableSettings) -> RoutingT
             raise TableError(f"{settings.file}: the table was made for "
                              f"{table.topology.describe()}, not for {topology.describe()}")
     elif settings.generator:
-        table = generate_table(settings.generator, topology, config.seed, job,
-                               **settings.options)
+        options = dict(settings.options)
+        if options.get("traffic") == "workload":     # a table made for the run's own traffic
+            from icsim.routing.tables.traffic import workload_traffic
+
+            options["traffic"] = workload_traffic(topology, config.traffic, config.seed)
+        table = generate_table(settings.generator, topology, config.seed, job, **options)
     else:
         raise TableError("table routing needs routing.table.file or routing.table.generator")
     if settings.layers:

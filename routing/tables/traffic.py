@@ -13,7 +13,9 @@ Sources of a matrix:
   the messages :func:`icsim.traffic.workloads.collective_messages` posts;
 * :func:`pattern_traffic` -- a permutation traffic pattern of :mod:`icsim.traffic.patterns`, one
   unit per source;
-* :func:`trace_traffic` -- the bytes of a trace file (:mod:`icsim.traffic.trace`).
+* :func:`trace_traffic` -- the bytes of a trace file (:mod:`icsim.traffic.trace`);
+* :func:`workload_traffic` -- whichever of these a run's ``traffic`` section describes (the
+  simulator's ``routing.table.options.traffic: workload``).
 
 Examples
 --------
@@ -75,6 +77,25 @@ def trace_traffic(path: str, num_nodes: int) -> TrafficMatrix:
         if r.src != r.dst:
             out[(r.src, r.dst)] = out.get((r.src, r.dst), 0.0) + float(r.bytes)
     return out
+
+
+def workload_traffic(topology: Any, traffic: Any, seed: int = 0) -> TrafficMatrix | None:
+    """The traffic matrix of a run's own traffic section (``config.traffic``): its collective
+    (on ``traffic.nodes`` when given), its trace, or its permutation pattern; None for traffic
+    that weighs every pair alike (an open workload with a non-permutation pattern such as
+    uniform) -- then a plain table is the traffic-aware one."""
+    if traffic.workload == "collective":
+        return collective_traffic(traffic.collective, topology, traffic.nodes,
+                                  message_bytes=traffic.message_bytes,
+                                  params=traffic.pattern_params(traffic.collective), seed=seed)
+    if traffic.workload == "trace":
+        return trace_traffic(traffic.trace, topology.num_nodes)
+    from icsim.traffic.patterns import make_pattern
+
+    if make_pattern(traffic.pattern, topology, seed=seed,
+                    **traffic.pattern_params()).permutation:
+        return pattern_traffic(traffic.pattern, topology, seed, **traffic.pattern_params())
+    return None
 
 
 def pair_weights(traffic: Mapping[tuple[int, int], float] | np.ndarray | None,
