@@ -307,7 +307,8 @@ def _milp(c, constraints, integrality, bounds, time_limit_s):
 @register("optimal")
 def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
             graph: RoutingGraph | None = None, traffic=None, time_limit_s: float = 60.0,
-            sigma: bool = True, sigma_time_limit_s: float | None = None) -> RoutingTable:
+            sigma: bool = True, sigma_time_limit_s: float | None = None,
+            sigma_cap: float | None = None) -> RoutingTable:
     """An Angara routing table of least edge-forwarding index, then least ``σ(4)`` at that
     index, by an exact MILP (module docstring).
 
@@ -331,6 +332,10 @@ def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
         Run stage 2 (``σ(4)`` at the optimal index).
     sigma_time_limit_s : float, optional
         Time limit of stage 2 (default ``time_limit_s``).
+    sigma_cap : float, optional
+        Stage 2 caps the loads at this value instead of the optimal index (e.g. one more, to
+        see whether a higher max load buys a lower ``σ(4)``); the table's max load is then
+        only bounded by it.
 
     Returns
     -------
@@ -422,12 +427,15 @@ def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
                 load_gap=(L1 - bound) / L1 if L1 else 0.0, load_solve_s=t1)
     # stage 2: min sum (gamma - p)^4 with gamma <= L1
     if sigma and nx:
-        res2 = _sigma_stage(topology, nodes, rs, mdl, A, rows, L1, wi, assign,
+        cap = L1 if sigma_cap is None else float(sigma_cap) / unit
+        meta["sigma_cap"] = _num(cap * unit)
+        res2 = _sigma_stage(topology, nodes, rs, mdl, A, rows, cap, wi, assign,
                             sigma_time_limit_s if sigma_time_limit_s is not None
                             else time_limit_s)
         meta.update(res2["meta"])
         if res2["x"] is not None:
             _apply(choice, res2["x"], mdl)
+            meta["max_load"] = _num(float(rs.loads(choice, wi).max()) * unit)
     return make_table(topology, nodes, rs.routes_dict(choice), meta, t0)
 
 
@@ -520,6 +528,6 @@ def _sigma_stage(topology, nodes, rs: RouteSet, mdl: _Model, A, rows, L1: float,
     val = (res.fun * scale + constant) / Cn
     lb = (res.mip_dual_bound * scale + constant) / Cn if res.mip_dual_bound is not None else val
     out.update(sigma4=max(val, 0.0) ** 0.25, sigma4_bound=max(lb, 0.0) ** 0.25)
-    out["sigma_gap"] = (out["sigma4"] - out["sigma4_bound"]) / out["sigma4"] \
+    out["sigma_gap"] = max(0.0, (out["sigma4"] - out["sigma4_bound"]) / out["sigma4"]) \
         if out["sigma4"] else 0.0
     return {"x": res.x[:nx], "meta": out}
