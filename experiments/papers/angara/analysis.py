@@ -67,29 +67,46 @@ def parse_dims(dims) -> tuple[int, ...]:
 
 
 def parse_nodes(nodes, topology: Torus) -> tuple[int, ...] | None:
-    """A node subset: None (all), an int k (the first k node ids, a contiguous allocation), a
-    string of ids and ranges (``'0-7,12'``) or a sequence of ids."""
+    """A node subset: None (all), an int k or a string of one number (the first k node ids, a
+    contiguous allocation, as ``--nodes 8``), a string of ids and ranges (``'0-7,12'``) or a
+    sequence of ids.
+
+    >>> t = Torus((4, 2, 2, 2))
+    >>> parse_nodes("4", t), parse_nodes("0-2,9", t), parse_nodes(2, t)
+    ((0, 1, 2, 3), (0, 1, 2, 9), (0, 1))
+    """
     if nodes is None:
         return None
+    if isinstance(nodes, str) and nodes.strip().isdigit():
+        nodes = int(nodes)
     if isinstance(nodes, (int, np.integer)):
         if not 1 <= nodes <= topology.num_nodes:
             raise ValueError(f"nodes={nodes}: a {topology.num_nodes}-node torus has 1.."
                              f"{topology.num_nodes} nodes to allocate")
         return tuple(range(int(nodes)))
     if isinstance(nodes, str):
-        out = []
-        for part in nodes.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            a, _, b = part.partition("-")
-            try:
-                out.extend(range(int(a), int(b) + 1) if b else [int(a)])
-            except ValueError:
-                raise ValueError(f"nodes: cannot read {part!r} (use ids and ranges like "
-                                 f"0-7,12)") from None
-        return tuple(out)
+        return parse_ids(nodes)
     return tuple(int(v) for v in nodes)
+
+
+def parse_ids(text: str) -> tuple[int, ...]:
+    """Node ids and ranges, ``'0-7,12'`` (a single number is an id here).
+
+    >>> parse_ids("12"), parse_ids("0-2, 7")
+    ((12,), (0, 1, 2, 7))
+    """
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        a, _, b = part.partition("-")
+        try:
+            out.extend(range(int(a), int(b) + 1) if b else [int(a)])
+        except ValueError:
+            raise ValueError(f"nodes: cannot read {part!r} (use ids and ranges like "
+                             f"0-7,12)") from None
+    return tuple(out)
 
 
 def analyse(table: RoutingTable) -> dict:
@@ -140,10 +157,14 @@ def faulty_torus(dims, failed_links=None, failed_nodes=None) -> Torus:
     """The torus of ``dims`` with the failures (:func:`parse_failed_links`, node ids/ranges)."""
     healthy = Torus(parse_dims(dims))
     links = parse_failed_links(failed_links, healthy)
-    if isinstance(failed_nodes, (int, np.integer)):
+    if failed_nodes is None:
+        dead = ()
+    elif isinstance(failed_nodes, (int, np.integer)):
         dead = (int(failed_nodes),)
+    elif isinstance(failed_nodes, str):
+        dead = parse_ids(failed_nodes)
     else:
-        dead = parse_nodes(failed_nodes, healthy) if failed_nodes is not None else ()
+        dead = tuple(int(v) for v in failed_nodes)
     if not links and not dead:
         return healthy
     return Torus(healthy.dims, healthy.wrap, failed_links=links, failed_nodes=dead or ())
