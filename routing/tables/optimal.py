@@ -282,10 +282,7 @@ def _model(rs: RouteSet, w: np.ndarray, base_choice: np.ndarray) -> _Model:
     fixed = {g: (int(rs.ptr[g]) if rs.counts[g] == 1 else int(base_choice[g]))
              for g in np.flatnonzero(~multi).tolist()}
     single = np.flatnonzero((rs.counts == 1) & (w > 0))
-    const = np.zeros(rs.C)
-    if len(single):
-        const = rs.loads(rs.ptr[single], w[single])
-        const = np.zeros(rs.C) + const
+    const = rs.loads(rs.ptr[single], w[single]) if len(single) else np.zeros(rs.C)
     mg = np.flatnonzero(multi)
     cols = np.concatenate([np.arange(rs.ptr[g], rs.ptr[g + 1]) for g in mg]) if len(mg) \
         else np.zeros(0, dtype=np.int64)
