@@ -109,7 +109,7 @@ def refine_choice(rs: RouteSet, choice: np.ndarray, *, weights: np.ndarray | Non
     movable = np.flatnonzero((rs.counts > 1) & (w > 0))
 
     # Python lists for the inner loop (a move touches a few dozen entries)
-    chans = [row[row < C].tolist() for row in rs.chans]
+    chans = [[c for c in row if c < C] for row in rs.chans.tolist()]
     ptr = rs.ptr.tolist()
     L = loads.tolist()
     isc = cnt.tolist()
