@@ -93,3 +93,34 @@ def test_random_failed_links_are_distinct_links():
     links = random_failed_links(Torus((4, 2, 2, 2)), 8, np.random.default_rng(3))
     assert len(set(links)) == 8 and all(p % 2 == 0 for _, p in links)
     assert len(Torus((4, 2, 2, 2), failed_links=links).failed_links) == 16
+
+
+@pytest.mark.parametrize("table", [{"generator": "sssp"},
+                                   {"generator": "optimal", "options": {"sigma": False}},
+                                   {"generator": "minimal", "layers": "acro"}])
+def test_the_simulator_runs_a_degraded_torus_with_a_table(table):
+    # an alltoall on a torus with a failed link and a failed node: only the 31 nodes in service
+    # exchange (31 * 30 messages of one packet) and every one arrives
+    from icsim.simulator.config import config_from_dict
+    from icsim.simulator.simulation import run
+
+    cfg = config_from_dict({
+        "seed": 1, "topology": {"kind": "torus", "dims": [4, 2, 2, 2],
+                                "failed_links": [[0, 1], [5, "y-"]], "failed_nodes": [12]},
+        "packet": {"size_bytes": 4096},
+        "routing": {"algorithm": "table", "table": table},
+        "traffic": {"workload": "collective", "collective": "alltoall",
+                    "message_bytes": 4096}})
+    r = run(cfg)
+    assert r["packets_delivered"] == 31 * 30 and r["completion_time_ns"] > 0
+
+
+def test_a_job_on_a_failed_node_is_refused():
+    from icsim.simulator.build import from_dict
+    from icsim.simulator.config import ConfigError
+
+    with pytest.raises(ConfigError, match="traffic.nodes"):
+        from_dict({
+            "topology": {"kind": "torus", "dims": [4, 2, 2, 2], "failed_nodes": [3]},
+            "routing": {"algorithm": "table", "table": {"generator": "sssp"}},
+            "traffic": {"workload": "collective", "nodes": [1, 2, 3]}})
