@@ -124,3 +124,13 @@ def test_a_job_on_a_failed_node_is_refused():
             "topology": {"kind": "torus", "dims": [4, 2, 2, 2], "failed_nodes": [3]},
             "routing": {"algorithm": "table", "table": {"generator": "sssp"}},
             "traffic": {"workload": "collective", "nodes": [1, 2, 3]}})
+
+
+def test_the_optimum_and_the_lp_bound_on_a_faulty_torus():
+    from icsim.routing.tables.optimal import load_lower_bound
+
+    bound = load_lower_bound(FAULTY, routes="deadlock-free")
+    assert not bound.symmetric and bound.lp == pytest.approx(279 / 11)
+    table = generate("optimal", FAULTY, sigma=False)
+    assert table.meta["status"] == "optimal"
+    assert table_metrics(table).max_load == table.meta["load_bound"] == bound.bound == 26
