@@ -94,3 +94,16 @@ def test_traffic_max_load_counts_a_jobs_messages_per_channel():
     ring = {(s, d): (0,) * ((d - s) % 4) for s in range(4) for d in range(4) if s != d}
     t = RoutingTable(Torus((4,)), ring)                                # clockwise only
     assert traffic_max_load(t, {(0, 1): 1.0, (3, 1): 2.0}) == 3.0      # both over 0 -> 1
+
+
+def test_generator_options_from_the_config_are_checked_before_the_run():
+    from icsim.simulator.build import from_dict
+    from icsim.simulator.config import ConfigError
+
+    base = {"topology": {"kind": "torus", "dims": [4, 4]}}
+    from_dict({**base, "routing": {"algorithm": "table", "table": {
+        "generator": "refined", "options": {"max_moves": 1000, "traffic": "workload"}}}})
+    with pytest.raises(ConfigError, match="routing.table.options: optimal takes no option"
+                                          r"\(s\) max_moves"):
+        from_dict({**base, "routing": {"algorithm": "table", "table": {
+            "generator": "optimal", "options": {"max_moves": 1000}}}})

@@ -92,6 +92,22 @@ def generate_table(name: str, topology: Any, seed: int, nodes: list[int] | None 
     return generate(name, topology, nodes, seed=seed, **options)
 
 
+def unknown_options(generator: str, options: dict) -> list[str]:
+    """The keys of ``options`` that generator ``generator`` does not accept as keyword
+    arguments (``graph`` and ``seed`` are set by the run, not the config)."""
+    import inspect
+
+    from icsim.routing.tables.generators import get_generator
+
+    params = inspect.signature(get_generator(generator)).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()) \
+            and generator != "minimal":
+        return []
+    accepted = {n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    accepted -= {"graph", "seed"}
+    return sorted(set(options) - accepted)
+
+
 def table_generators() -> list[str]:
     """Names accepted by ``routing.table.generator``."""
     from icsim.routing.tables.generators import available
@@ -172,6 +188,10 @@ class TableRouting(Routing):
             if settings.generator != "minimal" and topology.kind != "torus":
                 raise ConfigError("routing.table.generator", f"{settings.generator} builds "
                                   f"Angara tables on tori; on {topology.describe()} use 'minimal'")
+            unknown = unknown_options(settings.generator, settings.options)
+            if unknown:
+                raise ConfigError("routing.table.options", f"{settings.generator} takes no "
+                                  f"option(s) {', '.join(unknown)}")
         else:
             raise ConfigError("routing.table", "table routing needs routing.table.file or "
                               "routing.table.generator")
