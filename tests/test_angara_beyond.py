@@ -107,3 +107,17 @@ def test_generator_options_from_the_config_are_checked_before_the_run():
                                           r"\(s\) max_moves"):
         from_dict({**base, "routing": {"algorithm": "table", "table": {
             "generator": "optimal", "options": {"max_moves": 1000}}}})
+
+
+def test_a_trace_weighs_the_pairs_by_their_bytes(tmp_path):
+    from icsim.routing.tables.optimal import optimal
+    from icsim.routing.tables.traffic import pair_weights, trace_traffic
+
+    path = tmp_path / "t.csv"
+    path.write_text("time_ns,src,dst,bytes\n0,0,2,512\n5,0,2,512\n9,1,3,1024\n12,3,3,64\n")
+    tm = trace_traffic(str(path), 4)
+    assert tm == {(0, 2): 1024.0, (1, 3): 1024.0}
+    assert pair_weights(tm, [(0, 2), (2, 0)]).tolist() == [1.0, 0.0]
+    # on the 4-ring both half-ring pairs with traffic go different ways: max load 1 message
+    table = optimal(Torus((4,)), traffic=tm)
+    assert table.meta["max_load"] == 1 and table.meta["status"] == "optimal"   # heaviest = 1
