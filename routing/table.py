@@ -11,7 +11,8 @@ File format (``icsim-routing-table``, version 1), JSON::
     {
       "format": "icsim-routing-table",
       "version": 1,
-      "topology": {"kind": "torus", "dims": [4, 2, 2, 2], "wrap": [true, false, false, false]},
+      "topology": {"kind": "torus", "dims": [4, 2, 2, 2], "wrap": [true, false, false, false],
+                   "failed_links": [[0, 2]], "failed_nodes": [7]},   # failures optional
       "nodes": [0, 1, ...],               # the node set the table covers
       "meta": {"generator": "sssp", "seed": 1},
       "routes": [[src, dst, [port, ...]], ...],
@@ -267,7 +268,12 @@ class RoutingTable:
 
 def topology_to_json(topology: Any) -> dict:
     if topology.kind == "torus":
-        return {"kind": "torus", "dims": list(topology.dims), "wrap": list(topology.wrap)}
+        doc = {"kind": "torus", "dims": list(topology.dims), "wrap": list(topology.wrap)}
+        if topology.failed_links:        # each link once, by its positive channel
+            doc["failed_links"] = sorted([u, p] for u, p in topology.failed_links if p % 2 == 0)
+        if topology.failed_nodes:
+            doc["failed_nodes"] = sorted(topology.failed_nodes)
+        return doc
     return {"kind": "graph", "nodes": topology.num_nodes,
             "edges": [list(e) for e in topology.edges]}
 
@@ -305,7 +311,19 @@ def _topology(doc: Any) -> Any:
                                  or not all(isinstance(w, bool) for w in wrap)):
             raise TableError(f"topology.wrap must be a list of {len(dims)} true/false, got "
                              f"{_cut(wrap)}")
-        return Torus(tuple(dims), tuple(wrap or ()))
+        links, dead = doc.get("failed_links") or [], doc.get("failed_nodes") or []
+        if not isinstance(links, list) or not all(
+                isinstance(x, list) and len(x) == 2 and _int_list(x) for x in links):
+            raise TableError(f"topology.failed_links must be a list of [node, port] integer "
+                             f"pairs, got {_cut(links)}")
+        if not _int_list(dead):
+            raise TableError(f"topology.failed_nodes must be a list of node ids, got "
+                             f"{_cut(dead)}")
+        try:
+            return Torus(tuple(dims), tuple(wrap or ()),
+                         failed_links=[tuple(x) for x in links], failed_nodes=tuple(dead))
+        except ValueError as exc:
+            raise TableError(f"topology: {exc}") from None
     if kind == "graph":
         n, edges = doc.get("nodes"), doc.get("edges")
         if not _is_int(n):

@@ -88,3 +88,21 @@ def test_a_malformed_table_names_the_first_bad_entry():
     del table.routes[(1, 2)]
     with pytest.raises(TableError, match=r"route 1->2: missing"):
         check_table(table)
+
+
+def test_a_cycle_through_a_ring_segment_and_turns_is_a_deadlock():
+    # the bubble keeps a ring moving, not the packets queued in it to turn out: (0, x+) waits
+    # for (1, x+) (same ring), whose packets wait to turn into (2, y+), ... back to (0, x+)
+    from icsim.routing.tables.check import cross_ring_cycle
+    from icsim.routing.tables.generators import generate
+
+    topo = Torus((3, 3))
+    routes = dict(generate("sssp", topo).routes)
+    routes.update({(0, 5): (0, 0, 2), (2, 3): (2, 0), (5, 6): (0, 2), (3, 0): (2, 2),
+                   (6, 1): (2, 0)})
+    report = check_table(RoutingTable(topo, routes))
+    assert report.shape_violation is None and not report.deadlock_free
+    assert report.describe_cycle(topo) == ("(1, x+) -> (2, y+) -> (5, x+) -> (3, y+) -> "
+                                           "(6, y+) -> (0, x+)")
+    assert report.cycle_pairs == [(0, 5), (2, 3), (5, 6), (3, 0), (6, 1), (0, 5)]
+    assert sorted(cross_ring_cycle(RoutingTable(topo, routes))) == sorted(report.cycle)

@@ -26,9 +26,10 @@ def desmos_tables(desmos_graph):
             for name in ("bfs", "sssp")}
 
 
-def test_registry_lists_the_three_and_minimal_and_rejects_unknown_names():
-    assert available() == ["bfs", "genetic", "minimal", "sssp"]
-    with pytest.raises(UnknownGeneratorError, match=r"valid: bfs, genetic, minimal, sssp\)"):
+def test_registry_lists_the_generators_and_rejects_unknown_names():
+    assert available() == ["bfs", "genetic", "minimal", "optimal", "refined", "sssp"]
+    with pytest.raises(UnknownGeneratorError,
+                       match=r"valid: bfs, genetic, minimal, optimal, refined, sssp\)"):
         get_generator("updown")
 
 

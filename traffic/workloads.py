@@ -187,6 +187,7 @@ def collective_messages(kind: str, topology: Any, message_bytes: int, packet_byt
     ``nodes`` places the exchange on a job's nodes (rank r on ``nodes[r]``, an MPI job on the
     nodes its scheduler gave it): patterns then work on the N ranks (:class:`JobRanks`; the
     coordinate patterns do not apply) and ``neighbor`` means the torus neighbours inside the job.
+    On a torus with failed nodes the default job is every node in service.
 
     Examples
     --------
@@ -198,6 +199,8 @@ def collective_messages(kind: str, topology: Any, message_bytes: int, packet_byt
     """
     from icsim.traffic.patterns import PatternError, make_pattern
 
+    if nodes is None and getattr(topology, "failed_nodes", None):
+        nodes = topology.alive_nodes        # failed nodes take no part: a job of the others
     job = list(range(topology.num_nodes)) if nodes is None else [int(v) for v in nodes]
     n = len(job)
     packets = packets_for(message_bytes, packet_bytes)

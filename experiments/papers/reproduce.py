@@ -48,6 +48,14 @@ register("angara-tori", "icsim.experiments.papers.angara.cli:TORI",
          "Angara Sec. 5.1: SSSP vs BFS (vs Genetic) on random 2D/3D/4D tori")
 register("angara-sim", "icsim.experiments.papers.angara.cli:SIM",
          "Angara Sec. 5.2: alltoall and tornado with SSSP vs BFS tables, simulated on 4x2x2x2")
+register("angara-optimum", "icsim.experiments.papers.angara.cli:OPTIMUM",
+         "Beyond Angara: proven optimal tables (MILP) on 4x2x2x2 and its Table 2 subsets")
+register("angara-bounds", "icsim.experiments.papers.angara.cli:BOUNDS",
+         "Beyond Angara: LP lower bounds vs SSSP vs refined tables on random 2D/3D/4D tori")
+register("angara-traffic", "icsim.experiments.papers.angara.cli:TRAFFIC",
+         "Beyond Angara: traffic-aware tables for the angara-sim jobs, simulated")
+register("angara-faults", "icsim.experiments.papers.angara.cli:FAULTS",
+         "Beyond Angara: tables around random failed links and nodes (4x2x2x2, 8x8x8)")
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:

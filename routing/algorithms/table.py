@@ -25,9 +25,11 @@ class TableSettings(BaseModel):
     """``routing.table``: where the table comes from and how its hops get virtual layers.
 
     ``file`` (a table in the ``icsim-routing-table`` format) or ``generator`` (``bfs``, ``sssp``,
-    ``genetic`` Angara tables on tori; ``minimal`` on any topology), with ``options`` passed to
-    the generator as keyword arguments; ``layers`` names a virtual-layer assigner (``acro``,
-    ``lash``, ``lash_tor``).
+    ``genetic``, ``refined``, ``optimal`` Angara tables on tori; ``minimal`` on any topology),
+    with ``options`` passed to the generator as keyword arguments (e.g. ``time_limit_s``,
+    ``max_moves``; ``traffic: workload`` makes a ``refined`` or ``optimal`` table for the run's
+    own traffic section); ``layers`` names a virtual-layer assigner (``acro``, ``lash``,
+    ``lash_tor``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -53,8 +55,12 @@ def build_table(topology: Any, config: Any, settings: TableSettings) -> RoutingT
             raise TableError(f"{settings.file}: the table was made for "
                              f"{table.topology.describe()}, not for {topology.describe()}")
     elif settings.generator:
-        table = generate_table(settings.generator, topology, config.seed, job,
-                               **settings.options)
+        options = dict(settings.options)
+        if options.get("traffic") == "workload":     # a table made for the run's own traffic
+            from icsim.routing.tables.traffic import workload_traffic
+
+            options["traffic"] = workload_traffic(topology, config.traffic, config.seed)
+        table = generate_table(settings.generator, topology, config.seed, job, **options)
     else:
         raise TableError("table routing needs routing.table.file or routing.table.generator")
     if settings.layers:
@@ -67,8 +73,10 @@ def build_table(topology: Any, config: Any, settings: TableSettings) -> RoutingT
 
 def coverage_problem(table: RoutingTable, topology: Any, job: list[int] | None) -> str | None:
     """What is missing when the table lacks routes for nodes of the run (the job's, or every
-    node), as the end of a sentence about the table; None when it covers them all."""
-    missing = sorted(set(range(topology.num_nodes) if job is None else job) - set(table.nodes))
+    node in service), as the end of a sentence about the table; None when it covers them
+    all."""
+    alive = getattr(topology, "alive_nodes", range(topology.num_nodes))
+    missing = sorted(set(alive if job is None else job) - set(table.nodes))
     if not missing:
         return None
     return (f"has no routes for node(s) {missing[:8]}; the run needs routes between all "
@@ -82,6 +90,22 @@ def generate_table(name: str, topology: Any, seed: int, nodes: list[int] | None 
     from icsim.routing.tables.generators import generate
 
     return generate(name, topology, nodes, seed=seed, **options)
+
+
+def unknown_options(generator: str, options: dict) -> list[str]:
+    """The keys of ``options`` that generator ``generator`` does not accept as keyword
+    arguments (``graph`` and ``seed`` are set by the run, not the config)."""
+    import inspect
+
+    from icsim.routing.tables.generators import get_generator
+
+    params = inspect.signature(get_generator(generator)).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()) \
+            and generator != "minimal":
+        return []
+    accepted = {n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    accepted -= {"graph", "seed"}
+    return sorted(set(options) - accepted)
 
 
 def table_generators() -> list[str]:
@@ -164,6 +188,10 @@ class TableRouting(Routing):
             if settings.generator != "minimal" and topology.kind != "torus":
                 raise ConfigError("routing.table.generator", f"{settings.generator} builds "
                                   f"Angara tables on tori; on {topology.describe()} use 'minimal'")
+            unknown = unknown_options(settings.generator, settings.options)
+            if unknown:
+                raise ConfigError("routing.table.options", f"{settings.generator} takes no "
+                                  f"option(s) {', '.join(unknown)}")
         else:
             raise ConfigError("routing.table", "table routing needs routing.table.file or "
                               "routing.table.generator")

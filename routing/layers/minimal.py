@@ -30,6 +30,8 @@ def _distance_matrix(topology: Any) -> np.ndarray:
     dist = getattr(topology, "distances", None)
     if dist is not None:
         return np.asarray(dist)
+    if getattr(topology, "has_failures", False):      # hops over the links in service
+        return np.stack([topology.hop_distances(s) for s in range(topology.num_nodes)])
     n = topology.num_nodes
     return np.array([[topology.distance(a, b) for b in range(n)] for a in range(n)],
                     dtype=np.int32)
@@ -75,6 +77,10 @@ def minimal_next_ports(topology: Any, *, tie_break: str = "lowest_port",
     np.fill_diagonal(out, -1)
     stranded = ~closer.any(axis=1)
     np.fill_diagonal(stranded, False)
+    dead = list(getattr(topology, "failed_nodes", ()))
+    if dead:                       # failed nodes neither send nor receive
+        stranded[dead, :] = False
+        stranded[:, dead] = False
     if stranded.any():
         u, t = map(int, np.argwhere(stranded)[0])
         raise ValueError(f"node {u} has no path to node {t}: the topology is not connected")
@@ -93,7 +99,8 @@ def minimal_table(topology: Any, *, tie_break: str = "lowest_port", seed: int | 
     seed : int, optional
         Seed of the random tie-break.
     nodes : sequence of int, optional
-        Node set the table covers (default all).
+        Node set the table covers (default every node in service: on a torus with failed
+        nodes, the others; distances are hops over the links in service).
 
     Returns
     -------
@@ -109,9 +116,9 @@ def minimal_table(topology: Any, *, tie_break: str = "lowest_port", seed: int | 
     True
     """
     nxt = minimal_next_ports(topology, tie_break=tie_break, seed=seed)
-    n = topology.num_nodes
-    next_port = {(u, t): int(nxt[u, t]) for u in range(n) for t in range(n) if u != t}
-    table = RoutingTable.from_next_hop(topology, next_port, nodes)
+    alive = list(getattr(topology, "alive_nodes", range(topology.num_nodes)))
+    next_port = {(u, t): int(nxt[u, t]) for u in alive for t in alive if u != t}
+    table = RoutingTable.from_next_hop(topology, next_port, nodes or alive)
     table.meta = {"generator": "minimal", "tie_break": tie_break, "seed": seed}
     return table
 

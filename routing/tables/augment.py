@@ -87,8 +87,54 @@ def used_direction_sets(topology: Torus, cdg: DependencyGraph | None = None) -> 
         bits = new
 
 
-def augmenting_turns(topology: Torus) -> np.ndarray:
+def angara_turns(topology: Torus) -> np.ndarray:
+    """Every turn against the direction order that an Angara route can make: both directions
+    positive (a first step out of order) or both negative (a last step out of order), between
+    channels in service.
+
+    Together with the order-keeping turns these are all the router can express; the routing
+    graph built with all of them (:func:`angara_routing_graph`) holds every Angara route,
+    deadlock-free or not.  Rows ``(node, port, next_node, next_port)``, nodes in id order, ports
+    in direction order.
+
+    >>> angara_turns(Torus((4, 2))).tolist()[:2]
+    [[0, 2, 4, 0], [1, 2, 5, 0]]
+    >>> len(angara_turns(Torus((4, 2, 2, 2)))), len(augmenting_turns(Torus((4, 2, 2, 2))))
+    (144, 144)
+    """
+    nbr = topology.neighbor_table
+    rank = direction_rank(topology.n)
+    order = direction_order(topology.n)
+    out = []
+    for u in range(topology.num_nodes):
+        for p in order:
+            v = nbr[u][p]
+            if v < 0:
+                continue
+            for q in order:
+                if rank[q] < rank[p] and port_positive(q) == port_positive(p) and nbr[v][q] >= 0:
+                    out.append((u, p, v, q))
+    return np.asarray(out, dtype=np.int64).reshape(-1, 4)
+
+
+def angara_routing_graph(topology: Torus) -> RoutingGraph:
+    """The routing graph with every turn of :func:`angara_turns`: each Angara route of the
+    topology is a path of it (deadlock-free or not), so it bounds what any Angara table can do."""
+    return build_routing_graph(topology, angara_turns(topology))
+
+
+def augmenting_turns(topology: Torus, prefer: np.ndarray | None = None) -> np.ndarray:
     """The turns against the direction order that Theorem 2 allows, added greedily.
+
+    Parameters
+    ----------
+    topology : Torus
+        Failed links and nodes are simply absent channels.
+    prefer : array of shape (k, 4), optional
+        Turns (rows ``(node, port, next_node, next_port)``, as :func:`angara_turns`) to try
+        first, in the given order, before the channel-by-channel pass; a turn is still added
+        only where Theorem 2 allows it.  Used to keep the turns that routes around failures
+        need (:func:`icsim.routing.tables.faults.fault_tolerant_routing_graph`).
 
     Returns
     -------
@@ -109,6 +155,19 @@ def augmenting_turns(topology: Torus) -> np.ndarray:
             preds[v * P + q].append(u * P + p)
     order = direction_order(topology.n)
     added: list[tuple[int, int, int, int]] = []
+    taken: set[tuple[int, int, int, int]] = set()
+    for u, p, v, q in ([] if prefer is None else np.asarray(prefer).reshape(-1, 4).tolist()):
+        if (u, p, v, q) in taken or nbr[u][p] != v or nbr[v][q] < 0 or rank[q] >= rank[p] \
+                or port_positive(q) != port_positive(p):
+            continue
+        a, b = u * P + p, v * P + q
+        if B[b] & (1 << p):             # Theorem 2: would close a cycle
+            continue
+        added.append((u, p, v, q))
+        taken.add((u, p, v, q))
+        preds[b].append(a)
+        if B[b] & ~B[a]:
+            _propagate(a, B[b], B, preds)
     for u in range(topology.num_nodes):
         for p in order:
             v = nbr[u][p]
@@ -121,6 +180,8 @@ def augmenting_turns(topology: Torus) -> np.ndarray:
                 if rank[q] >= rank[p] or port_positive(q) != port_positive(p) or nbr[v][q] < 0:
                     continue
                 b = v * P + q
+                if (u, p, v, q) in taken:
+                    continue
                 if B[b] & bit:          # Theorem 2: D_i is used after (v, D_j): would close a cycle
                     continue
                 added.append((u, p, v, q))

@@ -47,7 +47,8 @@ from typing import Iterable
 import numpy as np
 
 from icsim.routing.table import RoutingTable
-from icsim.routing.tables.generators import make_table, new_weights, node_list, prepare, register
+from icsim.routing.tables.generators import (make_table, new_weights, node_list, prepare, register,
+                                             search_graph)
 from icsim.routing.tables.routing_graph import RoutingGraph, expand_edges, walk_back
 
 QUEUE_KEYS = ("sum", "mean", "min", "none")
@@ -56,10 +57,11 @@ QUEUE_KEYS = ("sum", "mean", "min", "none")
 def get_max_remote(topology, nodes: tuple[int, ...], processed: set[int], last: int) -> int:
     """GET_MAX_REMOTE: the unprocessed node farthest from ``last`` (first one on ties)."""
     best, best_d = last, -1
+    hops = topology.hop_distances(last) if topology.has_failures else None
     for v in nodes:
         if v in processed:
             continue
-        d = topology.distance(last, v)
+        d = topology.distance(last, v) if hops is None else int(hops[v])
         if d > best_d:
             best, best_d = v, d
     return best
@@ -156,7 +158,7 @@ def bfs(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
     t0 = perf_counter()
     nodes = node_list(topology, nodes)
     full, graph_time = prepare(topology, graph)
-    g = full.minimal()
+    g = search_graph(full, nodes)
     w = new_weights(g)
     routes: dict[tuple[int, int], tuple[int, ...]] = {}
     processed: set[int] = set()

@@ -9,8 +9,10 @@ rule; whether that is safe is the deadlock check's business.
 Deadlock: the channel dependency graph of all routes, built by
 :func:`icsim.routing.deadlock.dependency_graph` with the bubble rule's exemption (a dependency
 between consecutive channels of one ring in one direction cannot close a deadlock), must be
-acyclic; otherwise a cycle is returned as evidence, with for each of its dependencies a pair
-whose route makes it.
+acyclic; and, with those same-ring dependencies put back, every cycle must stay on one ring in
+one direction (:func:`cross_ring_cycle`: the bubble keeps a ring moving, not the packets that
+wait in it to turn out of it).  Otherwise a cycle is returned as evidence, with for each of its
+dependencies a pair whose route makes it.
 
 Examples
 --------
@@ -191,6 +193,8 @@ def check_table(table: RoutingTable) -> CheckReport:
     exempt = bubble_exempt(table.topology)
     graph = dependency_graph(paths, exempt=exempt)
     cycle = find_cycle(graph)
+    if cycle is None:
+        cycle = _cross_ring_cycle(dependency_graph(paths), table.topology)
     cycle_pairs = []
     if cycle is not None:
         wanted = {(a, b): None for a, b in zip(cycle, cycle[1:] + cycle[:1])}
@@ -201,6 +205,49 @@ def check_table(table: RoutingTable) -> CheckReport:
         cycle_pairs = list(wanted.values())
     return CheckReport(violations[0] if violations else None, cycle is None,
                        cycle, cycle_pairs)
+
+
+def cross_ring_cycle(table: RoutingTable) -> list | None:
+    """A channel-dependency cycle that runs along a ring and leaves it by a turn, or None.
+
+    The bubble rule makes a cycle harmless only if it stays on one ring in one direction: the
+    free slot it keeps in a ring lets that ring's packets move on, but not packets waiting to
+    leave the ring by a turn.  So the dependency graph is built with every dependency,
+    same-ring ones included, and a strongly connected component that mixes rings or
+    directions yields a cycle (through one of its turns).  :func:`check_table` runs this after
+    the search without same-ring dependencies; tables of the deadlock-free routing graph never
+    have such a cycle (Theorem 2 keeps ring dependencies in its used direction sets).
+
+    >>> from icsim.simulator.topology import Torus
+    >>> ring = {(s, d): (0,) * ((d - s) % 4) for s in range(4) for d in range(4) if s != d}
+    >>> cross_ring_cycle(RoutingTable(Torus((4,)), ring)) is None
+    True
+    """
+    paths = [table.channel_path(s, t) for s, t in table.pairs()]
+    return _cross_ring_cycle(dependency_graph(paths), table.topology)
+
+
+def _ring_of(topology, channel) -> tuple:
+    u, port = channel
+    dim = port >> 1
+    return (port,) + tuple(c for d, c in enumerate(topology.coords(u)) if d != dim)
+
+
+def _cross_ring_cycle(graph: dict, topology) -> list | None:
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(graph)
+    g.add_edges_from((a, b) for a, succ in graph.items() for b in succ)
+    for comp in nx.strongly_connected_components(g):
+        if len(comp) < 2 or len({_ring_of(topology, c) for c in comp}) == 1:
+            continue
+        sub = g.subgraph(comp)
+        for a, b in sorted(sub.edges):
+            if _ring_of(topology, a) != _ring_of(topology, b):       # a turn inside the cycle
+                back = nx.shortest_path(sub, b, a)
+                return [a] + back[:-1]
+    return None
 
 
 def assert_angara(table: RoutingTable) -> CheckReport:

@@ -1,4 +1,5 @@
-"""Registry of Angara routing-table generators (BFS, SSSP, Genetic) and what they share.
+"""Registry of Angara routing-table generators (BFS, SSSP, Genetic; refined, optimal) and what
+they share.
 
 A generator is a function ``gen(topology, nodes=None, *, seed=0, **opts) -> RoutingTable``
 registered under a name with :func:`register`.  ``nodes`` is a node subset (a job's nodes on a
@@ -16,13 +17,13 @@ Examples
 >>> generate("dijkstra", Torus((4, 4)))
 Traceback (most recent call last):
 ...
-icsim.registry.UnknownNameError: unknown table generator 'dijkstra' (valid: bfs, genetic, minimal, sssp)
+icsim.registry.UnknownNameError: unknown table generator 'dijkstra' (valid: bfs, genetic, minimal, optimal, refined, sssp)
 """
 
 from __future__ import annotations
 
 from time import perf_counter
-from typing import Iterable, Protocol
+from typing import Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
@@ -62,32 +63,53 @@ def generate(name: str, topology, nodes: Iterable[int] | None = None, *, seed: i
 
     Parameters
     ----------
-    name : {'bfs', 'sssp', 'genetic'}
+    name : {'bfs', 'sssp', 'genetic', 'refined', 'optimal', 'minimal'}
     topology : Torus
     nodes : iterable of int, optional
         Node subset; default every node.
     seed : int
-        Seed of the generator's ``numpy.random.Generator`` (only Genetic draws from it; BFS
-        and SSSP are deterministic and just record it).
+        Seed of the generator's ``numpy.random.Generator`` (Genetic and refined draw from it;
+        BFS, SSSP and optimal are deterministic and just record it).
     **opts
         Generator options, e.g. ``graph=`` (a prebuilt deadlock-free routing graph) for all,
-        ``max_generations=`` for Genetic.
+        ``max_generations=`` for Genetic, ``time_limit_s=``, ``max_moves=`` and ``traffic=``
+        for refined, ``time_limit_s=`` and ``traffic=`` for optimal.
     """
     return get_generator(name)(topology, nodes, seed=seed, **opts)
 
 
 # ----------------------------------------------------------------------------- shared
 def node_list(topology, nodes: Iterable[int] | None) -> tuple[int, ...]:
-    """The node subset as a sorted tuple, checked against the topology."""
+    """The node subset as a sorted tuple, checked against the topology; default every node in
+    service (failed nodes neither send nor receive)."""
     if nodes is None:
-        return tuple(range(topology.num_nodes))
+        return tuple(getattr(topology, "alive_nodes", range(topology.num_nodes)))
     out = sorted({int(v) for v in nodes})
     bad = [v for v in out if not 0 <= v < topology.num_nodes]
     if bad:
         raise ValueError(f"node(s) {bad} outside the {topology.num_nodes}-node torus")
+    dead = sorted(set(out) & set(getattr(topology, "failed_nodes", ())))
+    if dead:
+        raise ValueError(f"node(s) {dead} of the subset have failed; a table routes only nodes "
+                         f"in service")
     if not out:
         raise ValueError("the node subset is empty")
     return tuple(out)
+
+
+def search_graph(graph: RoutingGraph, nodes: Sequence[int]) -> RoutingGraph:
+    """The graph a generator searches: the minimal subgraph on a healthy torus (every minimal
+    route is one path of it); the whole routing graph on a torus with failures, where the
+    shortest route around a failed link may need an edge the minimal subgraph drops (e.g. a
+    first step x+, then y+, then x-).  On a torus with failures every pair must have a path;
+    otherwise :class:`~icsim.routing.tables.faults.UnroutableError` says which pairs cannot be
+    routed and why."""
+    if not graph.topology.has_failures:
+        return graph.minimal()
+    from icsim.routing.tables.faults import require_routable
+
+    require_routable(graph, nodes)
+    return graph
 
 
 def prepare(topology, graph: RoutingGraph | None) -> tuple[RoutingGraph, float]:
@@ -99,7 +121,12 @@ def prepare(topology, graph: RoutingGraph | None) -> tuple[RoutingGraph, float]:
             raise ValueError("the routing graph passed as graph= belongs to another topology")
         return graph, 0.0
     t0 = perf_counter()
-    g = deadlock_free_routing_graph(topology)
+    if topology.has_failures:
+        from icsim.routing.tables.faults import fault_tolerant_routing_graph
+
+        g = fault_tolerant_routing_graph(topology)
+    else:
+        g = deadlock_free_routing_graph(topology)
     return g, perf_counter() - t0
 
 

@@ -35,7 +35,7 @@ from typing import Iterable
 import numpy as np
 
 from icsim.routing.table import RoutingTable
-from icsim.routing.tables.generators import make_table, node_list, prepare, register
+from icsim.routing.tables.generators import make_table, node_list, prepare, register, search_graph
 from icsim.routing.tables.metrics import counted_channels, minimal_total_load
 from icsim.routing.tables.routing_graph import RoutingGraph, source_dag
 
@@ -49,7 +49,7 @@ class RouteChoices:
 
     def __init__(self, graph: RoutingGraph, nodes: tuple[int, ...],
                  max_routes: int | None = None):
-        g = graph.minimal()
+        g = search_graph(graph, nodes)
         P = g.topology.num_ports
         nbr = g.topology.neighbor_table
         self.C = g.num_channels_dense

@@ -84,8 +84,11 @@ def counted_channels(topology, nodes: Sequence[int], loads: np.ndarray) -> np.nd
 
 
 def minimal_total_load(topology, nodes: Sequence[int]) -> int:
-    """``Σ γ_c`` of any minimal table: the sum of distances over ordered pairs of ``nodes``."""
+    """``Σ γ_c`` of any minimal table: the sum of distances over ordered pairs of ``nodes``
+    (on a torus with failures, hop distances over the links in service)."""
     nodes = np.asarray(nodes, dtype=np.int64)
+    if getattr(topology, "has_failures", False):
+        return int(sum(int(topology.hop_distances(int(s))[nodes].sum()) for s in nodes))
     coords = np.asarray([topology.coords(int(v)) for v in nodes], dtype=np.int64)
     total = 0
     for d, k in enumerate(topology.dims):

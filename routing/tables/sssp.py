@@ -90,7 +90,8 @@ from typing import Iterable
 import numpy as np
 
 from icsim.routing.table import RoutingTable
-from icsim.routing.tables.generators import make_table, new_weights, node_list, prepare, register
+from icsim.routing.tables.generators import (make_table, new_weights, node_list, prepare, register,
+                                             search_graph)
 from icsim.routing.tables.routing_graph import RoutingGraph, dag_shortest_paths, source_dag
 
 
@@ -132,7 +133,7 @@ def sssp(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
     t0 = perf_counter()
     nodes = node_list(topology, nodes)
     full, graph_time = prepare(topology, graph)
-    g = full.minimal()
+    g = search_graph(full, nodes)
     w = new_weights(g, initial=len(nodes) ** 2)
     routes: dict[tuple[int, int], tuple[int, ...]] = {}
     dags = {}

@@ -67,29 +67,46 @@ def parse_dims(dims) -> tuple[int, ...]:
 
 
 def parse_nodes(nodes, topology: Torus) -> tuple[int, ...] | None:
-    """A node subset: None (all), an int k (the first k node ids, a contiguous allocation), a
-    string of ids and ranges (``'0-7,12'``) or a sequence of ids."""
+    """A node subset: None (all), an int k or a string of one number (the first k node ids, a
+    contiguous allocation, as ``--nodes 8``), a string of ids and ranges (``'0-7,12'``) or a
+    sequence of ids.
+
+    >>> t = Torus((4, 2, 2, 2))
+    >>> parse_nodes("4", t), parse_nodes("0-2,9", t), parse_nodes(2, t)
+    ((0, 1, 2, 3), (0, 1, 2, 9), (0, 1))
+    """
     if nodes is None:
         return None
+    if isinstance(nodes, str) and nodes.strip().isdigit():
+        nodes = int(nodes)
     if isinstance(nodes, (int, np.integer)):
         if not 1 <= nodes <= topology.num_nodes:
             raise ValueError(f"nodes={nodes}: a {topology.num_nodes}-node torus has 1.."
                              f"{topology.num_nodes} nodes to allocate")
         return tuple(range(int(nodes)))
     if isinstance(nodes, str):
-        out = []
-        for part in nodes.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            a, _, b = part.partition("-")
-            try:
-                out.extend(range(int(a), int(b) + 1) if b else [int(a)])
-            except ValueError:
-                raise ValueError(f"nodes: cannot read {part!r} (use ids and ranges like "
-                                 f"0-7,12)") from None
-        return tuple(out)
+        return parse_ids(nodes)
     return tuple(int(v) for v in nodes)
+
+
+def parse_ids(text: str) -> tuple[int, ...]:
+    """Node ids and ranges, ``'0-7,12'`` (a single number is an id here).
+
+    >>> parse_ids("12"), parse_ids("0-2, 7")
+    ((12,), (0, 1, 2, 7))
+    """
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        a, _, b = part.partition("-")
+        try:
+            out.extend(range(int(a), int(b) + 1) if b else [int(a)])
+        except ValueError:
+            raise ValueError(f"nodes: cannot read {part!r} (use ids and ranges like "
+                             f"0-7,12)") from None
+    return tuple(out)
 
 
 def analyse(table: RoutingTable) -> dict:
@@ -106,31 +123,104 @@ def analyse(table: RoutingTable) -> dict:
 
 
 # ----------------------------------------------------------------------------- one table
+def parse_failed_links(spec, topology: Torus) -> list[tuple[int, int]]:
+    """Failed links as ``(node, port)``: a string ``'U-V,U:PORT,...'`` (two neighbours, or a node
+    and a port name such as ``y-``) or a sequence of such pairs.
+
+    >>> parse_failed_links("0-1,5:y-", Torus((4, 2, 2, 2)))
+    [(0, 0), (5, 3)]
+    """
+    if spec is None:
+        return []
+    items = [p.strip() for p in spec.split(",") if p.strip()] if isinstance(spec, str) \
+        else list(spec)
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            a, sep, b = item.partition(":") if ":" in item else item.partition("-")
+            if not sep:
+                raise ValueError(f"failed link {item!r}: write U-V or U:PORT (e.g. 5:y-)")
+            u, other = int(a), (b if ":" in item else int(b))
+        else:
+            u, other = int(item[0]), item[1]
+        if isinstance(other, str):
+            port = topology.port_number(other)
+            if topology.neighbor(u, port) < 0:
+                raise ValueError(f"failed link {item!r}: node {u} has no link at {other}")
+            out.append((u, port))
+        else:
+            out.append((u, topology.link_port(u, int(other))))
+    return out
+
+
+def faulty_torus(dims, failed_links=None, failed_nodes=None) -> Torus:
+    """The torus of ``dims`` with the failures (:func:`parse_failed_links`, node ids/ranges)."""
+    healthy = Torus(parse_dims(dims))
+    links = parse_failed_links(failed_links, healthy)
+    if failed_nodes is None:
+        dead = ()
+    elif isinstance(failed_nodes, (int, np.integer)):
+        dead = (int(failed_nodes),)
+    elif isinstance(failed_nodes, str):
+        dead = parse_ids(failed_nodes)
+    else:
+        dead = tuple(int(v) for v in failed_nodes)
+    if not links and not dead:
+        return healthy
+    return Torus(healthy.dims, healthy.wrap, failed_links=links, failed_nodes=dead or ())
+
+
+def table_traffic(kind: str | None, topo: Torus, nodes, params: dict | None = None):
+    """The traffic matrix ``--traffic`` names: a collective on ``nodes`` (ranks in node order)
+    or ``trace:FILE``."""
+    if kind is None:
+        return None
+    from icsim.routing.tables.traffic import collective_traffic, trace_traffic
+
+    if kind.startswith("trace:"):
+        return trace_traffic(kind.split(":", 1)[1], topo.num_nodes)
+    job = list(nodes) if nodes is not None else list(topo.alive_nodes)
+    return collective_traffic(kind, topo, job, params=params)
+
+
 def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path | None = None,
-                as_json: bool = False, **opts) -> dict:
+                as_json: bool = False, failed_links=None, failed_nodes=None,
+                traffic: str | None = None, traffic_params: dict | None = None,
+                bound: bool = False, **opts) -> dict:
     """Generate an Angara routing table, analyse it and optionally write the table file.
 
     Parameters
     ----------
     dims : str or sequence of int
         Torus sizes, e.g. ``'4x2x2x2'`` (size-2 dimensions are meshes).
-    generator : {'bfs', 'sssp', 'genetic'}
+    generator : {'bfs', 'sssp', 'genetic', 'refined', 'optimal'}
     nodes : None, int, str or sequence of int
-        Node subset (see :func:`parse_nodes`); default every node.
+        Node subset (see :func:`parse_nodes`); default every node in service.
     seed : int
     out : path, optional
         Where to write the table (``icsim-routing-table`` JSON).
     as_json : bool
         Print the result as one JSON object instead of a short text summary.
+    failed_links, failed_nodes : optional
+        Failures (:func:`faulty_torus`); the table routes around them or
+        :class:`~icsim.routing.tables.faults.UnroutableError` lists the pairs it cannot route.
+    traffic : str, optional
+        Weigh the pairs by this traffic (:func:`table_traffic`); ``refined`` and ``optimal``.
+    traffic_params : dict, optional
+        The collective's pattern parameters.
+    bound : bool
+        Also compute the LP lower bound (``lp_bound``: over every Angara route;
+        ``lp_bound_deadlock_free``: over the generator's routing graph).
     **opts
-        Generator options (e.g. ``max_generations`` for Genetic).
+        Generator options (e.g. ``max_generations`` for Genetic, ``time_limit_s``).
 
     Returns
     -------
     dict
         ``max_load, min_load, sigma4, max_d, deadlock_free, time_s, nodes, channels,
-        perfect_load`` plus ``generator, dims, seed, shape_ok, total_load, graph_time_s`` and
-        ``out``.
+        perfect_load`` plus ``generator, dims, seed, shape_ok, total_load, graph_time_s``,
+        ``failed_links``, ``failed_nodes``, the generator's own fields (``status``,
+        ``load_bound``, ... of ``optimal``) and ``out``.
 
     Examples
     --------
@@ -138,14 +228,34 @@ def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path
     {...}
     >>> r["max_load"], r["deadlock_free"], r["nodes"]
     (5, True, 8)
+    >>> r = tables_main("4x2x2x2", "bfs", failed_links="0-1", failed_nodes="12")
+    ... # doctest: +ELLIPSIS
+    bfs on torus 4x2x2x2 with 1 failed link and 1 failed node, 31 nodes: max load ...
     """
-    topo = Torus(parse_dims(dims))
+    topo = faulty_torus(dims, failed_links, failed_nodes)
     subset = parse_nodes(nodes, topo)
+    if traffic is not None:
+        opts["traffic"] = table_traffic(traffic, topo, subset, traffic_params)
     table = generate(generator, topo, subset, seed=seed, **opts)
-    result = {"generator": generator, "dims": list(topo.dims), "seed": seed}
+    result = {"generator": generator, "dims": list(topo.dims), "seed": seed,
+              "failed_links": sorted([u, p] for u, p in topo.failed_links if p % 2 == 0),
+              "failed_nodes": sorted(topo.failed_nodes), "traffic": traffic}
     result.update(analyse(table))
     result["time_s"] = table.meta["time_s"]
     result["graph_time_s"] = table.meta.get("graph_time_s", 0.0)
+    for key in ("status", "load_bound", "load_gap", "load_solve_s", "sigma_status",
+                "sigma4_bound", "sigma_gap", "sigma_solve_s", "start_max_load", "moves",
+                "fallback"):
+        if key in table.meta:
+            result[key] = table.meta[key]
+    if traffic is not None and "max_load" in table.meta:
+        result["traffic_max_load"] = table.meta["max_load"]
+    if bound:
+        from icsim.routing.tables.optimal import load_lower_bound
+
+        result["lp_bound"] = load_lower_bound(topo, subset).bound
+        result["lp_bound_deadlock_free"] = load_lower_bound(topo, subset,
+                                                            routes="deadlock-free").bound
     if out is not None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         table.save(out)
@@ -153,10 +263,16 @@ def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path
     if as_json:
         print(json.dumps(result))
     else:
+        extra = ""
+        if "status" in result:
+            extra += f", {result['status']} (bound {result['load_bound']:g})"
+        if bound:
+            extra += f", LP bound {result['lp_bound']:g} (deadlock-free routes " \
+                     f"{result['lp_bound_deadlock_free']:g})"
         print(f"{generator} on {topo.describe()}, {result['nodes']} nodes: max load "
               f"{result['max_load']}, min load {result['min_load']}, sigma4 "
               f"{result['sigma4']:.3f}, max D {result['max_d']}, deadlock-free "
-              f"{result['deadlock_free']}, {result['time_s']:.3f} s")
+              f"{result['deadlock_free']}{extra}, {result['time_s']:.3f} s")
     return result
 
 

@@ -3,7 +3,11 @@
 * ``icsim tables`` — generate, analyse, export or check a table (:func:`add_tables_parser`);
 * ``icsim reproduce angara-table2`` — Table 2 on the 4x2x2x2 Desmos torus (:data:`TABLE2`);
 * ``icsim reproduce angara-tori`` — §5.1 on random 2D/3D/4D tori (:data:`TORI`);
-* ``icsim reproduce angara-sim`` — §5.2's communication patterns, simulated (:data:`SIM`).
+* ``icsim reproduce angara-sim`` — §5.2's communication patterns, simulated (:data:`SIM`);
+* beyond the paper: ``angara-optimum`` (proven optimal tables, :data:`OPTIMUM`),
+  ``angara-bounds`` (LP bounds vs SSSP vs refined on random tori, :data:`BOUNDS`),
+  ``angara-traffic`` (traffic-aware tables for the jobs, simulated, :data:`TRAFFIC`),
+  ``angara-faults`` (failed links and nodes, :data:`FAULTS`).
 
 The simulated comparison (§5.2) runs one exchange to completion per table on the 32-node
 4x2x2x2 torus, with Table 1 links (20 Gb/s, 200 ns; NIC 64 Gb/s, 80 ns), 1 MiB messages cut into
@@ -37,18 +41,44 @@ from icsim.experiments.pipeline.outputs import file_times, note, report_written
 def add_tables_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "tables", help="generate, analyse and export Angara routing tables, or check one",
-        description="Generate an Angara deterministic routing table (BFS, SSSP or Genetic on "
-                    "the Angara routing graph), report its quality and deadlock freedom, "
-                    "optionally write it; or check an existing table file.",
+        description="Generate an Angara deterministic routing table (BFS, SSSP, Genetic, the "
+                    "annealing-refined SSSP or the MILP optimum, on the Angara routing graph), "
+                    "report its quality and deadlock freedom, optionally write it; or check an "
+                    "existing table file.  With failed links or nodes the table routes around "
+                    "them, or the command lists the pairs no deadlock-free single-VC table can "
+                    "route and why.",
         epilog="examples:\n  icsim tables --dims 4 2 2 2 --generator sssp --json\n"
+               "  icsim tables --dims 4 2 2 2 --generator optimal --time-limit 60 --bound\n"
+               "  icsim tables --dims 4 2 2 2 --generator refined --max-moves 200000\n"
+               "  icsim tables --dims 4 2 2 2 --failed-links 0-1,5:y- --failed-nodes 12\n"
+               "  icsim tables --dims 4 2 2 2 --nodes 0-7 --generator optimal --traffic tornado "
+               "--traffic-params '{\"over\": \"index\"}'\n"
                "  icsim tables --dims 4 2 2 2 --generator bfs --nodes 0-15 --out bfs16.json\n"
                "  icsim tables --check bfs16.json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dims", nargs="+", type=int, metavar="K", help="torus sizes, e.g. 4 2 2 2")
-    p.add_argument("--generator", default="sssp", help="bfs, sssp or genetic (default sssp)")
+    p.add_argument("--generator", default="sssp",
+                   help="bfs, sssp, genetic, refined or optimal (default sssp)")
     p.add_argument("--nodes", default=None,
                    help="node subset: a count (the first N ids), ids and ranges '0-7,12'")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--failed-links", default=None, metavar="LINKS",
+                   help="links out of service: 'U-V' (two neighbours) or 'U:PORT' (e.g. 5:y-), "
+                        "comma-separated")
+    p.add_argument("--failed-nodes", default=None, metavar="IDS",
+                   help="nodes out of service, ids and ranges")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="time limit in seconds (optimal: per MILP stage; refined: the search)")
+    p.add_argument("--max-moves", type=int, default=None, metavar="N",
+                   help="refined: proposals of the search (default 50 per pair with a choice)")
+    p.add_argument("--traffic", default=None, metavar="KIND",
+                   help="refined/optimal: weigh pairs by a collective on the nodes (alltoall, "
+                        "neighbor, tornado or another permutation pattern, ranks in node "
+                        "order) or a trace ('trace:FILE')")
+    p.add_argument("--traffic-params", default=None, metavar="JSON",
+                   help="the collective's pattern parameters, e.g. '{\"over\": \"index\"}'")
+    p.add_argument("--bound", action="store_true",
+                   help="also report the LP lower bound on the edge-forwarding index")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", default=None, metavar="FILE", help="write the table file here")
     p.add_argument("--check", default=None, metavar="FILE",
@@ -59,6 +89,7 @@ def add_tables_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_tables(args: argparse.Namespace) -> int:
     from icsim.experiments.papers.angara.analysis import check_main, tables_main
     from icsim.routing.table import TableError
+    from icsim.routing.tables.faults import UnroutableError
 
     try:
         if args.check:
@@ -73,9 +104,25 @@ def cmd_tables(args: argparse.Namespace) -> int:
         if not args.dims:
             print("icsim tables: give --dims (or --check FILE)", file=sys.stderr)
             return 2
+        opts = {}
+        if args.time_limit is not None:
+            opts["time_limit_s"] = args.time_limit
+        if args.max_moves is not None:
+            opts["max_moves"] = args.max_moves
+        params = json.loads(args.traffic_params) if args.traffic_params else None
         tables_main(args.dims, args.generator, nodes=args.nodes, seed=args.seed, out=args.out,
-                    as_json=args.json)
+                    as_json=args.json, failed_links=args.failed_links,
+                    failed_nodes=args.failed_nodes, traffic=args.traffic,
+                    traffic_params=params, bound=args.bound, **opts)
         return 0
+    except UnroutableError as exc:
+        if args.json:
+            print(json.dumps({"routable": False, "unroutable": [
+                {"src": u.src, "dst": u.dst, "reason": u.reason, "route": list(u.route),
+                 "turns": [list(t) for t in u.turns]} for u in exc.report.unroutable],
+                "counts": exc.report.counts(), "pairs": exc.report.pairs}))
+        print(f"icsim tables: {exc}", file=sys.stderr)
+        return 2
     except (TableError, ValueError, KeyError) as exc:
         print(f"icsim tables: {exc}", file=sys.stderr)
         return 2
@@ -307,6 +354,120 @@ def _sim_run(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- beyond the paper
+def _optimum_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="output directory (default runs/angara-optimum)")
+    parser.add_argument("--time-limit", type=float, default=600.0, metavar="S",
+                        help="HiGHS time limit per MILP stage (default 600 s)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the refined tables")
+    parser.add_argument("--quick", action="store_true", help="2-16 nodes only, no caps")
+
+
+def _optimum_run(args: argparse.Namespace) -> int:
+    from icsim.experiments.papers.angara.optimum import reproduce_optimum
+
+    print(reproduce_optimum(_out(args, "runs/angara-optimum"), time_limit_s=args.time_limit,
+                            seed=args.seed, node_counts=(2, 4, 8, 16) if args.quick
+                            else (2, 4, 8, 16, 32), caps=() if args.quick else (27, 28),
+                            command=args.command_line))
+    return 0
+
+
+def _bounds_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="output directory (default runs/angara-bounds)")
+    parser.add_argument("--systems", nargs=3, type=int, default=(49, 60, 60),
+                        metavar=("N2", "N3", "N4"),
+                        help="systems per dimensionality (default 49 60 60: every 2D one)")
+    parser.add_argument("--max-nodes", type=int, default=256,
+                        help="leave out systems with more nodes (default 256)")
+    parser.add_argument("--refine-time", type=float, default=5.0, metavar="S",
+                        help="refinement budget per system (default 5 s)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="4 systems per dimensionality, "
+                        "at most 64 nodes, 1 s refinement")
+
+
+def _bounds_run(args: argparse.Namespace) -> int:
+    from icsim.experiments.papers.angara.bounds import reproduce_bounds
+
+    per_dim = dict(zip((2, 3, 4), (4, 4, 4) if args.quick else args.systems))
+    print(reproduce_bounds(_out(args, "runs/angara-bounds"), per_dim=per_dim,
+                           max_nodes=64 if args.quick else args.max_nodes,
+                           refine_time_s=1.0 if args.quick else args.refine_time,
+                           seed=args.seed, workers=args.workers, command=args.command_line))
+    return 0
+
+
+def _traffic_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="output directory (default runs/angara-traffic)")
+    parser.add_argument("--jobs", type=int, default=20,
+                        help="random jobs per job size (8, 16, 24 nodes; default 20)")
+    parser.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                        help="MILP time limit per traffic-aware table (default 60 s)")
+    parser.add_argument("--quick", action="store_true",
+                        help="64 KiB messages, 2 random jobs per size")
+
+
+def _traffic_run(args: argparse.Namespace) -> int:
+    from icsim.experiments.papers.angara.jobs import reproduce_traffic
+
+    print(reproduce_traffic(_out(args, "runs/angara-traffic"),
+                            message_bytes=(64 << 10) if args.quick else (1 << 20),
+                            count=2 if args.quick else args.jobs, time_limit_s=args.time_limit,
+                            command=args.command_line))
+    return 0
+
+
+def _faults_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="output directory (default runs/angara-faults)")
+    parser.add_argument("--dims", default="4x2x2x2", help="torus, e.g. 4x2x2x2 or 8x8x8")
+    parser.add_argument("--draws", type=int, default=100,
+                        help="fault sets per number of failed links (default 100)")
+    parser.add_argument("--node-draws", type=int, default=None,
+                        help="fault sets per number of failed nodes (default --draws; single "
+                             "nodes are enumerated when that covers them all)")
+    parser.add_argument("--load-draws", type=int, default=None,
+                        help="on the first this many sets of each case also build the BFS, "
+                             "SSSP and refined tables and ACRO's layers (default all)")
+    parser.add_argument("--refine-time", type=float, default=5.0, metavar="S")
+    parser.add_argument("--check", choices=("all", "refined"), default="all",
+                        help="which tables go through the deadlock checker (default all)")
+    parser.add_argument("--sim-draws", type=int, default=0,
+                        help="simulate an alltoall on this many routable sets per number of "
+                             "failed links (default 0: no simulation)")
+    parser.add_argument("--sim-kib", type=int, default=256,
+                        help="alltoall message size in KiB (default 256)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--quick", action="store_true",
+                        help="5 sets per case, 2 with tables, 1 simulated")
+
+
+def _faults_run(args: argparse.Namespace) -> int:
+    from icsim.experiments.papers.angara.analysis import parse_dims
+    from icsim.experiments.papers.angara.faults import reproduce_faults
+
+    q = args.quick
+    print(reproduce_faults(_out(args, "runs/angara-faults"), dims=parse_dims(args.dims),
+                           draws=5 if q else args.draws,
+                           node_draws=5 if q else args.node_draws,
+                           load_draws=2 if q else args.load_draws, seed=args.seed,
+                           refine_time_s=1.0 if q else args.refine_time, check=args.check,
+                           sim_draws=(1 if args.sim_draws else 0) if q else args.sim_draws,
+                           sim_message_bytes=(64 if q else args.sim_kib) << 10,
+                           workers=args.workers, command=args.command_line))
+    return 0
+
+
+OPTIMUM = SimpleNamespace(add_arguments=_optimum_arguments, run=_optimum_run)
+BOUNDS = SimpleNamespace(add_arguments=_bounds_arguments, run=_bounds_run)
+TRAFFIC = SimpleNamespace(add_arguments=_traffic_arguments, run=_traffic_run)
+FAULTS = SimpleNamespace(add_arguments=_faults_arguments, run=_faults_run)
 TABLE2 = SimpleNamespace(add_arguments=_table2_arguments, run=_table2_run)
 TORI = SimpleNamespace(add_arguments=_tori_arguments, run=_tori_run)
 SIM = SimpleNamespace(add_arguments=_sim_arguments, run=_sim_run, EPILOG=__doc__)
