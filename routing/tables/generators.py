@@ -23,7 +23,7 @@ icsim.registry.UnknownNameError: unknown table generator 'dijkstra' (valid: bfs,
 from __future__ import annotations
 
 from time import perf_counter
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
