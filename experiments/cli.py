@@ -18,8 +18,10 @@ import json
 import sys
 from typing import Any, Callable
 
-from icsim.experiments.pipeline.execution import positive_int
-from icsim.experiments.pipeline.outputs import add_output_arguments, progress_option, report_outputs
+from icsim.experiments.pipeline.execution import (add_engine_argument, engine_overrides,
+                                                   positive_int)
+from icsim.experiments.pipeline.outputs import (add_output_arguments, add_progress_arguments,
+                                               progress_option, report_outputs)
 from icsim.registry import Registry
 from icsim.routing.table import TableError
 from icsim.simulator.config import ConfigError, read_config_file
@@ -55,6 +57,8 @@ def add_run(sub: argparse._SubParsersAction) -> None:
                    help="override a config value, parsed as YAML (repeatable), "
                         "e.g. --set traffic.load=0.4 --set topology.dims=[8,8]")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    add_engine_argument(p)
+    add_progress_arguments(p)
     p.set_defaults(func=cmd_run)
 
 
@@ -62,7 +66,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from icsim.simulator.config import load_config
     from icsim.simulator.simulation import Simulation
 
-    result = Simulation(load_config(args.config, args.overrides)).run()
+    from icsim.experiments.pipeline.execution import RunProgress
+
+    progress = RunProgress(enabled=progress_option(args))
+    try:
+        result = Simulation(load_config(args.config, args.overrides), engine=args.engine,
+                            progress=progress if progress.enabled else None).run()
+    finally:
+        progress.close()
     if args.json:
         _print_json(result)
     else:
@@ -203,7 +214,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     load(path, args.overrides)                   # every error names its key, before any run
     data = read_config_file(path)
     vary = [parse_vary(v) for v in args.vary]
-    curves = make_curves(data, grid, args.overrides, vary, label=path.stem, seeds=args.seeds)
+    curves = make_curves(data, grid, args.overrides + engine_overrides(args), vary,
+                         label=path.stem, seeds=args.seeds)
     out = Path(args.out) if args.out else Path("runs") / path.stem
     outputs = Outputs(force=args.force)
     try:
@@ -286,9 +298,19 @@ def add_layers(sub: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------------------------- bench
 @command
 def add_bench(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="measure simulation speed on fixed cases")
+    from icsim.experiments.pipeline.bench import CASES
+
+    p = sub.add_parser("bench", help="measure simulation speed of both engines on fixed cases")
     p.add_argument("--json", action="store_true", help="print a JSON list of case results")
     p.add_argument("--quick", action="store_true", help="shorter runs (smoke test)")
+    p.add_argument("--engine", choices=("both", "simpy", "compiled"), default="both",
+                   help="which engine(s) to run each case on (default both, with their ratio)")
+    p.add_argument("--case", action="append", default=[], choices=[c[0] for c in CASES],
+                   metavar="NAME", help="run only this case (repeatable; default all: "
+                                        + ", ".join(c[0] for c in CASES) + ")")
+    p.add_argument("--compile", action="store_true",
+                   help="also time a cold compile of the compiled engine (a fresh process "
+                        "with an empty numba cache; about two minutes)")
     p.add_argument("--tables", action="store_true",
                    help="time Angara SSSP/BFS table generation instead (90-node 4D and "
                         "150-node 3D tori)")
@@ -296,10 +318,15 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from icsim.experiments.pipeline.bench import run_bench, run_table_bench
+    from icsim.experiments.pipeline.bench import ENGINES, run_bench, run_table_bench
 
-    bench = run_table_bench if args.tables else run_bench
-    rows = bench(quick=args.quick, progress=None if args.json else print)
+    say = None if args.json else print
+    if args.tables:
+        rows = run_table_bench(quick=args.quick, progress=say)
+    else:
+        engines = ENGINES if args.engine == "both" else (args.engine,)
+        rows = run_bench(quick=args.quick, engines=engines, compile=args.compile,
+                         cases=args.case or None, progress=say)
     if args.json:
         _print_json(rows)
     return 0

@@ -122,9 +122,14 @@ def settings_of(cfg: Config) -> BaseModel:
 def identity(config: dict) -> dict:
     """What identifies a resolved config (a results row's ``config``): its values that differ
     from their defaults, routing sections included (a key added to the schema with a default,
-    or a stored config written before it existed, leaves this unchanged)."""
+    or a stored config written before it existed, leaves this unchanged), without
+    ``run.engine`` (both engines run the same model; the result's ``engine`` says which ran)."""
     cfg = Config.model_validate(config)
     out = cfg.non_default()
+    run = out.get("run", {})
+    run.pop("engine", None)              # how a run is computed, not what it computes
+    if not run:
+        out.pop("run", None)
     routing = out.get("routing", {})
     for name, body in cfg.routing.sections().items():
         model = _section_model(name)

@@ -41,12 +41,19 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
 
 class Simulation:
     """Everything one run needs, built once from a :class:`Config` (nothing started): the
-    :class:`~icsim.simulator.build.Model` and the engine that will run it (``.engine``)."""
+    :class:`~icsim.simulator.build.Model` and the engine that will run it (``.engine``).
+
+    ``progress(now_ps, end_ps, delivered, expected)`` is called every ``progress_every_ps`` of
+    simulated time (default: 1/200 of a window-mode run, every µs in finite mode)."""
 
     def __init__(self, config: Config, progress: Callable | None = None,
                  progress_every_ps: int = 0, engine: str | None = None):
         self.model: Model = build(config)
         self.config = self.model.config
+        if progress is not None and progress_every_ps <= 0:
+            # 1/200 of a run with an end (window mode), every simulated µs otherwise
+            horizon = self.model.spec.horizon_ps
+            progress_every_ps = max(1, horizon // 200) if horizon else 1_000_000
         self.engine = make_engine(self.model, engine, progress, progress_every_ps)
 
     def run(self) -> dict[str, Any]:

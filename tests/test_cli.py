@@ -47,13 +47,41 @@ def test_an_unknown_algorithm_lists_the_valid_ones(capsys):
     assert "unknown algorithm 'ofx'" in err and "valid: " in err and "dor" in err
 
 
-def test_bench_json_reports_speed_per_case(capsys):
-    assert main(["bench", "--json", "--quick"]) == 0
+def test_bench_runs_both_engines_on_the_same_work_and_gives_their_ratio(capsys):
+    case = "8x8x8-dor-uniform-0.3"
+    assert main(["bench", "--json", "--quick", "--case", case]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert {r["case"] for r in rows} >= {"torus8x8x8-dor-uniform-0.3", "torus4x4x4-dor-uniform-0.8"}
-    for r in rows:
-        assert r["engine"] == "simpy" and r["packet_hops"] > 0
+    assert rows[0]["case"] == "warm-start" and rows[0]["wall_s"] > 0
+    by = {r["engine"]: r for r in rows if r["case"] == case}
+    assert set(by) == {"simpy", "compiled", "compiled/simpy"}
+    simpy, compiled = by["simpy"], by["compiled"]
+    assert simpy["packet_hops"] == compiled["packet_hops"] > 0     # the same packets, both
+    assert simpy["sim_time_ns"] == compiled["sim_time_ns"]
+    for r in (simpy, compiled):
         assert r["packet_hops_per_s"] == pytest.approx(r["packet_hops"] / r["wall_s"])
+    assert by["compiled/simpy"]["ratio"] == pytest.approx(
+        compiled["packet_hops_per_s"] / simpy["packet_hops_per_s"])
+
+
+def test_engine_option_picks_the_engine_and_leaves_the_run_identity_alone(capsys):
+    from icsim.simulator.build import identity
+
+    outs = {}
+    for engine in ("simpy", "compiled"):
+        assert main(["run", str(QUICKSTART), "--json", "--engine", engine,
+                     "--set", "topology.dims=[4,4]", "--set", "run.measure_us=10"]) == 0
+        outs[engine] = json.loads(capsys.readouterr().out)
+    assert outs["simpy"]["engine"] == "simpy" and outs["compiled"]["engine"] == "compiled"
+    assert outs["simpy"]["latency_ns"] == outs["compiled"]["latency_ns"]
+    cfg = outs["simpy"]["config"]
+    assert identity({**cfg, "run": {**cfg["run"], "engine": "compiled"}}) == identity(cfg)
+
+
+def test_run_progress_reports_simulated_time_and_an_eta(capsys):
+    assert main(["run", str(QUICKSTART), "--progress", "--engine", "simpy",
+                 "--set", "topology.dims=[4,4]", "--set", "run.measure_us=10"]) == 0
+    err = capsys.readouterr().err
+    assert "[run] simulated " in err and " us, " in err and "packets delivered" in err
 
 
 def test_bench_tables_times_sssp_and_bfs_on_the_papers_timing_tori(capsys):

@@ -1,9 +1,15 @@
-"""``icsim bench``: simulation speed on a fixed set of cases.
+"""``icsim bench``: simulation speed of both engines on a fixed set of cases.
 
 Speed is reported as simulated router-to-router packet hops per wall second of the event loop
-(model construction excluded), model events per second and wall time.  Every case uses Table 1
-parameters and a fixed seed, so the work done is identical from run to run; compare figures from
-one invocation (the machine is shared and noisy).
+(model construction excluded), model events per second and wall time.  Every case is a bundled
+config (the OutFlank paper's Table 1 parameters) with a fixed seed and a fixed window, so the
+work done is identical from run to run and between engines: each case runs on every engine asked
+for, one after the other, and the compiled/SimPy ratio is printed beside it.  Compare figures
+from one invocation (the machine is shared and noisy).
+
+The compiled engine's first use in a process loads its machine code from numba's cache (the
+*warm start*, included in no case's wall time: an untimed zero-load run comes first).
+``--compile`` also measures a *cold compile*: a fresh process with an empty numba cache.
 
 ``icsim bench --tables`` times Angara table generation instead: SSSP and BFS on the whole
 5x3x3x2 (90 nodes, 4D) and 6x5x5 (150 nodes, 3D) tori, the sizes at which the paper's C code
@@ -12,35 +18,46 @@ takes 0.25 s; best of ``repeats``, routing graph included.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
+import time
 from typing import Any, Callable
 
-from icsim.simulator.config import config_from_dict
+from icsim.configs import bundled
+from icsim.simulator.config import load_config
 from icsim.simulator.simulation import Simulation
 
-ENGINE = "simpy"
+ENGINES = ("simpy", "compiled")
 
-# name, config overrides, (warmup, measure, drain) in µs
-CASES: list[tuple[str, dict[str, Any], tuple[float, float, float]]] = [
-    ("torus8x8x8-dor-uniform-0.3",
-     {"topology": {"kind": "torus", "dims": [8, 8, 8]}, "routing": {"algorithm": "dor"},
-      "traffic": {"pattern": "uniform", "load": 0.3}}, (40.0, 80.0, 20.0)),
-    ("torus4x4x4-dor-uniform-0.8",
-     {"topology": {"kind": "torus", "dims": [4, 4, 4]}, "routing": {"algorithm": "dor"},
-      "traffic": {"pattern": "uniform", "load": 0.8}}, (40.0, 160.0, 20.0)),
+#: name, bundled config, overrides, (warmup, measure, drain) in µs: OFR with credit flow control
+#: (clean profile) on 8x8x8 at γ 0.3 and 16x16x16 at γ 0.2, the reference profile (ack/nak,
+#: window mode here so that both engines do the same bounded work) and DOR for comparison
+CASES: list[tuple[str, str, list[str], tuple[float, float, float]]] = [
+    ("8x8x8-ofr-uniform-0.3", "ofr/clean/k8.yaml", ["traffic.load=0.3"], (10.0, 40.0, 10.0)),
+    ("16x16x16-ofr-uniform-0.2", "ofr/clean/k16.yaml", ["traffic.load=0.2"], (5.0, 10.0, 5.0)),
+    ("8x8x8-ofr-reference-0.3", "ofr/reference/k8.yaml",
+     ["traffic.load=0.3", "run.mode=window"], (10.0, 40.0, 10.0)),
+    ("8x8x8-dor-uniform-0.3", "ofr/clean/k8.yaml",
+     ["traffic.load=0.3", "routing.algorithm=dor"], (10.0, 40.0, 10.0)),
 ]
 
 
-def bench_case(name: str, overrides: dict[str, Any], times: tuple[float, float, float],
-               scale: float = 1.0) -> dict[str, Any]:
-    warm, meas, drain = times
-    cfg = config_from_dict({**overrides, "seed": 1,
-                            "run": {"warmup_us": warm * scale, "measure_us": meas * scale,
-                                    "drain_us": drain * scale}})
-    result = Simulation(cfg).run()
+def case_config(config: str, overrides: list[str], times: tuple[float, float, float],
+                scale: float = 1.0):
+    warm, meas, drain = (t * scale for t in times)
+    return load_config(bundled(config), [*overrides, "seed=1", f"run.warmup_us={warm}",
+                                         f"run.measure_us={meas}", f"run.drain_us={drain}"])
+
+
+def bench_case(name: str, config: str, overrides: list[str], times: tuple[float, float, float],
+               engine: str, scale: float = 1.0) -> dict[str, Any]:
+    result = Simulation(case_config(config, overrides, times, scale), engine=engine).run()
     wall = result["wall_s"]
     return {
         "case": name,
-        "engine": ENGINE,
+        "engine": result["engine"],
         "packet_hops": result["packet_hops"],
         "events": result["events"],
         "packet_hops_per_s": result["packet_hops"] / wall,
@@ -50,15 +67,51 @@ def bench_case(name: str, overrides: dict[str, Any], times: tuple[float, float, 
     }
 
 
-def run_bench(quick: bool = False,
-              progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    rows = []
-    for name, overrides, times in CASES:
-        row = bench_case(name, overrides, times, scale=0.25 if quick else 1.0)
-        rows.append(row)
-        if progress:
-            progress(f"{name:32s} {row['packet_hops_per_s']:>12,.0f} packet-hops/s "
-                     f"{row['events_per_s']:>12,.0f} events/s {row['wall_s']:8.2f} s wall")
+def warm_start() -> float:
+    """Seconds to make the compiled engine's first zero-load run in this process (loading the
+    machine code from numba's cache, or compiling it when the cache is empty)."""
+    t0 = time.perf_counter()
+    Simulation(case_config("ofr/clean/k8.yaml", ["topology.dims=[3,3]", "traffic.load=0.01"],
+                           (0.1, 0.1, 0.1)), engine="compiled").run()
+    return time.perf_counter() - t0
+
+
+def cold_compile() -> float:
+    """Seconds for :func:`warm_start` in a fresh process with an empty numba cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        code = "from icsim.experiments.pipeline.bench import warm_start; print(warm_start())"
+        out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                             capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def run_bench(quick: bool = False, engines: tuple[str, ...] = ENGINES, compile: bool = False,
+              cases: list[str] | None = None, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    say = progress or (lambda line: None)
+    rows: list[dict[str, Any]] = []
+    if "compiled" in engines:
+        if compile:
+            cold = cold_compile()
+            rows.append({"case": "cold-compile", "engine": "compiled", "wall_s": cold})
+            say(f"{'compiled engine, cold compile':32s} {cold:8.2f} s (empty numba cache)")
+        warm = warm_start()
+        rows.append({"case": "warm-start", "engine": "compiled", "wall_s": warm})
+        say(f"{'compiled engine, first run':32s} {warm:8.2f} s (machine code from the cache)")
+    for name, config, overrides, times in CASES:
+        if cases and name not in cases:
+            continue
+        speeds = {}
+        for engine in engines:
+            row = bench_case(name, config, overrides, times, engine, 0.25 if quick else 1.0)
+            rows.append(row)
+            speeds[engine] = row["packet_hops_per_s"]
+            say(f"{name:26s} {engine:8s} {row['packet_hops_per_s']:>12,.0f} packet-hops/s "
+                f"{row['events_per_s']:>12,.0f} events/s {row['wall_s']:8.2f} s wall")
+        if len(speeds) == 2:
+            ratio = speeds["compiled"] / speeds["simpy"]
+            rows.append({"case": name, "engine": "compiled/simpy", "ratio": ratio})
+            say(f"{name:26s} compiled/simpy speed ratio {ratio:.1f}")
     return rows
 
 

@@ -349,6 +349,58 @@ class Progress:
             self.stream.flush()
 
 
+class RunProgress:
+    """Progress of one long simulation on stderr: simulated time against the run's end (window
+    mode) or packets delivered against those to deliver (finite mode), with an ETA from the
+    wall time so far.  A callable for the engines' ``progress(now_ps, end_ps, delivered,
+    expected)``; on a terminal only unless ``enabled=True``; at most one line per ``every_s``.
+    """
+
+    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None,
+                 every_s: float = 0.5) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = self._tty if enabled is None else bool(enabled)
+        self.every_s = every_s
+        self.t0 = time.perf_counter()
+        self._last = -1.0
+        self._first: tuple[float, float] | None = None
+        self._width = 0
+
+    def __call__(self, now_ps: int, end_ps: int, delivered: int, expected: int) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.t0
+        if end_ps:
+            done = now_ps / end_ps
+            where = f"simulated {now_ps / 1e6:,.1f} of {end_ps / 1e6:,.1f} us"
+        else:
+            done = delivered / expected if expected > 0 else 0.0
+            where = f"simulated {now_ps / 1e6:,.1f} us"
+        if self._first is None:          # the rate is taken from here (model built, code loaded)
+            self._first = (elapsed, done)
+        if elapsed - self._last < self.every_s:
+            return
+        self._last = elapsed
+        line = f"[run] {where}, {delivered:,} packets delivered" + (
+            f" of {expected:,}" if expected > 0 and not end_ps else "")
+        line += f"; {format_duration(elapsed)} elapsed"
+        e0, d0 = self._first
+        if d0 < done < 1 and elapsed > e0:
+            line += f", ETA {format_duration((elapsed - e0) * (1 - done) / (done - d0))}"
+        if self._tty:
+            self.stream.write("\r" + line + " " * max(0, self._width - len(line)))
+            self._width = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self._tty and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
 def positive_int(text: str) -> int:
     import argparse
 
@@ -361,8 +413,24 @@ def positive_int(text: str) -> int:
     return value
 
 
+def add_engine_argument(parser: Any) -> None:
+    """``--engine``: the simulation engine of every run the command makes (``run.engine``; not
+    part of a run's identity, so results of either engine are reused alike)."""
+    parser.add_argument("--engine", choices=("auto", "simpy", "compiled"), default=None,
+                        help="simulation engine (default: the config's run.engine, auto = the "
+                             "compiled engine where it supports the config, SimPy otherwise)")
+
+
+def engine_overrides(args: Any) -> list[str]:
+    """The ``--set`` overrides that ``--engine`` stands for (none without it)."""
+    engine = getattr(args, "engine", None)
+    return [f"run.engine={engine}"] if engine else []
+
+
 def add_execution_arguments(parser: Any) -> None:
-    """``--workers`` and ``--scheduler``, shared by ``icsim sweep`` and the reproductions."""
+    """``--workers``, ``--scheduler`` and ``--engine``, shared by ``icsim sweep`` and the
+    reproductions."""
+    add_engine_argument(parser)
     parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
                         help="parallel local worker processes (default: os.cpu_count(), here "
                              f"{os.cpu_count()}); 1 runs everything in this process. With "

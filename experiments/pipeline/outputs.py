@@ -147,6 +147,11 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true",
                    help="overwrite output files tracked by git whose content changes (without "
                         "it they are kept and listed)")
+    add_progress_arguments(p)
+
+
+def add_progress_arguments(p: argparse.ArgumentParser) -> None:
+    """``--progress`` and ``--quiet``."""
     group = p.add_mutually_exclusive_group()
     group.add_argument("--progress", action="store_true",
                        help="progress lines even when stderr is not a terminal (batch logs)")

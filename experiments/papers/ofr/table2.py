@@ -65,8 +65,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from icsim.experiments.pipeline.execution import format_duration, git_commit, make_executor, \
-    package_version
+from icsim.experiments.pipeline.execution import engine_overrides, format_duration, git_commit, \
+    make_executor, package_version
 from icsim.experiments.pipeline.outputs import Outputs, add_output_arguments, progress_option, \
     report_outputs
 from icsim.experiments.papers.published import paper_table
@@ -406,7 +406,8 @@ def run(args: argparse.Namespace) -> int:
         data = yaml.safe_load(text) or {}
         from_dict(data)
         curves = build_curves(data, k=args.k, patterns=args.patterns,
-                              algorithms=args.algorithms, overrides=args.overrides,
+                              algorithms=args.algorithms,
+                              overrides=args.overrides + engine_overrides(args),
                               quick=args.quick)
         for c in curves:
             c.config(c.grid[0])

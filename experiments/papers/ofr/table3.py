@@ -22,6 +22,7 @@ import pandas as pd
 
 from icsim.experiments.papers.ofr.table2 import default_configs_dir
 from icsim.experiments.papers.published import paper_table
+from icsim.experiments.pipeline.execution import add_engine_argument, engine_overrides
 from icsim.experiments.pipeline.outputs import note
 
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
@@ -44,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output directory (default runs/ofr-table3-k<k>)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--quick", action="store_true", help="8x8x8, one message per node")
+    add_engine_argument(parser)
 
 
 def _one(job: dict) -> dict:
@@ -74,7 +76,8 @@ def jobs(args) -> list[dict]:
                             "messages": m, "config": config, "overrides": [
                                 f"routing.algorithm={algorithm}", f"traffic.pattern={pattern}",
                                 f"traffic.load={args.load}", "run.mode=finite",
-                                f"run.messages_per_node={m}", f"topology.dims={dims}"]})
+                                f"run.messages_per_node={m}", f"topology.dims={dims}",
+                                *engine_overrides(args)]})
     return out
 
 

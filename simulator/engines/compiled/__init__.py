@@ -272,7 +272,9 @@ class CompiledEngine:
                 if status == kn.ST_GROW:
                     self._grow()
                 elif status == kn.ST_PROGRESS:
-                    self.progress(int(a["ctr"][kn.C_NOW]), spec.horizon_ps or 0, self.tally())
+                    c = a["ctr"]
+                    self.progress(int(c[kn.C_NOW]), spec.horizon_ps or 0,
+                                  int(c[kn.C_DELIVERED]), int(c[kn.C_EXPECTED]))
                 else:
                     break
         wall = time.perf_counter() - t0

@@ -61,8 +61,10 @@ class SimpyEngine:
     rand : callable
         The routing tie-break stream (:class:`RandomStream`).
     progress : callable, optional
-        ``progress(now_ps, end_ps, tally)``, called every ``progress_every_ps`` of simulated
-        time.
+        ``progress(now_ps, end_ps, delivered, expected)``, called every ``progress_every_ps`` of
+        simulated time: the simulated time, the run's end (0 when it has none: finite mode), the
+        packets delivered so far and, in finite mode, how many must be (else -1); the compiled
+        engine calls it the same way.
     """
 
     name = "simpy"
@@ -169,8 +171,9 @@ class SimpyEngine:
         return tally
 
     def _report(self, a: Any = None, b: Any = None) -> None:
-        end = self.spec.horizon_ps or 0
-        self.progress(self.cal.now, end, self.tally)
+        tally = self.tally
+        self.progress(self.cal.now, self.spec.horizon_ps or 0, tally.delivered,
+                      tally.expected_measured)
         self.cal.at(self.cal.now + self.progress_every, self._report)
 
     def _sample(self, a: Any = None, b: Any = None) -> None:
