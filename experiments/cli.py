@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Callable
 
@@ -82,16 +83,40 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def format_result(r: dict[str, Any]) -> str:
-    """A short human-readable summary of a run result."""
+    """A short human-readable summary of a run result: what ran, its verdict and why."""
     cfg = r["config"]
     topo = cfg["topology"]
     shape = "x".join(map(str, topo.get("dims") or [])) or topo["kind"]
-    lines = [
-        f"{shape} {cfg['routing']['algorithm']} {cfg['traffic']['pattern']} "
-        f"load {r['offered_load']:.3f} ({r['mode']} mode, seed {r['seed']})",
-        f"  accepted load   {r['accepted_load']:.4f}"
-        + ("   SATURATED (" + str(r['saturation_reason']) + ")" if r["saturated"] else ""),
-    ]
+    workload = r.get("workload", "open")
+    what = f"{shape} {cfg['routing']['algorithm']} "
+    if workload == "open":
+        what += f"{cfg['traffic']['pattern']} load {r['offered_load']:.3f}"
+    elif workload == "trace":
+        what += f"trace {cfg['traffic'].get('trace')}"
+    else:
+        what += (f"{workload} {cfg['traffic']['collective']} of "
+                 f"{cfg['traffic']['message_bytes']:,} bytes")
+    lines = [f"{what} ({r['mode']} mode, seed {r['seed']}, {r.get('engine', '?')} engine)"]
+    if r["saturated"]:
+        verdict = f"SATURATED: {r['saturation_reason']}"
+    elif r["mode"] == "window":
+        verdict = ("sustained (every measured packet delivered, accepted >= 0.95 x offered, "
+                   "source queues not growing)")
+    elif workload == "open":
+        verdict = ("finished (finite mode: whether this load is sustained is judged across a "
+                   "sweep, against the latency at 0.10)")
+    else:
+        verdict = "finished (every packet delivered)"
+    lines.append(f"  verdict         {verdict}")
+    if r["mode"] == "finite":
+        lines.append(f"  completion time {r['completion_time_ns'] / 1000:,.3f} us (last packet "
+                     f"consumed)")
+    if r["mode"] == "window":
+        lines.append(f"  accepted load   {r['accepted_load']:.4f} (offered "
+                     f"{r['offered_measured_load']:.4f}, measured in the window)")
+    else:
+        lines.append(f"  accepted load   {r['accepted_load']:.4f} (packets per node over the "
+                     f"completion time)")
     if r.get("latency_ns") is not None:
         lines += [
             f"  latency         mean {r['latency_ns']:.1f} ns, p50 {r['latency_p50_ns']:.1f}, "
@@ -101,6 +126,9 @@ def format_result(r: dict[str, Any]) -> str:
         d = r["derouted"]
         if d.get("total"):
             lines.append("  derouted        " + ", ".join(f"{k} {v:.3f}" for k, v in d.items()))
+    if r.get("channel_utilisation_mean") is not None:
+        lines.append(f"  channels        utilisation mean {r['channel_utilisation_mean']:.3f}, "
+                     f"max {r['channel_utilisation_max']:.3f}")
     lines.append(f"  packets         {r['packets_delivered']}/{r['packets_measured']} measured "
                  f"delivered")
     lines.append(f"  simulated       {r['sim_time_ns'] / 1000:.1f} us in {r['wall_s']:.2f} s "
@@ -360,6 +388,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("icsim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:                  # output piped into head, less ... that closed
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

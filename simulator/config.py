@@ -197,7 +197,7 @@ class TrafficConfig(_Section):
     phase: Literal["random", "aligned"] = "random"
     collective: str = Field("alltoall", strict=True)
     interleave: bool = Field(False, strict=True)
-    message_bytes: int = Int(1 << 20, gt=0, le=1 << 40)
+    message_bytes: int = Int(1 << 20, gt=0, le=1 << 30)             # at most 1 GiB
     trace: str | None = None
     nodes: list[Annotated[int, Int(ge=0)]] | None = None
 

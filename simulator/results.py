@@ -7,9 +7,12 @@ Messages created in [warm-up, warm-up + measure) are measured.  The run continue
 keeps flowing) until every measured packet is consumed, or the drain time is over.  The
 *accepted load* is the number of packets consumed inside the window per node per window
 length, in γ units.  A load is **saturated** when (a) some measured packet is still undelivered
-at the end of the drain, or (b) accepted/offered < 0.95, or (c) the NIC source queues grow
+at the end of the drain, or (b) accepted / offered < 0.95 where *offered* is the load the
+generators created in the window (``offered_measured_load``; the nominal γ differs from it with
+Poisson arrivals and short windows), or (c) the NIC source queues grow
 through the window: their mean backlog over the last quarter of the window exceeds that over the
-first quarter by more than max(1, M/4) packets per node.  ``saturation_reason`` says which.
+first quarter by more than max(1, M/4) packets per node.  ``saturation_reason`` names the
+rule and the numbers it compared.
 
 Finite mode (the OutFlank reference method; collectives and traces)
 -------------------------------------------------------------------
@@ -30,6 +33,8 @@ import numpy as np
 from icsim.simulator.stats import DEROUTE_KINDS, LATENCY_BIN_EDGES_NS, Tally
 
 VERSION_FALLBACK = "0.0.0"
+#: window mode: sustained needs accepted >= this x the measured offered load
+THROUGHPUT_RATIO = 0.95
 
 
 def package_version() -> str:
@@ -111,13 +116,15 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
         res["completion_time_ns"] = tally.last_consume / 1000.0
         if workload.kind != "open":
             res["finish_time_ns"] = [t / 1000.0 for t in tally.finish]
-        reason = "unfinished" if unfinished else None
+        reason = (f"unfinished: {expected - tally.measured_delivered} of {expected} packets "
+                  f"undelivered by run.max_time_us" if unfinished else None)
     else:
         w0, w1 = spec.window
         wl_ns = (w1 - w0) / 1000.0
         res["accepted_load"] = tally.window_delivered / N / wl_ns * t1
         res["offered_measured_load"] = tally.measured / N / wl_ns * t1
-        reason = saturation_reason(config, tally, unfinished, res["accepted_load"])
+        reason = saturation_reason(config, tally, unfinished, res["accepted_load"],
+                                   res["offered_measured_load"])
     res.update(packet_summary(tally, spec.topology))
     res["packets_measured"] = tally.measured if not finite else tally.expected_measured
     res["packets_delivered"] = tally.measured_delivered
@@ -139,21 +146,39 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
     return res
 
 
-def saturation_reason(config: Any, tally: Tally, unfinished: bool,
-                      accepted: float) -> str | None:
-    """Window mode's verdict (module docstring): None when the load is sustained."""
+def saturation_reason(config: Any, tally: Tally, unfinished: bool, accepted: float,
+                      offered: float) -> str | None:
+    """Window mode's verdict (module docstring): None when the load is sustained, else the rule
+    that fired and the numbers it compared (``"throughput: accepted 0.181 < 0.95 x offered
+    0.191 (measured)"``).  The throughput rule compares the accepted load with the load the
+    generators actually offered in the window (``offered``), not the nominal γ: with Poisson
+    arrivals or short windows the two differ by more than 5 %."""
     if unfinished:
-        return "unfinished"
-    load = config.traffic.load
-    if load > 0 and accepted / load < 0.95:
-        return "throughput"
+        expected = tally.expected_measured if tally.expected_measured >= 0 else tally.measured
+        return (f"unfinished: {expected - tally.measured_delivered} of {expected} measured "
+                f"packets undelivered at the end of the drain{stuck_text(tally)}")
+    if offered > 0 and accepted / offered < THROUGHPUT_RATIO:
+        return (f"throughput: accepted {accepted:.4g} < {THROUGHPUT_RATIO} x offered "
+                f"{offered:.4g} (measured)")
     s = [v for _, v in tally.samples]
     if len(s) >= 8:
         q = len(s) // 4
         growth = (np.mean(s[-q:]) - np.mean(s[:q])) / tally.num_nodes
-        if growth > max(1.0, config.traffic.message_packets / 4):
-            return "growing_queues"
+        limit = max(1.0, config.traffic.message_packets / 4)
+        if growth > limit:
+            return (f"growing_queues: source queues grew by {growth:.3g} packets per node "
+                    f"through the window (> {limit:.3g})")
     return None
+
+
+def stuck_text(tally: Tally) -> str:
+    """What an unfinished run says about stuck ports (empty when the engine did not look)."""
+    if tally.stuck_ports is None:
+        return ""
+    if tally.stuck_ports == 0:
+        return "; no port stuck (packets still moving: slow, not deadlocked)"
+    return (f"; {tally.stuck_ports} router ports stuck since the last watchdog check, in no "
+            f"deadlocked cycle")
 
 
 def utilisation(spec: Any, tally: Tally) -> dict[str, Any]:
@@ -172,3 +197,110 @@ def channel_utilisation(spec: Any, tally: Tally) -> np.ndarray:
     busy = np.asarray(tally.busy_ps, dtype=np.float64).reshape(spec.num_nodes, P)[:, :-1]
     present = spec.neighbor >= 0
     return busy[present] / (w1 - w0)
+
+
+def channel_table(spec: Any, tally: Tally) -> Any:
+    """One row per router-to-router channel and VC over the measurement window (a pandas
+    DataFrame; empty in finite runs, which have no window): ``node``, ``port``, ``direction``
+    ("x+"; "p3" on graphs), ``dim`` and ``sign`` (-1 and 0 on graphs), ``vc``, ``vc_name``,
+    ``utilisation`` (busy fraction of the window, the channel's, on each of its VC rows),
+    ``packets`` (that crossed it on this VC), ``mean_occupancy`` (packets in this VC's queue,
+    sampled through the window) and on tori the node's coordinates ``c0, c1, ...`` — the table
+    :mod:`icsim.experiments.pipeline.run_figures` draws."""
+    import pandas as pd
+
+    columns = ["node", "port", "direction", "dim", "sign", "vc", "vc_name", "utilisation",
+               "packets", "mean_occupancy"]
+    if tally.busy_ps is None:
+        return pd.DataFrame(columns=columns)
+    N, P, V = spec.num_nodes, spec.num_ports + 1, spec.num_vcs
+    topo = spec.topology
+    torus = hasattr(topo, "coord_array")
+    w0, w1 = spec.window
+    node, port = np.nonzero(spec.neighbor >= 0)
+    busy = np.asarray(tally.busy_ps, dtype=np.float64)[node * P + port] / (w1 - w0)
+    qpackets = np.asarray(tally.packets, dtype=np.int64)
+    qocc = np.asarray(tally.occupancy, dtype=np.float64)
+    names = [topo.port_name(p) for p in range(spec.num_ports)]
+    frames = []
+    for vc in range(V):
+        q = (node * P + port) * V + vc
+        f = {"node": node, "port": port, "direction": [names[p] for p in port],
+             "dim": port >> 1 if torus else np.full(len(port), -1),
+             "sign": np.where(port & 1, -1, 1) if torus else np.zeros(len(port), int),
+             "vc": np.full(len(port), vc), "vc_name": spec.vcs[vc].name,
+             "utilisation": busy, "packets": qpackets[q], "mean_occupancy": qocc[q]}
+        if torus:
+            for d in range(topo.n):
+                f[f"c{d}"] = topo.coord_array[node, d]
+        frames.append(pd.DataFrame(f))
+    return (pd.concat(frames).sort_values(["node", "port", "vc"], kind="stable")
+            .reset_index(drop=True))
+
+
+def node_table(spec: Any, tally: Tally) -> Any:
+    """One row per node (a pandas DataFrame): ``sent`` and ``received`` (measured packets
+    delivered, by source and by destination), ``latency_ns`` (their mean by source), and in
+    window mode ``accepted_load`` (packets it consumed inside the window, in γ units), with
+    the coordinates ``c0, c1, ...`` on tori."""
+    import pandas as pd
+
+    N = spec.num_nodes
+    a = tally.arrays()
+    sent = np.bincount(a["src"], minlength=N)
+    lat_sum = np.bincount(a["src"], weights=a["latency"] / 1000.0, minlength=N)
+    out = {"node": np.arange(N), "sent": sent,
+           "received": np.bincount(a["dst"], minlength=N),
+           "latency_ns": np.divide(lat_sum, sent, out=np.full(N, np.nan), where=sent > 0)}
+    if tally.accepted is not None and spec.window is not None:
+        w0, w1 = spec.window
+        out["accepted_load"] = (np.asarray(tally.accepted, dtype=np.float64)
+                                / ((w1 - w0) / 1000.0) * spec.gamma1_period_ns)
+    topo = spec.topology
+    if hasattr(topo, "coord_array"):
+        for d in range(topo.n):
+            out[f"c{d}"] = topo.coord_array[:, d]
+    return pd.DataFrame(out)
+
+
+class Result(dict):
+    """A run's result record (the JSON's fields, read as ``r["latency_ns"]`` or
+    ``r.latency_ns``) with its per-packet and per-channel data:
+
+    ``latencies``
+        measured packet latencies in ns (numpy array, consumption order);
+    ``channels``
+        :func:`channel_table` (one row per channel and VC; empty in finite mode);
+    ``nodes``
+        :func:`node_table` (one row per node).
+    """
+
+    def __init__(self, record: dict[str, Any], spec: Any = None, tally: Tally | None = None):
+        super().__init__(record)
+        self._spec, self._tally = spec, tally
+        self._channels = self._nodes = None
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def latencies(self) -> np.ndarray:
+        return np.asarray(self._tally.latency, dtype=np.int64) / 1000.0
+
+    @property
+    def channels(self) -> Any:
+        if self._channels is None:
+            self._channels = channel_table(self._spec, self._tally)
+        return self._channels
+
+    @property
+    def nodes(self) -> Any:
+        if self._nodes is None:
+            self._nodes = node_table(self._spec, self._tally)
+        return self._nodes
+
+    def __reduce__(self):                    # pickles as the plain record
+        return (dict, (dict(self),))

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from icsim.simulator.build import Model, build
 from icsim.simulator.config import Config, ConfigError
 from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
-from icsim.simulator.results import make_result
+from icsim.simulator.results import Result, make_result
 
 
 def make_engine(model: Model, name: str | None = None, progress: Callable | None = None,
@@ -56,13 +56,15 @@ class Simulation:
             progress_every_ps = max(1, horizon // 200) if horizon else 1_000_000
         self.engine = make_engine(self.model, engine, progress, progress_every_ps)
 
-    def run(self) -> dict[str, Any]:
-        """Run to the end; the result record (SPEC §9)."""
+    def run(self) -> Result:
+        """Run to the end; the result record (a dict, with the run's latencies and channel and
+        node tables as attributes: :class:`~icsim.simulator.results.Result`)."""
         tally = self.engine.run()
         m = self.model
-        return make_result(m.config, m.spec, m.workload, tally, self.engine.name)
+        return Result(make_result(m.config, m.spec, m.workload, tally, self.engine.name),
+                      m.spec, tally)
 
 
-def run(config: Config, engine: str | None = None) -> dict[str, Any]:
-    """Build and run one simulation; the result dict of SPEC §9."""
+def run(config: Config, engine: str | None = None) -> Result:
+    """Build and run one simulation; its result record."""
     return Simulation(config, engine=engine).run()

@@ -36,7 +36,9 @@ class Tally:
     (per node, its last packet received), ``samples`` ((time, packets at NICs) through the
     window), ``link_hops``, ``retransmissions``, ``events``.  Window channel statistics
     (None in finite runs): ``busy_ps`` (per port id), ``packets`` (per queue id), ``occupancy``
-    (per queue id, mean over the samples), ``injected``/``accepted`` (per node).
+    (per queue id, mean over the samples), ``injected``/``accepted`` (per node).  ``stuck_ports``:
+    router ports whose queue heads had not moved since the last watchdog check when the run
+    ended (:mod:`icsim.simulator.engines.deadlock`).
     """
 
     num_nodes: int
@@ -65,6 +67,7 @@ class Tally:
     occupancy: Any = None
     injected: Any = None
     accepted: Any = None
+    stuck_ports: int | None = None
 
     def __post_init__(self) -> None:
         if self.finish is None:

@@ -23,6 +23,8 @@ from icsim.simulator.engines import DeadlockError
 from icsim.simulator.engines.compiled import kernel as kn
 from icsim.simulator.engines.compiled.pcg import rng_state
 from icsim.simulator.engines.compiled.planners import record
+from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, deadlock_cycle,
+                                              deadlock_in_cycle, stuck_ports)
 from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.stats import Tally
 from icsim.simulator.units import PS_PER_NS
@@ -78,6 +80,7 @@ class CompiledEngine:
         self.spec, self.workload, self.gen = spec, workload, gen
         self.progress = progress
         self.a: dict[str, np.ndarray] = {}
+        self.history = HeadHistory()                 # queue heads at the last watchdog checks
         self._layout(progress_every_ps if progress else 0)
 
     # ------------------------------------------------------------------ layout
@@ -273,16 +276,68 @@ class CompiledEngine:
                     self._grow()
                 elif status == kn.ST_PROGRESS:
                     c = a["ctr"]
-                    self.progress(int(c[kn.C_NOW]), spec.horizon_ps or 0,
-                                  int(c[kn.C_DELIVERED]), int(c[kn.C_EXPECTED]))
+                    why, c[kn.C_YIELD] = int(c[kn.C_YIELD]), 0
+                    if why & kn.YIELD_WATCHDOG:
+                        self.check_cycles()
+                    if why & kn.YIELD_PROGRESS:
+                        self.progress(int(c[kn.C_NOW]), spec.horizon_ps or 0,
+                                      int(c[kn.C_DELIVERED]), int(c[kn.C_EXPECTED]))
                 else:
+                    c = a["ctr"]
+                    if status == kn.ST_DONE and c[kn.C_YIELD] & kn.YIELD_WATCHDOG:
+                        c[kn.C_YIELD] = 0
+                        self.check_cycles()     # a check at the very end, as SimPy makes it
                     break
         wall = time.perf_counter() - t0
         if status == kn.ST_DEADLOCK:
             raise DeadlockError(self._deadlock_message())
         tally = self.tally()
         tally.wall_s = wall
+        end = int(a["ctr"][kn.C_NOW])
+        tally.stuck_ports = count_stuck(self.history.since(end, spec.watchdog_ps), self.heads(),
+                                        a["pt"][:, kn.T_BUSY] != 0, spec.num_vcs)
         return tally
+
+    # ------------------------------------------------------------------ partial deadlocks
+    def heads(self) -> np.ndarray:
+        """One row per queue: its head packet (age, hops), ``EMPTY`` when empty."""
+        a, cap = self.a, self.spec.capacity
+        qs, pk = a["qs"], a["pk"]
+        rows = np.full((len(qs), 3), EMPTY, dtype=np.int64)
+        full = np.nonzero(qs[:, kn.Q_LEN])[0]
+        slot = a["qbuf"][full * cap + qs[full, kn.Q_HEAD]]
+        rows[full, 0] = pk[slot, kn.P_HI]
+        rows[full, 1] = pk[slot, kn.P_LO]
+        rows[full, 2] = pk[slot, kn.P_HOPS]
+        return rows
+
+    def check_cycles(self) -> None:
+        """The SimPy engine's ``Watchdog.check_cycles`` over the kernel's arrays."""
+        a, spec = self.a, self.spec
+        c = a["ctr"]
+        heads = self.heads()
+        busy = a["pt"][:, kn.T_BUSY] != 0
+        since, previous = self.history.last
+        stuck = stuck_ports(previous, heads, busy, spec.num_vcs)
+        now = int(c[kn.C_NOW])
+        if stuck.any():
+            ports, queues = self.waits(np.nonzero(stuck)[0])
+            cycle = deadlock_cycle(stuck, ports, queues, spec.num_vcs)
+            if cycle:
+                raise deadlock_in_cycle(spec, cycle, int(stuck.sum()), since, now)
+        self.history.add(now, heads)
+
+    def waits(self, ports: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(port id, queue id) pairs: the queues each of ``ports`` waits for room in, read
+        from the wait bit masks over its downstream router's queues."""
+        a, spec = self.a, self.spec
+        npv = (spec.num_ports + 1) * spec.num_vcs
+        bits = np.unpackbits(a["waitmask"][ports].view(np.uint8), axis=1,
+                             bitorder="little")[:, :npv]
+        row, local = np.nonzero(bits)
+        NP = spec.num_nodes * (spec.num_ports + 1)
+        down = np.where(ports >= NP, ports - NP, a["pt"][ports, kn.T_DOWN])   # a NIC: its router
+        return ports[row], down[row] * npv + local
 
     def tally(self) -> Tally:
         """The run so far as the engine-neutral :class:`Tally`."""
@@ -313,7 +368,8 @@ class CompiledEngine:
             tl.busy_ps = a["pt"][:NP, kn.T_SNAP_BUSY].tolist()
             tl.packets = a["qs"][:, kn.Q_SNAP_PACKETS].tolist()
             tl.occupancy = (a["qs"][:, kn.Q_SNAP_OCC] / max(1, int(c[kn.C_SNAP_SAMPLES]))).tolist()
-            tl.accepted = a["nd"][:, kn.N_SNAP_ACCEPTED].tolist()
+            # consumptions inside the window (counted as they happen: see the SimPy engine)
+            tl.accepted = a["nd"][:, kn.N_ACCEPTED].tolist()
         return tl
 
     def check_invariants(self) -> None:

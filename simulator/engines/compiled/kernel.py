@@ -49,6 +49,8 @@ EV_WINDOW_CLOSED, EV_STOP, EV_WATCHDOG, EV_PROGRESS = 13, 14, 15, 16
 
 # ----------------------------------------------------------------------------- status codes
 ST_DONE, ST_PROGRESS, ST_GROW, ST_DEADLOCK = 0, 1, 2, 3
+# why the loop yielded with ST_PROGRESS (bits of C_YIELD)
+YIELD_PROGRESS, YIELD_WATCHDOG = 1, 2
 
 # ----------------------------------------------------------------------------- routing kinds
 R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
@@ -1217,8 +1219,9 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask
                         ctr[C_DEAD_SINCE] = ctr[C_PROGRESS_PS]
                         return ST_DEADLOCK
                     at(ctr, prm, ev, wheel, heap, t + prm[K_WATCHDOG], EV_WATCHDOG, 0, 0)
+                    ctr[C_YIELD] |= YIELD_WATCHDOG         # Python looks for stuck cycles
                 elif kind == EV_PROGRESS:
-                    ctr[C_YIELD] = 1
+                    ctr[C_YIELD] |= YIELD_PROGRESS
                     at(ctr, prm, ev, wheel, heap, t + prm[K_PROGRESS], EV_PROGRESS, 0, 0)
                 e = wheel[pos, 0]
             ctr[C_LAST_BATCH] = t
@@ -1251,5 +1254,4 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask
             ctr[C_END] = t
             return ST_DONE
         if ctr[C_YIELD]:
-            ctr[C_YIELD] = 0
-            return ST_PROGRESS
+            return ST_PROGRESS                         # Python clears C_YIELD

@@ -165,6 +165,7 @@ class SimpyEngine:
             if gc_was:
                 gc.enable()
         tally.end_ps = stop_at[0] if stop_at else self.env.now
+        tally.stuck_ports = self.watchdog.stuck_at_end()
         tally.events = cal.actions
         tally.link_hops = self.fab.link_hops
         tally.retransmissions = self.fab.retransmissions
@@ -187,12 +188,13 @@ class SimpyEngine:
         if which == 0:
             self._util0 = list(fab.link_busy_ps)
             self._packets0 = list(fab.link_packets)
-            self._accepted0 = list(self.collector.accepted)
             return
         tl.busy_ps = [b - a for a, b in zip(self._util0, fab.link_busy_ps)]
         tl.packets = [b - a for a, b in zip(self._packets0, fab.link_packets)]
         tl.occupancy = (self._occ_sum / max(1, len(tl.samples))).tolist()
-        tl.accepted = [b - a for a, b in zip(self._accepted0, self.collector.accepted)]
+        # the collector counts only consumptions inside the window; one booked before it
+        # opens may complete inside it, so no difference of snapshots here
+        tl.accepted = list(self.collector.accepted)
 
     def _window_closed(self, finish: Callable, _: Any = None) -> None:
         tl = self.tally

@@ -1,0 +1,198 @@
+"""The Python API: what the command line does, as functions (``import icsim``).
+
+>>> import icsim
+>>> r = icsim.run("quickstart", {"topology.dims": [4, 4], "run.measure_us": 10})
+>>> r["saturated"], r.engine, len(r.latencies) == r.packets_delivered
+(False, 'compiled', True)
+>>> sorted(r.channels.columns)[:4], len(r.channels) == 16 * 4    # 16 nodes, 4 ports, 1 VC
+(['c0', 'c1', 'dim', 'direction'], True)
+
+A config is a YAML path, the name of a bundled config (``"quickstart"``,
+``"ofr/reference/k8"``: see :func:`config_path`), a dict, or a
+:class:`~icsim.simulator.config.Config`; ``overrides`` is a dict of dotted keys
+(``{"traffic.load": 0.3}``), the ``--set`` of the command line.  Errors are the command line's:
+:class:`~icsim.simulator.config.ConfigError` names the key, file errors name the file and line.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import pandas as pd
+
+from icsim.simulator.config import Config, ConfigError, config_from_dict, read_config_file, \
+    set_path
+from icsim.simulator.results import Result
+
+__all__ = ["run", "sweep", "read_results", "config_path", "latency_figure", "accepted_figure",
+           "derouted_figure", "latency_distribution_figure", "channel_heatmap_figure"]
+
+
+def config_path(name: str | Path) -> Path:
+    """A config file: ``name`` itself when it exists, else the bundled config of that name
+    (``"quickstart"``, ``"ofr/clean/k16"``; ``.yaml`` may be left off)."""
+    from icsim.configs import bundled
+
+    p = Path(name)
+    if p.exists():
+        return p
+    for candidate in (bundled(str(name)), bundled(f"{name}.yaml")):
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(str(name), "no such config file (and no bundled config of that name)")
+
+
+def _config_data(config: str | Path | Mapping[str, Any] | Config,
+                 overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    if isinstance(config, Config):
+        data = config.to_dict()
+    elif isinstance(config, Mapping):
+        data = dict(config)
+    else:
+        data = read_config_file(config_path(config))
+    data = __import__("copy").deepcopy(data)
+    for key, value in (overrides or {}).items():
+        set_path(data, key, value)
+    return data
+
+
+def run(config: str | Path | Mapping[str, Any] | Config,
+        overrides: Mapping[str, Any] | None = None, *, engine: str | None = None,
+        progress: bool = False) -> Result:
+    """Run one simulation.
+
+    Parameters
+    ----------
+    config, overrides
+        The config and dotted-key overrides (module docstring).
+    engine : {"auto", "simpy", "compiled"}, optional
+        Overrides ``run.engine``.
+    progress : bool
+        Report progress with an ETA on stderr.
+
+    Returns
+    -------
+    Result
+        The result record (a dict, as ``icsim run --json`` prints it) with ``latencies``
+        (ns, numpy), ``channels`` and ``nodes`` (pandas DataFrames).
+    """
+    from icsim.simulator.simulation import Simulation
+
+    cfg = config_from_dict(_config_data(config, overrides))
+    if not progress:
+        return Simulation(cfg, engine=engine).run()
+    from icsim.experiments.pipeline.execution import RunProgress
+
+    bar = RunProgress(enabled=True)
+    try:
+        return Simulation(cfg, engine=engine, progress=bar).run()
+    finally:
+        bar.close()
+
+
+def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable[float],
+          vary: Mapping[str, Iterable[Any]] | None = None, seeds: int = 1,
+          out: str | Path | None = None, workers: int | None = None, *,
+          overrides: Mapping[str, Any] | None = None, search: str = "climb",
+          plots: bool | None = None, progress: bool = False) -> pd.DataFrame:
+    """Sweep loads (and the product of ``vary``'s values) as ``icsim sweep`` does.
+
+    Parameters
+    ----------
+    loads : str or iterable of float
+        ``"0.1:0.5:0.1"`` (stop included) or the loads themselves.
+    vary : dict, optional
+        ``{"routing.algorithm": ["dor", "ofr"]}``: one curve per combination.
+    seeds : int
+        Replications per curve (seeds s .. s + seeds - 1).
+    out : path, optional
+        Where ``results.csv``, ``gamma_star.csv``, ... and the figures go (an existing sweep
+        there is resumed); default a temporary directory, removed afterwards.
+    workers : int, optional
+        Local worker processes (default 1 here: in this process).
+    search : {"climb", "bisect"}
+    plots : bool, optional
+        Draw the figures into ``out`` (default: when ``out`` is given).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of this sweep's runs as ``results.csv`` holds them (:func:`read_results`);
+        ``df.attrs["gamma_star"]`` maps each curve to its γ*.
+    """
+    from icsim.experiments.pipeline.execution import make_executor
+    from icsim.experiments.pipeline.sweep import make_curves, parse_loads, point_key, run_sweep
+    from icsim.simulator.build import from_dict
+
+    data = _config_data(config, overrides)
+    from_dict(data)                                   # every error before the first run
+    grid = parse_loads(loads) if isinstance(loads, str) else sorted({float(x) for x in loads})
+    curves = make_curves(data, grid, (), [(k, list(v)) for k, v in (vary or {}).items()],
+                         seeds=seeds)
+    tmp = None if out is not None else tempfile.TemporaryDirectory(prefix="icsim-sweep-")
+    where = Path(out) if out is not None else Path(tmp.name)
+    try:
+        with make_executor(workers or 1) as executor:
+            outcome = run_sweep(curves, where, executor=executor, search=search,
+                                plots=bool(out is not None if plots is None else plots),
+                                progress=progress)
+        df = read_results(where)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    mine = {point_key(r["config_hash"], r["seed"]) for r in outcome.rows}
+    keys = [point_key(h, s) for h, s in zip(df["config_hash"], df["seed"])]
+    df = df[[k in mine for k in keys]].reset_index(drop=True)
+    df.attrs["gamma_star"] = {c.curve.label + ("" if c.curve.seed is None
+                                               else f" seed={c.curve.seed}"):
+                              c.result.gamma_star for c in outcome.curves}
+    return df
+
+
+def read_results(path: str | Path) -> pd.DataFrame:
+    """A sweep's ``results.csv`` (or its directory) as a DataFrame."""
+    from icsim.experiments.pipeline.plots import read_results as read
+
+    return read(path)
+
+
+def latency_figure(results: Any):
+    """Latency against offered load, one line per curve, γ* marked (a matplotlib Figure);
+    ``results``: a sweep's DataFrame, rows or path."""
+    from icsim.experiments.pipeline.plots import latency_figure as draw
+
+    return draw(results)
+
+
+def accepted_figure(results: Any):
+    """Accepted against offered load (a matplotlib Figure)."""
+    from icsim.experiments.pipeline.plots import accepted_figure as draw
+
+    return draw(results)
+
+
+def derouted_figure(results: Any):
+    """Share of derouted packets against offered load (a matplotlib Figure, or None when no
+    curve deroutes)."""
+    from icsim.experiments.pipeline.plots import derouted_figure as draw
+
+    return draw(results)
+
+
+def latency_distribution_figure(results: Result | Mapping[str, Result], title: str | None = None):
+    """Latency histogram and CDF of one run or of several (``{"dor": r1, "ofr": r2}``)."""
+    from icsim.experiments.pipeline.run_figures import latency_distribution_figure as draw
+
+    runs = {"run": results} if isinstance(results, Result) else dict(results)
+    return draw({name: r["latency_histogram"] for name, r in runs.items()}, title=title)
+
+
+def channel_heatmap_figure(result: Result | pd.DataFrame, value: str = "utilisation",
+                           title: str | None = None):
+    """A run's channel load on the torus coordinates (ranked bars on graphs)."""
+    from icsim.experiments.pipeline.run_figures import channel_heatmap_figure as draw
+
+    channels = result.channels if isinstance(result, Result) else result
+    return draw(channels, value=value, title=title)

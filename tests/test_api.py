@@ -1,0 +1,78 @@
+"""The Python API (``import icsim``): runs, sweeps, the run's tables, and the walkthrough."""
+
+from __future__ import annotations
+
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import icsim
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = {"topology.dims": [4, 4], "traffic.load": 0.3, "run.measure_us": 20}
+
+
+def test_a_run_reads_like_its_json_record_and_carries_its_packets_and_channels():
+    r = icsim.run("quickstart", SMALL)
+    assert isinstance(r, dict) and r.latency_ns == r["latency_ns"]
+    assert len(r.latencies) == r.packets_delivered
+    assert int(round(r.latencies.sum() * 1000)) == round(r.latency_ns * len(r.latencies) * 1000)
+    ch = r.channels
+    assert len(ch) == 16 * 4 and set(ch.direction) == {"x+", "x-", "y+", "y-"}
+    assert ch.utilisation.max() == pytest.approx(r.channel_utilisation_max)
+    assert ch.utilisation.mean() == pytest.approx(r.channel_utilisation_mean)
+    assert 0 < ch.packets.sum() <= r.packet_hops
+    nodes = r.nodes
+    assert nodes.sent.sum() == nodes.received.sum() == r.packets_delivered
+    assert nodes.accepted_load.mean() == pytest.approx(r.accepted_load)
+
+
+def test_both_engines_give_the_same_channel_and_node_tables():
+    a = icsim.run("quickstart", SMALL, engine="simpy")
+    b = icsim.run("quickstart", SMALL, engine="compiled")
+    pd.testing.assert_frame_equal(a.channels, b.channels)
+    pd.testing.assert_frame_equal(a.nodes, b.nodes)
+    assert np.array_equal(np.sort(a.latencies), np.sort(b.latencies))
+
+
+def test_finite_runs_have_an_empty_channel_table():
+    r = icsim.run("quickstart", {**SMALL, "run.mode": "finite", "run.messages_per_node": 1})
+    assert r.mode == "finite" and r.channels.empty and len(r.nodes) == 16
+
+
+def test_a_sweep_returns_its_rows_and_gamma_star(tmp_path):
+    df = icsim.sweep("quickstart", [0.1, 0.3], vary={"routing.algorithm": ["dor", "abr"]},
+                     overrides={"topology.dims": [4, 4], "run.measure_us": 20},
+                     out=tmp_path / "s")
+    assert sorted(set(df.curve)) == ["routing.algorithm=abr", "routing.algorithm=dor"]
+    assert set(df.offered_load) == {0.1, 0.3} and len(df) == 4
+    assert (tmp_path / "s" / "results.csv").exists() and (tmp_path / "s" / "latency.png").exists()
+    assert df.attrs["gamma_star"] == {"routing.algorithm=abr": 0.3, "routing.algorithm=dor": 0.3}
+    again = icsim.read_results(tmp_path / "s")
+    assert len(again) == 4 and list(again.columns) == list(df.columns)
+
+
+def test_a_bad_override_names_its_key():
+    with pytest.raises(icsim.api.ConfigError, match="traffic.load"):
+        icsim.run("quickstart", {"traffic.load": -1})
+
+
+def test_the_walkthrough_runs_top_to_bottom(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(ROOT / "docs" / "walkthrough.py"), run_name="__main__")
+    assert {p.name for p in (tmp_path / "walkthrough_out").glob("*.png")} == {
+        "latency.png", "latency_distribution.png", "channels.png"}
+
+
+def test_only_the_icsim_name_is_installed(tmp_path):
+    code = ("import importlib.util as u, icsim; "
+            "print([n for n in ('simulator', 'routing', 'traffic', 'experiments', 'configs') "
+            "if u.find_spec(n)])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,85 @@
+"""Deadlocks that do not stop the whole network: a cycle of stuck channels is reported at once
+(exit status 3, the cycle named) while other traffic flows; slow networks are not deadlocks."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from icsim.experiments.cli import main
+from icsim.simulator.config import config_from_dict
+from icsim.simulator.engines import DeadlockError
+from icsim.simulator.simulation import run
+
+ENGINES = ["simpy", "compiled"]
+
+
+def write_trace(path, rows):
+    path.write_text("time_ns,src,dst,bytes\n" + "".join(f"{t},{s},{d},{b}\n"
+                                                         for t, s, d, b in rows))
+    return path
+
+
+def one_ring_deadlocks(tmp_path):
+    """4x4 torus, one VC, no bubble rule: at t = 0 the four nodes of the ring y = 0 each send
+    a burst two hops x+ (which fills that ring's x+ queues in a cycle), while nodes of the
+    other rows exchange packets along y every microsecond until t = 300 us."""
+    rows = [(0, x, (x + 2) % 4, 40 * 512) for x in range(4)]
+    for t in range(0, 300_000, 1000):
+        for x in range(4):
+            rows.append((t, 4 + x, 12 + x, 512))      # (x, 1) -> (x, 3)
+            rows.append((t, 12 + x, 4 + x, 512))
+    trace = write_trace(tmp_path / "trace.csv", rows)
+    return {"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "dor"},
+            "router": {"bubble": False, "queue_packets": 4},
+            "traffic": {"workload": "trace", "trace": str(trace)},
+            "run": {"watchdog_us": 10, "max_time_us": 2000}}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_deadlocked_ring_is_caught_while_the_other_rings_deliver(tmp_path, engine):
+    cfg = config_from_dict(one_ring_deadlocks(tmp_path))
+    with pytest.raises(DeadlockError) as err:
+        run(cfg, engine=engine)
+    text = str(err.value)
+    assert "a cycle of 4 channels" in text
+    # the cycle is the x+ ring of row 0, named port by port
+    assert all(f"node {x} ({x}, 0) x+" in text for x in range(4))
+    now_ns = float(re.search(r"now (\d+) ns", text).group(1))
+    assert now_ns < 100_000                  # long before the other traffic ends at 300 us
+
+
+def test_the_command_line_exits_3_naming_the_cycle(tmp_path, capsys):
+    import yaml
+
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(one_ring_deadlocks(tmp_path)))
+    assert main(["run", str(path)]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "deadlock: a cycle of 4 channels" in err[0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_slow_network_is_not_a_deadlock(engine):
+    # links so slow that one packet takes longer than the watchdog period to cross, at a load
+    # far beyond saturation: queues are full and heads stay put between checks, but every
+    # stuck port waits on a channel that is busy transmitting, so nothing is called dead
+    cfg = config_from_dict({
+        "topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "dor"},
+        "link": {"bandwidth_gbps": 0.01}, "traffic": {"load": 2.0, "message_packets": 4},
+        "run": {"warmup_us": 100, "measure_us": 400, "drain_us": 100, "watchdog_us": 200}})
+    r = run(cfg, engine=engine)
+    assert r["saturated"] and r["saturation_reason"].startswith("unfinished")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_unfinished_run_says_whether_ports_were_stuck(engine):
+    cfg = config_from_dict({
+        "topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "dor"},
+        "traffic": {"load": 1.5, "message_packets": 8},
+        "run": {"warmup_us": 5, "measure_us": 40, "drain_us": 5}})
+    r = run(cfg, engine=engine)
+    assert r["saturation_reason"].startswith("unfinished: ")
+    assert ("no port stuck" in r["saturation_reason"]
+            or "router ports stuck since the last watchdog check" in r["saturation_reason"])
