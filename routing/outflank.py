@@ -21,13 +21,13 @@ Conventions
 * ``both_on_tie`` (the paper rules only): at an exact k/2 offset both directions are
   minimal.  It changes which links count as minimal in :func:`admissible` and which queues
   are averaged in the paper profit.  The reference rules always use the reference code's
-  convention (one direction per dimension, + at a tie; reference_simulator.md §4.4), so a
+  convention (one direction per dimension, + at a tie; docs/model.md §5a.6), so a
   ``reference`` candidate set or profit ignores ``both_on_tie``.
 
 Two variants
 ------------
 ``"paper"`` follows the paper (§3, eqs. 1-17); ``"reference"`` reproduces what the paper's
-OMNeT++ simulator actually coded (reference_simulator.md §5.2-§5.6).  The candidate sets
+OMNeT++ simulator actually coded (docs/model.md §5a.8–§5a.12).  The candidate sets
 (``candidates=`` / ``variant=``) and the profit (``profit=``) are chosen independently.
 
 Wraparound IDNs (eq. 1).  Paper: per dimension the two points
@@ -75,7 +75,7 @@ the path is used.  For a nu-nu dimension ``lambda_i`` is absolute: ``s_i + lambd
   the links as ``(x-,y+), (x+,y-)``, which is ``(-1,1), (1,-1)``; the order here follows
   the links and eq. 11.)
 
-Reference: reference_simulator.md §5.3 with its coded order and quirky "half"
+Reference: docs/model.md §5a.9 with its coded order and quirky "half"
 (:func:`reference_half`); ``ofshort = true`` (two collinear candidates, ``(i0 - Delta, mid)``
 and ``(i1 - Delta, mid)``).  The code is 3-D only; for other n the same rules are applied
 per case (all ordered pairs for two or more mu-nu dimensions, then ``+-Delta`` in each
@@ -107,7 +107,7 @@ used present adaptive queue of s, ``u_q`` the mean used slots over the minimal p
 the first in candidate order wins (OIDNs before WIDNs).  Equality is exact float equality.
 POR uses the same with an orthant's ports (non-zero-offset dimensions) and its path length.
 
-``profit="reference"``: reference_simulator.md §5.2 and §5.6, with free slots
+``profit="reference"``: docs/model.md §5a.8 and §5a.12, with free slots
 ``F = capacity - used``: profit 0 when the candidate's average free ``f`` is 0, otherwise
 (1 if ``u* = 0`` else ``u*/(C - f)``) ``+ eta / D``; an IDN's ``f`` divides the first leg's
 free slots by the number of dimensions of the *second* leg, an orthant's by ``n`` (3 in
@@ -204,7 +204,7 @@ def reference_half(k: int, a: int, b: int) -> int:
 
     ``floor((lo+hi)/2)`` if ``hi - lo <= k//2``, else ``floor(((lo+hi) mod k)/2)``.  The
     second branch is the wraparound midpoint only when ``lo + hi >= k``; otherwise it is the
-    midpoint of the *non-minimal* arc (reference_simulator.md §5.3, reproduced on purpose).
+    midpoint of the *non-minimal* arc (docs/model.md §5a.9, reproduced on purpose).
 
     >>> reference_half(8, 2, 7), reference_half(8, 1, 6)   # 2->7 wraps: 0 is on it; 3 is not
     (0, 3)
@@ -307,7 +307,7 @@ def _paper_oidns(topo, cs, ct, delta):
 
 
 def _reference_oidns(topo, cs, ct, delta):
-    """reference_simulator.md §5.3 (``chooseOFmid1``, ``ofshort = true``), coded order."""
+    """docs/model.md §5a.9 (``chooseOFmid1``, ``ofshort = true``), coded order."""
     dims = topo.dims
     mu = [i for i in range(topo.n) if cs[i] != ct[i]]
     nu = [i for i in range(topo.n) if cs[i] == ct[i]]
@@ -364,7 +364,7 @@ def _paper_widns(topo, cs, ct):
 
 
 def _reference_widns(topo, cs, ct):
-    """reference_simulator.md §5.4 (``chooseOFmid2``): int/ext per dimension, x slowest."""
+    """docs/model.md §5a.10 (``chooseOFmid2``): int/ext per dimension, x slowest."""
     per_dim = []
     for k, a, b in zip(topo.dims, cs, ct):
         m = reference_half(k, a, b)
@@ -380,7 +380,7 @@ def _raw_candidates(topo, cs, ct, delta, variant):
 
 
 def admissible(topo, s: int, t: int, q: int, *, both_on_tie: bool = True) -> bool:
-    """Whether ``q`` may serve as an IDN from ``s`` to ``t`` (reference_simulator.md §5.5).
+    """Whether ``q`` may serve as an IDN from ``s`` to ``t`` (docs/model.md §5a.11).
 
     The minimal route ``s -> q`` must use at least one direction that is not a minimal
     direction ``s -> t``, and so must the minimal route ``q -> t``; a move along a
@@ -727,7 +727,7 @@ class OutflankPlanner(_Planner):
     delta : int
         Delta, how far outside the minimal orthant an outflank IDN lies (2 in the paper).
     variant : {"paper", "reference"}
-        Which candidate sets (SPEC ``routing.ofr_candidates``).
+        Which candidate sets (``routing.ofr.candidates``).
     both_on_tie : bool
         Whether a k/2 offset offers both directions (paper rules only).
 

@@ -18,7 +18,7 @@ into a :class:`Model`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
@@ -48,8 +48,6 @@ def build_topology(tc: TopologyConfig) -> Any:
         return Graph.random_regular(tc.nodes, tc.degree, tc.seed)
     except ConfigError:
         raise
-    except FileNotFoundError:
-        raise ConfigError("topology.file", f"no such edge-list file {tc.file!r}") from None
     except ValueError as exc:
         key = {"torus": "topology.dims", "graph": "topology.file"}.get(tc.kind, "topology.nodes")
         raise ConfigError(key, str(exc)) from None
@@ -209,8 +207,6 @@ def _prepare_traffic(prep: _Prepared) -> None:
             raise ConfigError("traffic.trace", "a trace workload needs a trace file")
         try:
             prep.messages = trace_messages(tc.trace, topo.num_nodes, cfg.packet.size_bytes)
-        except FileNotFoundError:
-            raise ConfigError("traffic.trace", f"no such trace file {tc.trace!r}") from None
         except (TraceError, UnitError) as exc:
             raise ConfigError("traffic.trace", str(exc)) from None
     else:
@@ -225,21 +221,23 @@ def _prepare_traffic(prep: _Prepared) -> None:
 
 
 def _check_times(cfg: Config) -> None:
-    """Every time of the model must be a whole, positive number of picoseconds."""
-    def positive(key: str, value_ps: int) -> None:
-        if value_ps < 1:
+    """Every time of the model must be a whole, positive number of picoseconds that the engines
+    can represent; an error names the key whose value makes it."""
+    def positive(key: str, value_ps: Callable[[], int]) -> None:
+        try:
+            got = value_ps()
+        except UnitError as exc:
+            raise ConfigError(key, str(exc)) from None
+        if got < 1:
             raise ConfigError(key, "rounds to 0 ps (the engines count whole picoseconds)")
 
-    try:
-        positive("router.cycle_ns", ps(cfg.router.cycle_ns))
-        positive("link.bandwidth_gbps",
-                 serialisation_ps(cfg.packet.size_bytes, cfg.link.bandwidth_gbps))
-        positive("nic.bandwidth_gbps",
-                 serialisation_ps(cfg.packet.size_bytes, cfg.nic.bandwidth_gbps))
-        if cfg.run.mode == "window" and cfg.traffic.workload == "open":
-            positive("run.measure_us", ps(cfg.run.measure_us * 1000))
-    except UnitError as exc:
-        raise ConfigError("link", str(exc)) from None
+    positive("router.cycle_ns", lambda: ps(cfg.router.cycle_ns))
+    positive("link.bandwidth_gbps",
+             lambda: serialisation_ps(cfg.packet.size_bytes, cfg.link.bandwidth_gbps))
+    positive("nic.bandwidth_gbps",
+             lambda: serialisation_ps(cfg.packet.size_bytes, cfg.nic.bandwidth_gbps))
+    if cfg.run.mode == "window" and cfg.traffic.workload == "open":
+        positive("run.measure_us", lambda: ps(cfg.run.measure_us * 1000))
 
 
 def check(cfg: Config) -> Config:

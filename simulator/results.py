@@ -1,7 +1,7 @@
-"""The result record of a run (SPEC §9), made from an engine's :class:`~icsim.simulator.stats.Tally`
+"""The result record of a run (docs/model.md §9), made from an engine's :class:`~icsim.simulator.stats.Tally`
 the same way whatever the engine.
 
-Window mode (SPEC §7)
+Window mode (docs/model.md §7)
 ---------------------
 Messages created in [warm-up, warm-up + measure) are measured.  The run continues (traffic
 keeps flowing) until every measured packet is consumed, or the drain time is over.  The
@@ -98,7 +98,7 @@ def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
 
 def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
                 engine: str) -> dict[str, Any]:
-    """The result record of a run (every field of SPEC §9 and more)."""
+    """The result record of a run (every field of docs/model.md §9 and more)."""
     N = spec.num_nodes
     t1 = spec.gamma1_period_ns
     finite = spec.finite

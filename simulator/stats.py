@@ -1,4 +1,4 @@
-"""What an engine tallies during a run (SPEC §7), in the same form whatever the engine.
+"""What an engine tallies during a run (docs/model.md §7), in the same form whatever the engine.
 
 :class:`Tally` is the engine-neutral record: per measured packet its latency, network latency,
 hops, source, destination and how it was derouted (arrays in consumption order), plus counters,
@@ -36,7 +36,7 @@ class Tally:
     (per node, its last packet received), ``samples`` ((time, packets at NICs) through the
     window), ``link_hops``, ``retransmissions``, ``events``.  Window channel statistics
     (None in finite runs): ``busy_ps`` (per port id), ``packets`` (per queue id), ``occupancy``
-    (per queue id, mean over the samples), ``injected``/``accepted`` (per node).  ``stuck_ports``:
+    (per queue id, mean over the samples), ``accepted`` (per node, consumed inside the window).  ``stuck_ports``:
     router ports whose queue heads had not moved since the last watchdog check when the run
     ended (:mod:`icsim.simulator.engines.deadlock`).
     """
@@ -65,7 +65,6 @@ class Tally:
     busy_ps: Any = None
     packets: Any = None
     occupancy: Any = None
-    injected: Any = None
     accepted: Any = None
     stuck_ports: int | None = None
 

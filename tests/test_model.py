@@ -12,7 +12,7 @@ from tests.conftest import send_one, small_config
 
 
 def zero_load_ns(t1, h, delay_cycles=0, cycle_ns=0.8):
-    """SPEC §4: 2 (S/B_nic + λ_nic) + h (S/B_link + λ_link) + (h + 1) delay cycles."""
+    """docs/model.md §4: 2 (S/B_nic + λ_nic) + h (S/B_link + λ_link) + (h + 1) delay cycles."""
     nic = t1["S"] * 8 / t1["B_nic"] + t1["lat_nic"]
     link = t1["S"] * 8 / t1["B_link"] + t1["lat_link"]
     return 2 * nic + h * link + (h + 1) * delay_cycles * cycle_ns

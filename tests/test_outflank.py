@@ -1,7 +1,7 @@
 """OFR's intermediate destinations and POR's orthants, decided at injection.
 
 Worked examples of the OutFlank paper (Examples 1-2, eqs. 1-14, Remarks 1-2), the rules the
-paper's own simulator coded (reference_simulator.md §5.2-§5.6), and the profit (eqs. 15-17).
+paper's own simulator coded (docs/model.md §5a.8–§5a.12), and the profit (eqs. 15-17).
 Coordinates are written out; the torus sizes are large enough for no wraparound unless a test
 says otherwise.
 """

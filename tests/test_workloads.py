@@ -35,7 +35,7 @@ def test_aligned_phase_creates_every_nodes_messages_at_the_same_instants():
 
 
 def test_the_stop_and_wait_nic_caps_injection_at_0_8_gamma0_on_an_8x8x8_torus():
-    # reference_simulator.md §3.3: tick 204.8/2.4 ns, round trip 64+80+1.25+80 ns -> one packet
+    # docs/model.md §5a.3: tick 204.8/2.4 ns, round trip 64+80+1.25+80 ns -> one packet
     # per 3 ticks = 256 ns, i.e. 0.8 of the γ = 1 rate (one packet per 204.8 ns).  Nearest-
     # neighbour traffic keeps the network out of the way.
     r = run(small_config((8, 8, 8), nic={"handshake": "stop_and_wait"},

@@ -1,4 +1,4 @@
-"""Offered-load normalisation (SPEC §6).
+"""Offered-load normalisation (docs/model.md §6).
 
 γ = 1 saturates the bisection under uniform traffic: the per-node packet rate at γ = 1 is
 ``B_link / (S * max_i c_i)``, with c_i the uniform channel-load factor of dimension i

@@ -17,7 +17,7 @@ to run next from the results, so the executors know nothing about saturation sea
 
 The task that runs on a worker is :func:`execute_point`: it rebuilds and validates the config,
 runs it, and turns any exception into an error record instead of raising, so a failing run is
-recorded as saturated with its error text (SPEC §7).
+recorded as saturated with its error text (docs/model.md §7).
 """
 
 from __future__ import annotations

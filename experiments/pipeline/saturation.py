@@ -1,4 +1,4 @@
-"""Saturation search (SPEC §7): which loads a curve sustains, and its γ*.
+"""Saturation search (docs/model.md §7): which loads a curve sustains, and its γ*.
 
 A *curve* is one configuration swept over offered load γ.  Every run of it is judged
 *sustained* or *saturated* by the rule of its measurement mode:

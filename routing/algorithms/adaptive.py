@@ -1,4 +1,4 @@
-"""Adaptive routing on tori: ABR, POR and OFR (the OutFlank paper, §2–§3; SPEC §5).
+"""Adaptive routing on tori: ABR, POR and OFR (the OutFlank paper, §2–§3; docs/model.md §5).
 
 All three are minimal-adaptive routers over a bubble escape network (the Adaptive Bubble Router):
 at each router a packet may take the adaptive queue of any of its allowed directions (the router

@@ -1,4 +1,4 @@
-"""Quality of a routing table (SPEC §8; Angara paper §1.1 and Table 2).
+"""Quality of a routing table (docs/model.md §8; Angara paper §1.1 and Table 2).
 
 * channel load ``γ_c``: number of source-destination routes through channel ``c``, a channel
   being ``(node, port)``;

@@ -6,7 +6,7 @@ Both are plain functions; the command line only wires arguments to them.
 * :func:`reproduce_acro` -- connected random regular topologies over sizes, degrees and seeds,
   one minimal path per pair (destination-based table, seeded random tie-break), every assigner,
   verification of every assignment; a CSV of every run, a summary beside the paper's numbers
-  (``../shared/reference/acro_summary.csv``), layer and run-time plots.
+  (``experiments/papers/paper_data/acro_summary.csv``), layer and run-time plots.
 """
 
 from __future__ import annotations

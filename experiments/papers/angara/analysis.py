@@ -341,7 +341,7 @@ def reproduce_table2(out_dir: str | Path, seed: int = 0, genetic_opts: dict | No
     Runs BFS, Genetic and SSSP on the first ``k`` node ids for each ``k`` (see the module
     docstring), checks every table (shape and deadlock freedom) and writes
     ``angara_table2.csv`` and ``angara_table2.md`` into ``out_dir``, our numbers beside the
-    paper's (``shared/reference/angara_table2_desmos.csv``).
+    paper's (``experiments/papers/paper_data/angara_table2_desmos.csv``).
 
     Parameters
     ----------

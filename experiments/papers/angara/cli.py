@@ -17,7 +17,7 @@ The simulated comparison (§5.2) runs one exchange to completion per table on th
   packet by packet round robin (what concurrent MPI sends do; ``osu_alltoall``);
 * ``alltoall`` step by step — message i to s + i only after message i - 1 (pairwise order);
 * ``tornado`` — rank r to r + ceil(N/2) - 1 (MPI ranks, ``over: index``) and ``neighbor``.
-  (The paper's Transpose needs a square node count under SPEC §6's definition; 32 is not.)
+  (The paper's Transpose needs a square node count under docs/model.md §6's definition; 32 is not.)
 
 Improvement = (T_BFS - T_X) / T_BFS, as the paper's Fig. 6.
 """

@@ -3,7 +3,7 @@
 For each traffic pattern (butterfly, transpose, transpose3d, uniform, bitreverse) and each
 routing algorithm (ABR, POR, OFR by default; ``--algorithms`` takes any registered ones, e.g.
 ``dor``), a saturation search (:mod:`icsim.experiments.pipeline.saturation`) over the pattern's load range on
-the paper's torus, as the reference simulator ran it (``reference_simulator.md`` §7):
+the paper's torus, as the reference simulator ran it (docs/model.md §5a.13):
 
 =============  ===========  ==================  =============
 pattern        loads        torus for k = 8     k = 16
@@ -168,7 +168,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torus size: 8 (8x8x8; transposition on 8x8x16) or 16 (16x16x16); "
                              "default 8")
     parser.add_argument("--profile", choices=(*PROFILES, "both"), default="reference",
-                        help="fidelity profile (SPEC 5a): reference = the paper's simulator, "
+                        help="fidelity profile (docs/model.md §5a): reference = the paper's simulator, "
                              "clean = icsim's default model, both; default reference")
     add_common_arguments(parser, "runs/ofr-table2-k<k>[-quick]")
     parser.add_argument("--algorithms", type=_csv_list(), default=list(ALGORITHMS),
@@ -411,7 +411,10 @@ def run(args: argparse.Namespace) -> int:
                               quick=args.quick)
         for c in curves:
             c.config(c.grid[0])
-        plans.append((profile, path, hashlib.sha256(text.encode()).hexdigest()[:12], curves))
+        # the digest of the config's values (canonical JSON), so that comments do not change it
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        plans.append((profile, path, hashlib.sha256(canonical.encode()).hexdigest()[:12],
+                      curves))
 
     outputs = Outputs(force=args.force)
     t2_rows, t3_rows, sweeps = [], [], []
@@ -508,8 +511,8 @@ def _config_text(path: Path, digest: str, bundled: bool) -> str:
     """A profile config as the report names it: relative for the bundled configs, so that the
     report does not depend on where icsim is installed."""
     if bundled:
-        return f"`configs/ofr/{path.parent.name}/{path.name}` (bundled, sha256 {digest})"
-    return f"`{path}` (sha256 {digest})"
+        return f"`configs/ofr/{path.parent.name}/{path.name}` (bundled, values sha256 {digest})"
+    return f"`{path}` (values sha256 {digest})"
 
 
 def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,

@@ -2,7 +2,7 @@
 (outflank / wraparound IDNs) and POR on the 16x16x16 torus.
 
 The paper's ratios are "pretty stable within γ ≤ γ*" and equal the γ = 0.10 ratios of its k = 16
-sweep (reference_simulator.md §8.15), so each entry is one finite run at γ = 0.10: a couple of
+sweep (docs/model.md §5a.14 item 15), so each entry is one finite run at γ = 0.10: a couple of
 messages per node for the fixed patterns, 12 for butterfly (so that every one of its 12 address
 bits is flipped once), 4 for uniform.  Both profiles are run (the clean one in finite mode with
 the same message counts, so the two are comparable); the paper's numbers come from the reference

@@ -1,4 +1,4 @@
-"""Credit flow control (the clean profile's, and SPEC §4's).
+"""Credit flow control (the clean profile's, and docs/model.md §4's).
 
 A packet leaves a queue only when the downstream router has reserved room for it: at grant time
 the routing function is evaluated *for the downstream router* with its current occupancy

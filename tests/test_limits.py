@@ -1,0 +1,55 @@
+"""The numbers of a config are checked for what the model can represent: the issue's cases
+A-D that are config values (file cases: ``test_hostile_files.py``), each one line naming the
+key, exit status 2, before anything is built."""
+
+from __future__ import annotations
+
+import pytest
+
+from icsim.configs import bundled
+from icsim.experiments.cli import main
+
+QUICKSTART = str(bundled("quickstart.yaml"))
+
+CASES = [
+    # A: runaway memory or hangs
+    ("traffic.load=.inf", "traffic.load"),
+    ("link.bandwidth_gbps=.inf", "link.bandwidth_gbps"),
+    ("traffic.message_bytes=1000000000000", "traffic.message_bytes"),
+    ("packet.size_bytes=true", "packet.size_bytes"),
+    ("topology.dims=[1000000,1000000]", "topology"),
+    (f"topology.dims={[2] * 40}", "topology"),
+    ("topology.dims=[1000000000000]", "topology"),
+    ("topology.dims=[64,64,64,64]", "topology"),
+    # B: tracebacks
+    ("link.latency_ns=.inf", "link.latency_ns"),
+    ("router.cycle_ns=.inf", "router.cycle_ns"),
+    ("run.measure_us=.inf", "run.measure_us"),
+    ("run.drain_us=.inf", "run.drain_us"),
+    ("router.cycle_ns=1.0e-6", "router.cycle_ns"),
+    ("run.measure_us=1.0e-9", "run.measure_us"),
+    # C: accepted when it should not be
+    ("packet.size_bytes=1000000000000000000000000000000", "packet.size_bytes"),
+    ("nic.injection_rate_factor=.inf", "nic.injection_rate_factor"),
+    # D: misleading
+    ("nic.bandwidth_gbps=1.0e-300", "nic.bandwidth_gbps"),
+    ("seed=-1", "seed"),
+]
+
+
+@pytest.mark.parametrize("override,key", CASES)
+def test_a_value_the_model_cannot_represent_is_one_line_naming_its_key(capsys, override, key):
+    assert main(["run", QUICKSTART, "--set", override]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"icsim: config error: {key}"), err
+
+
+def test_a_torus_too_big_for_this_machine_is_refused_with_the_estimate(capsys):
+    assert main(["run", QUICKSTART, "--set", "topology.dims=[1000,1000,100]"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("icsim: config error: topology: this run needs about ") and "GB" in err
+
+
+def test_a_tiny_watchdog_period_is_bounded_below_by_two_hops(capsys):
+    assert main(["run", QUICKSTART, "--json", "--set", "run.watchdog_us=1.0e-9",
+                 "--set", "topology.dims=[4,4]", "--set", "run.measure_us=10"]) == 0
