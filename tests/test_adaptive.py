@@ -31,10 +31,18 @@ def overload(profile, algorithm, pattern, flow=None, **extra):
     return load_config(CONFIGS / profile / "k8.yaml", over)
 
 
-@pytest.mark.parametrize("pattern", PATTERNS)
-@pytest.mark.parametrize("algorithm", ["abr", "por", "ofr"])
-@pytest.mark.parametrize("profile,flow", [("clean", "credit"), ("clean", "ack_nak"),
-                                          ("reference", "ack_nak"), ("reference", "credit")])
+FLOWS = [("clean", "credit"), ("clean", "ack_nak"), ("reference", "ack_nak"),
+         ("reference", "credit")]
+#: the contributors' loop (-m "not slow") keeps one pattern per profile; the suite runs all
+FAST = {("clean", "credit", "uniform"), ("reference", "ack_nak", "butterfly")}
+OVERLOAD = [pytest.param(profile, flow, algorithm, pattern,
+                         marks=[] if (profile, flow, pattern) in FAST else [pytest.mark.slow],
+                         id=f"{profile}-{flow}-{algorithm}-{pattern}")
+            for profile, flow in FLOWS for algorithm in ("abr", "por", "ofr")
+            for pattern in PATTERNS]
+
+
+@pytest.mark.parametrize("profile,flow,algorithm,pattern", OVERLOAD)
 def test_no_deadlock_at_overload_and_every_packet_accounted_for(profile, flow, algorithm,
                                                                 pattern):
     sim = Simulation(overload(profile, algorithm, pattern, flow), engine="compiled")

@@ -104,6 +104,7 @@ def test_traffic_aware_optimum_balances_the_jobs_traffic():
     assert check_table(table).ok
 
 
+@pytest.mark.slow
 def test_stopped_early_it_reports_the_bound_and_gap():
     topo = Torus((6, 5, 5))
     table = optimal(topo, time_limit_s=1.0, sigma=False)
@@ -115,6 +116,7 @@ def test_stopped_early_it_reports_the_bound_and_gap():
     assert check_table(table).ok
 
 
+@pytest.mark.slow
 def test_without_an_incumbent_it_returns_the_refined_table_and_the_lp_bound():
     table = optimal(Torus((6, 5, 5)), time_limit_s=0.0, sigma=False)
     meta = table.meta

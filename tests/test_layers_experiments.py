@@ -30,6 +30,7 @@ def test_layers_main_refuses_unknown_names():
         layers_main(nodes=8, degree=3, assigner="updown")
 
 
+@pytest.mark.slow
 def test_reproduction_writes_runs_summary_plots_and_a_report(tmp_path):
     md = reproduce_acro(tmp_path, sizes=(12, 16), degrees=(3, 4), seeds=2)
     runs = pd.read_csv(tmp_path / "acro_runs.csv")

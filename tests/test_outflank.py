@@ -224,6 +224,7 @@ def test_the_midpoint_follows_the_minimal_path_when_it_wraps():
     assert extra(topo, s, t, q) == 2 * DELTA
 
 
+@pytest.mark.slow
 @given(unwrapped_pairs())
 @settings(max_examples=150, deadline=None)
 def test_the_oidns_use_every_non_minimal_link_of_s_and_t_for_any_n(case):

@@ -49,10 +49,12 @@ def gamma_star(arrivals: str) -> float:
     return best
 
 
+@pytest.mark.slow
 def test_gamma_star_with_poisson_arrivals_is_within_a_grid_step_of_the_deterministic_one():
     assert abs(gamma_star("exponential") - gamma_star("deterministic")) <= 0.05 + 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dims", [[4, 4], [4, 4, 4]])
 def test_without_the_bubble_rule_a_run_that_does_not_finish_is_a_named_deadlock_or_moving(dims):
     outcomes = {"finished": 0, "deadlock": 0, "moving": 0}

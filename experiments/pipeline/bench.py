@@ -35,12 +35,12 @@ ENGINES = ("simpy", "compiled")
 #: (clean profile) on 8x8x8 at γ 0.3 and 16x16x16 at γ 0.2, the reference profile (ack/nak,
 #: window mode here so that both engines do the same bounded work) and DOR for comparison
 CASES: list[tuple[str, str, list[str], tuple[float, float, float]]] = [
-    ("8x8x8-ofr-uniform-0.3", "ofr/clean/k8.yaml", ["traffic.load=0.3"], (10.0, 40.0, 10.0)),
-    ("16x16x16-ofr-uniform-0.2", "ofr/clean/k16.yaml", ["traffic.load=0.2"], (5.0, 10.0, 5.0)),
+    ("8x8x8-ofr-uniform-0.3", "ofr/clean/k8.yaml", ["traffic.load=0.3"], (20.0, 80.0, 20.0)),
+    ("16x16x16-ofr-uniform-0.2", "ofr/clean/k16.yaml", ["traffic.load=0.2"], (10.0, 30.0, 10.0)),
     ("8x8x8-ofr-reference-0.3", "ofr/reference/k8.yaml",
-     ["traffic.load=0.3", "run.mode=window"], (10.0, 40.0, 10.0)),
+     ["traffic.load=0.3", "run.mode=window"], (20.0, 80.0, 20.0)),
     ("8x8x8-dor-uniform-0.3", "ofr/clean/k8.yaml",
-     ["traffic.load=0.3", "routing.algorithm=dor"], (10.0, 40.0, 10.0)),
+     ["traffic.load=0.3", "routing.algorithm=dor"], (20.0, 80.0, 20.0)),
 ]
 
 

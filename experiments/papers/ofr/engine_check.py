@@ -1,0 +1,110 @@
+"""Re-run committed runs on another engine and compare them field by field with what was
+recorded (``python -m icsim.experiments.papers.ofr.engine_check RESULTS.csv``).
+
+Each row's resolved config (its ``config.*`` columns) is run again with ``--engine`` (default
+compiled) and its table-making fields are compared: mean latency, completion time, accepted
+load, packet-hops, delivered packets, derouted shares and the verdict.  ``--decisive`` re-runs
+only the rows a table rests on: for every curve its γ = 0.10 run, the largest sustained and the
+smallest saturated load.  Writes ``engine_check.csv`` (one row per run: recorded and new values)
+and prints how many rows agree exactly, agree to the last bits (relative 1e-12: means that the
+recording computed in floating point; the engines now sum integers) or differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from icsim.experiments.pipeline.plots import read_results
+from icsim.experiments.pipeline.saturation import judge
+from icsim.experiments.pipeline.sweep import config_of_row
+
+FIELDS = ("latency_ns", "completion_time_ns", "accepted_load", "packet_hops",
+          "packets_delivered", "derouted.total", "derouted.outflank", "derouted.wraparound",
+          "derouted.orthant", "saturated")
+
+
+def decisive(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows a γ* table rests on: per curve, γ = 0.10, the largest sustained and the
+    smallest saturated load."""
+    keep = []
+    for _, g in df[df.status == "ok"].groupby("curve", sort=False):
+        g = g.sort_values("offered_load")
+        base = g[g.offered_load.round(2) == 0.10]
+        keep += list(base.index)
+        baseline = float(base.latency_ns.iloc[0]) if len(base) else None
+        mode = str(g["mode"].iloc[0])
+        ok = [i for i, r in g.iterrows() if judge(r.to_dict(), mode, baseline).sustained]
+        bad = [i for i in g.index if i not in ok]
+        keep += ok[-1:] + bad[:1]
+    return df.loc[sorted(set(keep))]
+
+
+def plain(value: object) -> object:
+    """A CSV cell as the config reads it: numpy scalars as Python ones, empty cells as None."""
+    if hasattr(value, "item"):
+        value = value.item()
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def compare(old: object, new: object) -> str:
+    if isinstance(new, bool) or isinstance(old, bool):
+        return "same" if bool(old) == bool(new) else "differs"
+    if old is None or (isinstance(old, float) and math.isnan(old)):
+        return "same" if new is None else "differs"
+    if new is None:
+        return "differs"
+    if float(old) == float(new):
+        return "same"
+    return "last bits" if math.isclose(float(old), float(new), rel_tol=1e-12) else "differs"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from icsim.simulator.build import from_dict
+    from icsim.simulator.simulation import run
+
+    p = argparse.ArgumentParser(prog="python -m icsim.experiments.papers.ofr.engine_check",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("results", help="a results.csv (or its folder)")
+    p.add_argument("--engine", default="compiled", choices=("simpy", "compiled"))
+    p.add_argument("--decisive", action="store_true", help="only the rows the table rests on")
+    p.add_argument("--out", default=None, help="engine_check.csv here (default: beside it)")
+    args = p.parse_args(argv)
+    df = read_results(args.results)
+    rows = decisive(df) if args.decisive else df[df.status == "ok"]
+    out = Path(args.out) if args.out else Path(args.results).parent / "engine_check.csv"
+    if Path(args.results).is_dir():
+        out = Path(args.out) if args.out else Path(args.results) / "engine_check.csv"
+    records, t0 = [], time.perf_counter()
+    for n, (_, row) in enumerate(rows.iterrows(), 1):
+        cells = {k: plain(v) for k, v in row.to_dict().items()}
+        r = run(from_dict(config_of_row(cells)), engine=args.engine)
+        flat = {**r, **{f"derouted.{k}": v for k, v in r["derouted"].items()}}
+        rec = {"curve": row.curve, "offered_load": row.offered_load, "engine": r["engine"],
+               "wall_s": r["wall_s"], "recorded_wall_s": row.get("wall_s")}
+        verdicts = []
+        for f in FIELDS:
+            old = plain(row.get(f))
+            rec[f"recorded.{f}"], rec[f] = old, flat.get(f)
+            verdicts.append(compare(old, flat.get(f)))
+        rec["agreement"] = ("differs" if "differs" in verdicts else
+                            "last bits" if "last bits" in verdicts else "same")
+        records.append(rec)
+        print(f"[{n}/{len(rows)}] {row.curve} γ={row.offered_load:.2f}: {rec['agreement']} "
+              f"({r['wall_s']:.1f} s, recorded {row.get('wall_s', float('nan')):.1f} s)",
+              file=sys.stderr, flush=True)
+    res = pd.DataFrame(records)
+    res.to_csv(out, index=False)
+    counts = res.agreement.value_counts().to_dict()
+    print(f"{len(res)} runs re-run on the {args.engine} engine in "
+          f"{time.perf_counter() - t0:.0f} s: {counts}; wrote {out}")
+    return 0 if "differs" not in counts else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
