@@ -14,9 +14,13 @@ arrays (DOR, ABR, POR, OFR, table routing); a plug-in algorithm runs on the SimP
 
 from __future__ import annotations
 
+import os
+import sys
 import time
+from pathlib import Path
 from typing import Any, Callable
 
+import numba
 import numpy as np
 
 from icsim.simulator.engines import DeadlockError
@@ -67,6 +71,25 @@ def _chain(n: int, start: int = 0) -> np.ndarray:
     return nxt
 
 
+_ANNOUNCED = False
+
+
+def announce_compilation() -> None:
+    """Say on stderr, once per process, that the machine code is being compiled when numba's
+    cache has none for the kernel yet (the first use on a machine: about two minutes, nothing
+    else would be printed meanwhile)."""
+    global _ANNOUNCED
+    if _ANNOUNCED:
+        return
+    _ANNOUNCED = True
+    places = [Path(kn.__file__).parent / "__pycache__", Path.home() / ".cache" / "numba"]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        places.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    if not any(any(place.rglob("kernel.run-*.nbi")) for place in places if place.is_dir()):
+        print("icsim: compiling the compiled engine (first use on this machine, about two "
+              "minutes; cached for every later run)", file=sys.stderr, flush=True)
+
+
 class CompiledEngine:
     """One run of the model in the compiled engine (same interface as ``SimpyEngine``)."""
 
@@ -79,6 +102,7 @@ class CompiledEngine:
             raise ValueError(f"the compiled engine cannot run this config: {why}")
         self.spec, self.workload, self.gen = spec, workload, gen
         self.progress = progress
+        announce_compilation()
         self.a: dict[str, np.ndarray] = {}
         self.history = HeadHistory()                 # queue heads at the last watchdog checks
         self._layout(progress_every_ps if progress else 0)
@@ -267,6 +291,8 @@ class CompiledEngine:
         self._at(spec.watchdog_ps, kn.EV_WATCHDOG)
         if a["prm"][kn.K_PROGRESS]:
             self._at(int(a["prm"][kn.K_PROGRESS]), kn.EV_PROGRESS)
+        # load (or, the first time on a machine, compile) the kernel outside the timed loop
+        kn.run.compile(tuple(numba.typeof(a[name]) for name in ARRAYS))
         t0 = time.perf_counter()
         status = kn.ST_DONE
         if not (spec.window is None and a["ctr"][kn.C_EXPECTED] == 0):
