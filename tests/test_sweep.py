@@ -173,7 +173,8 @@ def test_a_killed_sweep_process_leaves_a_valid_csv_and_resumes(tmp_path):
 
     out = tmp_path / "sweep"
     cmd = [sys.executable, "-m", "icsim.experiments.cli", "sweep", str(QUICKSTART), "--out", str(out),
-           "--workers", "1", "--loads", "0.05:0.6:0.05", "--no-plots",
+           "--workers", "1", "--loads", "0.05:0.6:0.05", "--no-plots", "--full",
+           "--engine", "simpy",                 # slow enough to be caught mid-sweep
            "--set", "topology.dims=[4,4]", "--set", "traffic.message_packets=4",
            "--set", "run.warmup_us=5", "--set", "run.measure_us=40", "--set", "run.drain_us=80"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
