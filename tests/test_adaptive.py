@@ -34,9 +34,11 @@ def overload(profile, algorithm, pattern, flow=None, **extra):
 FLOWS = [("clean", "credit"), ("clean", "ack_nak"), ("reference", "ack_nak"),
          ("reference", "credit")]
 #: the contributors' loop (-m "not slow") keeps one pattern per profile; the suite runs all
-FAST = {("clean", "credit", "uniform"), ("reference", "ack_nak", "butterfly")}
+FAST = {("clean", "credit", "abr", "transpose"), ("reference", "ack_nak", "abr", "butterfly"),
+        ("reference", "ack_nak", "ofr", "butterfly")}
 OVERLOAD = [pytest.param(profile, flow, algorithm, pattern,
-                         marks=[] if (profile, flow, pattern) in FAST else [pytest.mark.slow],
+                         marks=[] if (profile, flow, algorithm, pattern) in FAST
+                         else [pytest.mark.slow],
                          id=f"{profile}-{flow}-{algorithm}-{pattern}")
             for profile, flow in FLOWS for algorithm in ("abr", "por", "ofr")
             for pattern in PATTERNS]

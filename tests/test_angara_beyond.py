@@ -54,6 +54,7 @@ def test_icsim_tables_optimal_with_a_bound_and_with_traffic(capsys):
     assert r["traffic_max_load"] == 1 and r["deadlock_free"]
 
 
+@pytest.mark.slow
 def test_reproduce_optimum_on_the_small_subsets(tmp_path):
     md = reproduce_optimum(tmp_path, node_counts=(4, 8), caps=())
     df = pd.read_csv(tmp_path / "angara_optimum.csv")
@@ -63,6 +64,7 @@ def test_reproduce_optimum_on_the_small_subsets(tmp_path):
     assert "| 8 | optimal | 4 | 4 | 0.000 | 3 | yes | 4 (optimal)" in md
 
 
+@pytest.mark.slow
 def test_bounds_system_on_the_desmos_torus():
     r = bounds_system((4, 2, 2, 2), refine_time_s=1.0)
     assert (r["lp_angara"], r["lp_deadlock_free"], r["sssp_max_load"]) == (26, 26, 28)
@@ -79,6 +81,7 @@ def test_dor_blocked_counts_the_pairs_whose_dimension_order_route_crosses_a_fail
         assert dor_blocked(t) == len(dor_blocked_pairs(t)) > 0
 
 
+@pytest.mark.slow
 def test_fault_case_on_a_failed_node():
     r = fault_case((4, 2, 2, 2), [], [12], loads=True, refine_time_s=0.5)
     assert r["alive"] == 31 and r["connected"] and r["deadlock_free_ok"]

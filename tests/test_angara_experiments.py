@@ -91,6 +91,7 @@ def test_reproduce_tori_on_a_small_sample(tmp_path):
     assert list(summary.dims) == [2, 3, 4] and "improvement, less group" in md
 
 
+@pytest.mark.slow
 def test_reproduce_tori_run_again_reuses_the_systems_it_has(tmp_path, monkeypatch):
     import icsim.experiments.papers.angara.analysis as angara
     args = dict(sample=6, max_nodes=30, genetic_max_nodes=12,

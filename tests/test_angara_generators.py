@@ -33,6 +33,7 @@ def test_registry_lists_the_generators_and_rejects_unknown_names():
         get_generator("updown")
 
 
+@pytest.mark.slow
 @given(st.lists(st.integers(2, 4), min_size=1, max_size=3), st.data(),
        st.sampled_from(["bfs", "sssp", "genetic"]))
 @settings(max_examples=25, deadline=None)

@@ -51,6 +51,7 @@ def test_2x2x2_optimum_is_seven_by_hand():
     _minimal_and_deadlock_free(table)
 
 
+@pytest.mark.slow
 def test_desmos_optimum_26_and_sigma4_below_the_papers_tables():
     # paper Table 2, 32 nodes: SSSP 28 / 6.298, Genetic 27 / 6.274, perfect load 16
     table = optimal(Torus((4, 2, 2, 2)), time_limit_s=120)
@@ -69,6 +70,7 @@ def test_a_job_on_desmos_16_nodes():
     assert (m.max_load, m.channels) == (10, 64) and m.sigma4 == pytest.approx(1.68179, abs=1e-4)
 
 
+@pytest.mark.slow
 @given(st.lists(st.integers(2, 5), min_size=1, max_size=3))
 @settings(max_examples=8, deadline=None)
 def test_lp_bound_never_exceeds_the_optimum_and_symmetry_changes_nothing(dims):

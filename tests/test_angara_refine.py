@@ -33,6 +33,7 @@ def test_refinement_never_produces_a_cyclic_dependency_graph(dims, data, seed, s
     assert table.meta["start_max_load"] == b.max_load
 
 
+@pytest.mark.slow
 def test_refined_reaches_the_proven_desmos_optimum():
     # SSSP: 28 / 6.456; the MILP proves 26 / 6.184 optimal (test_angara_optimal)
     table = refined(Torus((4, 2, 2, 2)), seed=0, max_moves=150_000)
@@ -42,6 +43,7 @@ def test_refined_reaches_the_proven_desmos_optimum():
     assert check_table(table).ok
 
 
+@pytest.mark.slow
 def test_refined_is_seeded():
     topo, graph = Torus((4, 4, 2)), deadlock_free_routing_graph(Torus((4, 4, 2)))
     a = refined(topo, seed=5, graph=graph, max_moves=20_000)

@@ -31,7 +31,14 @@ def all_modules() -> list[str]:
     return sorted(names)
 
 
-@pytest.mark.parametrize("name", all_modules())
+#: modules whose examples take a second or more: in the full suite only
+SLOW_DOCTESTS = {"icsim.experiments.papers.acro.layers", "icsim.experiments.papers.angara.bounds",
+                 "icsim.simulator.engines.compiled.planners",
+                 "icsim.experiments.papers.angara.faults"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_DOCTESTS
+                                  else n for n in all_modules()])
 def test_every_docstring_example_runs(name, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)                      # examples that write files write here
     module = importlib.import_module(name)

@@ -84,6 +84,7 @@ def test_run_progress_reports_simulated_time_and_an_eta(capsys):
     assert "[run] simulated " in err and " us, " in err and "packets delivered" in err
 
 
+@pytest.mark.slow
 def test_bench_tables_times_sssp_and_bfs_on_the_papers_timing_tori(capsys):
     assert main(["bench", "--tables", "--json", "--quick"]) == 0
     rows = json.loads(capsys.readouterr().out)

@@ -142,6 +142,7 @@ def settings_of(case):
     return {k: case[k] for k in ("capacity", "eta", "profit", "min_deroute_distance")}
 
 
+@pytest.mark.slow
 # ------------------------------------------------------------------------------- one decision
 @given(decisions(), st.sampled_from(["paper", "reference"]))
 @settings(max_examples=300, deadline=None)
@@ -155,6 +156,7 @@ def test_ofr_picks_the_same_idn_as_the_python_planner(case, candidates):
     assert consumed(gen, case["seed"]) == rand.draws
 
 
+@pytest.mark.slow
 @given(decisions())
 @settings(max_examples=300, deadline=None)
 def test_por_picks_the_same_orthant_as_the_python_planner(case):
@@ -211,6 +213,7 @@ def decision_inputs(topo, capacity, seed, count):
         yield s, t, [int(u) for u in used]
 
 
+@pytest.mark.slow
 @given(runs(), st.sampled_from(["ofr", "por"]))
 @settings(max_examples=25, deadline=None)
 def test_a_run_of_paper_decisions_draws_the_same_ties_from_the_same_stream(run, algorithm):
@@ -306,6 +309,7 @@ def test_the_16x16x16_export_takes_seconds_and_megabytes(make):
     assert x.nbytes < 30e6
 
 
+@pytest.mark.slow
 def test_a_6d_plan_of_64_orthants_fits_the_winners_bitmask():
     dims = (3,) * 6
     topo = torus(dims)
@@ -322,6 +326,7 @@ def test_a_6d_plan_of_64_orthants_fits_the_winners_bitmask():
     assert consumed(gen, 5) == rand.draws
 
 
+@pytest.mark.slow
 def test_plans_with_more_candidates_than_the_bitmask_holds_are_refused():
     x = OutflankPlanner(torus((3,) * 6)).export()
     with pytest.raises(ValueError, match="at most 64 candidates per plan; .* has 73"):

@@ -424,6 +424,7 @@ def test_the_docstring_examples_run():
     assert result.attempted > 0 and result.failed == 0
 
 
+@pytest.mark.slow
 def test_the_real_command_line_prints_one_line_and_exits_2(tmp_path):
     table = table_file(tmp_path, with_route(0, 1, [0, 1, 0]))
     for args in (["run", str(tmp_path)], ["tables", "--check", table]):

@@ -44,6 +44,7 @@ def test_reproduction_writes_runs_summary_plots_and_a_report(tmp_path):
     assert len(pd.read_csv(tmp_path / "acro_runs.csv")) == len(runs)
 
 
+@pytest.mark.slow
 def test_seeds_may_differ_per_size(tmp_path):
     md = reproduce_acro(tmp_path, sizes=(12, 16), degrees=(3,), seeds={12: 1, 16: 2},
                         assigners=("acro",))
@@ -59,6 +60,7 @@ def test_the_reference_figures_are_read_despite_commas_in_notes():
     assert (row.nodes, row.value, row.note) == ("64", "2", "observed at (|N|, d) = (64, 3)")
 
 
+@pytest.mark.slow
 def test_the_run_time_benchmark_fits_a_growth_exponent_per_assigner(tmp_path):
     md = bench_assigners(tmp_path, sizes=(12, 16, 20), degree=3, seeds=1)
     assert md.splitlines()[-1].startswith("| fitted k in time ~ \\|N\\|^k |")

@@ -270,6 +270,7 @@ def test_dilation_per_dimension_is_at_most_2_delta_and_exactly_2_delta_without_w
     assert extra(topo, s, t, q) == total <= 2 * delta * sum(1 for x in lam if x) <= 2 * topo.n * delta
 
 
+@pytest.mark.slow
 @given(pairs(max_n=5, max_k=9), st.integers(1, 3))
 @settings(max_examples=150, deadline=None)
 def test_every_paper_oidn_is_at_most_4_delta_longer_and_every_widn_goes_round(case, delta):
@@ -613,6 +614,7 @@ def test_ties_between_equally_good_idns_are_drawn_with_the_rng():
     assert set(picks) == {a, b} and 150 < picks.count(a) < 250
 
 
+@pytest.mark.slow
 @given(pairs(max_n=3, max_k=9), st.sampled_from(["paper", "reference"]), st.booleans(),
        st.floats(0.25, 3.0), st.data())
 @settings(max_examples=300, deadline=None)

@@ -194,6 +194,7 @@ def test_titles_are_never_clipped_even_on_a_single_8x8_panel():
         assert "8x8 torus" in fig._suptitle.get_text()
 
 
+@pytest.mark.slow
 def test_legends_sit_outside_the_data():
     rows = [r for p in ("uniform", "transpose", "butterfly", "bitreverse")
             for a in ("abr", "ofr") for r in window_curve(a, p)]
@@ -230,6 +231,7 @@ def test_figures_are_written_as_non_empty_png_and_svg(tmp_path):
             assert b"<svg" in data[:1000] and len(data) > 10_000
 
 
+@pytest.mark.slow
 def test_icsim_plot_redraws_from_the_csv_without_simulating(tmp_path, capsys):
     pd.DataFrame(window_curve()).to_csv(tmp_path / "results.csv", index=False)
     with open(tmp_path / "results.csv", "a") as f:

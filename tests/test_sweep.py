@@ -210,6 +210,7 @@ def test_a_bad_vary_value_stops_the_sweep_before_any_run(tmp_path, fake):
     assert RAN == [] and not (tmp_path / "results.csv").exists()
 
 
+@pytest.mark.slow
 # ---------------------------------------------------------------------------------- the command
 def test_icsim_sweep_writes_the_csv_the_summary_and_the_plots(tmp_path, capsys):
     out = tmp_path / "s"

@@ -33,12 +33,14 @@ def serial(tmp_path_factory):
     return out, outcome
 
 
+@pytest.mark.slow
 def test_the_local_pool_gives_the_same_rows_as_a_serial_sweep(serial, tmp_path):
     with LocalPoolExecutor(2) as ex:
         run_sweep(curves(), tmp_path, executor=ex, full=True, plots=False, progress=False)
     pd.testing.assert_frame_equal(rows(tmp_path), rows(serial[0]))
 
 
+@pytest.mark.slow
 def test_dask_gives_the_same_rows_as_local_execution(serial, tmp_path):
     from distributed import Client, LocalCluster
 
@@ -53,6 +55,7 @@ def test_dask_gives_the_same_rows_as_local_execution(serial, tmp_path):
     pd.testing.assert_frame_equal(rows(tmp_path), rows(serial[0]))
 
 
+@pytest.mark.slow
 def test_speculative_climbing_in_parallel_finds_the_serial_gamma_star(serial, tmp_path):
     with LocalPoolExecutor(2) as ex:
         parallel = run_sweep(curves(), tmp_path, executor=ex, plots=False, progress=False)
@@ -68,6 +71,7 @@ def test_the_executor_follows_workers_and_scheduler():
         assert isinstance(ex, LocalPoolExecutor) and ex.slots == 2
 
 
+@pytest.mark.slow
 def test_icsim_sweep_runs_on_a_dask_scheduler_address(tmp_path, capsys):
     from distributed import LocalCluster
 

@@ -23,7 +23,7 @@ def at(base, load, seed, **sections):
     return config_from_dict(cfg)
 
 
-@pytest.mark.parametrize("load", [0.2, 0.3])
+@pytest.mark.parametrize("load", [0.2, pytest.param(0.3, marks=pytest.mark.slow)])
 def test_poisson_arrivals_well_below_saturation_are_never_called_saturated(load):
     flagged = []
     for seed in range(1, 21):
