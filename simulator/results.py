@@ -1,8 +1,8 @@
-"""The result record of a run (docs/model.md §9), made from an engine's :class:`~icsim.simulator.stats.Tally`
-the same way whatever the engine.
+"""The result record of a run (docs/model.md §9), made from an engine's
+:class:`~icsim.simulator.stats.Tally` the same way whatever the engine.
 
 Window mode (docs/model.md §7)
----------------------
+------------------------------
 Messages created in [warm-up, warm-up + measure) are measured.  The run continues (traffic
 keeps flowing) until every measured packet is consumed, or the drain time is over.  The
 *accepted load* is the number of packets consumed inside the window per node per window
@@ -177,7 +177,7 @@ def stuck_text(tally: Tally) -> str:
         return ""
     if tally.stuck_ports == 0:
         return "; no port stuck (packets still moving: slow, not deadlocked)"
-    return (f"; {tally.stuck_ports} router ports stuck since the last watchdog check, in no "
+    return (f"; {tally.stuck_ports} router ports stuck for a watchdog period or more, in no "
             f"deadlocked cycle")
 
 

@@ -36,7 +36,8 @@ class Tally:
     (per node, its last packet received), ``samples`` ((time, packets at NICs) through the
     window), ``link_hops``, ``retransmissions``, ``events``.  Window channel statistics
     (None in finite runs): ``busy_ps`` (per port id), ``packets`` (per queue id), ``occupancy``
-    (per queue id, mean over the samples), ``accepted`` (per node, consumed inside the window).  ``stuck_ports``:
+    (per queue id, mean over the samples), ``accepted`` (per node, consumed inside the
+    window).  ``stuck_ports``:
     router ports whose queue heads had not moved since the last watchdog check when the run
     ended (:mod:`icsim.simulator.engines.deadlock`).
     """

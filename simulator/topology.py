@@ -460,8 +460,8 @@ class Torus:
     # ------------------------------------------------------------------ load normalisation
     def channel_load_factor(self, dim: int) -> float:
         """Uniform-traffic load on the busiest channel of ``dim`` per unit of per-node injection
-        under minimal routing (docs/model.md §6): k/8 on an even ring, (k^2-1)/(8k) on an odd ring, k/4 on
-        a line (so 1/2 for a size-2 dimension), 0 for a size-1 dimension."""
+        under minimal routing (docs/model.md §6): k/8 on an even ring, (k^2-1)/(8k) on an odd
+        ring, k/4 on a line (so 1/2 for a size-2 dimension), 0 for a size-1 dimension."""
         k = self.dims[dim]
         if k == 1:
             return 0.0

@@ -1,4 +1,5 @@
-"""Channel loads and the quality metrics of docs/model.md §8 on cases small enough to do by hand."""
+"""Channel loads and the quality metrics of docs/model.md §8 on cases small enough to do by
+hand."""
 
 import numpy as np
 import pytest

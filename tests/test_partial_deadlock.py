@@ -82,4 +82,4 @@ def test_an_unfinished_run_says_whether_ports_were_stuck(engine):
     r = run(cfg, engine=engine)
     assert r["saturation_reason"].startswith("unfinished: ")
     assert ("no port stuck" in r["saturation_reason"]
-            or "router ports stuck since the last watchdog check" in r["saturation_reason"])
+            or "router ports stuck for a watchdog period or more" in r["saturation_reason"])

@@ -1,4 +1,5 @@
-"""The saturation search: γ* follows docs/model.md §7's rules, on synthetic curves and on a real sweep."""
+"""The saturation search: γ* follows docs/model.md §7's rules, on synthetic curves and on a
+real sweep."""
 
 from __future__ import annotations
 

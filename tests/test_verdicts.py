@@ -67,7 +67,7 @@ def test_without_the_bubble_rule_a_run_that_does_not_finish_is_a_named_deadlock_
         try:
             r = run(cfg)
         except DeadlockError as exc:
-            assert "deadlock: " in str(exc) and " -> node " in str(exc) or "blocked queues" in str(exc)
+            assert " -> node " in str(exc) or "blocked queues" in str(exc)   # a cycle, or all
             outcomes["deadlock"] += 1
             continue
         if r["packets_delivered"] == r["packets_measured"]:

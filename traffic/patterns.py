@@ -35,8 +35,8 @@ Conventions worth knowing
   bits are the coordinates' bits with the first dimension lowest.  Butterfly then exchanges
   along one dimension and bitcomplement maps every coordinate ``c -> k - 1 - c``.
 * ``alltoall`` counts messages from 0, so a source never addresses itself: messages
-  ``0 .. N-2`` go to ``src+1, src+2, ..., src-1`` (docs/model.md §6's "step i to (s + i) mod N" with i
-  counted from 1), then the cycle repeats.
+  ``0 .. N-2`` go to ``src+1, src+2, ..., src-1`` (docs/model.md §6's "step i to (s + i) mod
+  N" with i counted from 1), then the cycle repeats.
 * Coordinate patterns (transpose3d, tornado, neighbor) need a :class:`~icsim.simulator.topology.Torus`;
   they apply to mesh dimensions too, with the same coordinate arithmetic.
 

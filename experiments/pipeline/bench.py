@@ -87,7 +87,8 @@ def cold_compile() -> float:
 
 
 def run_bench(quick: bool = False, engines: tuple[str, ...] = ENGINES, compile: bool = False,
-              cases: list[str] | None = None, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+              cases: list[str] | None = None,
+              progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     say = progress or (lambda line: None)
     rows: list[dict[str, Any]] = []
     if "compiled" in engines:

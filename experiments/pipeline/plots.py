@@ -240,7 +240,8 @@ def _points(rows: pd.DataFrame, verdicts: dict[str, dict[float, Any]]) -> pd.Dat
 
 
 def curve_lines(data: Any) -> list[Line]:
-    """Group results into drawable curves, judged sustained/saturated per seed (docs/model.md §7)."""
+    """Group results into drawable curves, judged sustained/saturated per seed
+    (docs/model.md §7)."""
     df = to_frame(data)
     if df.empty:
         return []

@@ -610,7 +610,8 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     if not isinstance(progress, Progress):
         progress = Progress(label, enabled=progress)
 
-    # Validate everything before the first run (docs/model.md §9): a config error stops the sweep here.
+    # Validate everything before the first run (docs/model.md §9): a config error stops the
+    # sweep here.
     searches = []
     for c in curves:
         cfg = c.config(c.grid[0])

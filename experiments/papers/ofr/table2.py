@@ -168,7 +168,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torus size: 8 (8x8x8; transposition on 8x8x16) or 16 (16x16x16); "
                              "default 8")
     parser.add_argument("--profile", choices=(*PROFILES, "both"), default="reference",
-                        help="fidelity profile (docs/model.md §5a): reference = the paper's simulator, "
+                        help="fidelity profile (docs/model.md §5a): reference = the paper's "
+                             "simulator, "
                              "clean = icsim's default model, both; default reference")
     add_common_arguments(parser, "runs/ofr-table2-k<k>[-quick]")
     parser.add_argument("--algorithms", type=_csv_list(), default=list(ALGORITHMS),

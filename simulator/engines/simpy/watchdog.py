@@ -67,4 +67,3 @@ class Watchdog:
         unfinished run's verdict)."""
         return count_stuck(self.history.since(self.cal.now, self.period), self.heads(),
                            np.asarray(self.fab.busy, bool), self.fab.V)
-
