@@ -162,6 +162,7 @@ def test_a_truncated_last_line_is_dropped_and_its_point_rerun(tmp_path, fake):
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_a_killed_sweep_process_leaves_a_valid_csv_and_resumes(tmp_path):
     """A real `icsim sweep` in a subprocess, interrupted with SIGINT after it saved two points,
     then run again: the second run reuses every saved point."""
@@ -175,8 +176,8 @@ def test_a_killed_sweep_process_leaves_a_valid_csv_and_resumes(tmp_path):
     cmd = [sys.executable, "-m", "icsim.experiments.cli", "sweep", str(QUICKSTART), "--out", str(out),
            "--workers", "1", "--loads", "0.05:0.6:0.05", "--no-plots", "--full",
            "--engine", "simpy",                 # slow enough to be caught mid-sweep
-           "--set", "topology.dims=[4,4]", "--set", "traffic.message_packets=4",
-           "--set", "run.warmup_us=5", "--set", "run.measure_us=40", "--set", "run.drain_us=80"]
+           "--set", "topology.dims=[8,8]", "--set", "traffic.message_packets=4",
+           "--set", "run.warmup_us=5", "--set", "run.measure_us=150", "--set", "run.drain_us=80"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
