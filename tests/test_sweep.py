@@ -179,8 +179,11 @@ def test_a_killed_sweep_process_leaves_a_valid_csv_and_resumes(tmp_path):
            "--set", "topology.dims=[8,8]", "--set", "traffic.message_packets=4",
            "--set", "run.warmup_us=5", "--set", "run.measure_us=150", "--set", "run.drain_us=80"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    # a shell without job control starts background jobs with SIGINT ignored, and Python keeps
+    # it ignored: give the child the default disposition, as a terminal would
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     results = out / "results.csv"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
