@@ -335,6 +335,10 @@ class Progress:
         line = (f"[{self.label}] {self.ran} run, {self.reused} reused, {running} running, "
                 f"<= {remaining} to go; {format_duration(elapsed)} elapsed{eta}"
                 + (f" | {last}" if last else ""))
+        self._show(line)
+
+    def _show(self, line: str) -> None:
+        """Rewrite the line in place on a terminal; one line per update elsewhere."""
         if self._tty:
             pad = max(0, self._width - len(line))
             self.stream.write("\r" + line + " " * pad)
@@ -349,7 +353,7 @@ class Progress:
             self.stream.flush()
 
 
-class RunProgress:
+class RunProgress(Progress):
     """Progress of one long simulation on stderr: simulated time against the run's end (window
     mode) or packets delivered against those to deliver (finite mode), with an ETA from the
     wall time so far.  A callable for the engines' ``progress(now_ps, end_ps, delivered,
@@ -358,14 +362,10 @@ class RunProgress:
 
     def __init__(self, stream: TextIO | None = None, enabled: bool | None = None,
                  every_s: float = 0.5) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.enabled = self._tty if enabled is None else bool(enabled)
+        super().__init__("run", stream, enabled)
         self.every_s = every_s
-        self.t0 = time.perf_counter()
         self._last = -1.0
         self._first: tuple[float, float] | None = None
-        self._width = 0
 
     def __call__(self, now_ps: int, end_ps: int, delivered: int, expected: int) -> None:
         if not self.enabled:
@@ -388,17 +388,7 @@ class RunProgress:
         e0, d0 = self._first
         if d0 < done < 1 and elapsed > e0:
             line += f", ETA {format_duration((elapsed - e0) * (1 - done) / (done - d0))}"
-        if self._tty:
-            self.stream.write("\r" + line + " " * max(0, self._width - len(line)))
-            self._width = len(line)
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled and self._tty and self._width:
-            self.stream.write("\n")
-            self.stream.flush()
+        self._show(line)
 
 
 def positive_int(text: str) -> int:
