@@ -64,6 +64,14 @@ def placeholder_plans() -> tuple[Any, Any]:
     return _PLACEHOLDERS[0], _PLACEHOLDERS[1]
 
 
+def aligned_zeros(rows: int, cols: int) -> np.ndarray:
+    """A zeroed int64 array whose first row starts on a 64-byte cache line (NumPy aligns to 16
+    bytes): the packet pool's rows are laid out so that a hop touches one line of each."""
+    buf = np.zeros(rows * cols + 8, np.int64)
+    skip = (-buf.ctypes.data % 64) // 8
+    return buf[skip:skip + rows * cols].reshape(rows, cols)
+
+
 def _chain(n: int, start: int = 0) -> np.ndarray:
     """Free-list links over slots [start, start + n): slot i points to i + 1, the last to -1."""
     nxt = np.arange(start + 1, start + n + 1, dtype=np.int64)
@@ -165,7 +173,7 @@ class CompiledEngine:
         a["ev"], a["heap"] = ev, np.zeros(n_ev, np.int64)
         a["wheel"] = np.full((wsize, 2), -1, np.int64)
         n_pk = max(4 * self.pk_reserve, 4096)
-        pk = np.zeros((n_pk, kn.P_NCOL), np.int64)
+        pk = aligned_zeros(n_pk, kn.P_NCOL)
         pk[:, kn.P_NEXT] = _chain(n_pk)
         ctr[kn.C_PK_FREE_N] = n_pk
         a["pk"] = pk
@@ -262,10 +270,11 @@ class CompiledEngine:
             ctr[kn.C_EV_FREE_N] += n
         if ctr[kn.C_PK_FREE_N] < self.pk_reserve:
             n = len(a["pk"])
-            more = np.zeros((n, kn.P_NCOL), np.int64)
-            more[:, kn.P_NEXT] = _chain(n, n)
-            more[-1, kn.P_NEXT] = ctr[kn.C_PK_FREE]
-            a["pk"] = np.concatenate([a["pk"], more])
+            pk = aligned_zeros(2 * n, kn.P_NCOL)
+            pk[:n] = a["pk"]
+            pk[n:, kn.P_NEXT] = _chain(n, n)
+            pk[-1, kn.P_NEXT] = ctr[kn.C_PK_FREE]
+            a["pk"] = pk
             ctr[kn.C_PK_FREE] = n
             ctr[kn.C_PK_FREE_N] += n
 

@@ -30,6 +30,13 @@ queues (waking a queue tests its router's upstream ports, ``ups``), where the Si
 lists; a packet's age ``(birth * N + src) << 32 | seq`` is the pair (``P_HI``, ``P_LO``).  The
 loop returns to Python at batch boundaries to report progress or to grow a pool (``ST_*``) and
 resumes where it stopped.
+
+What runs per event or per decision phase is inlined into :func:`run` (``inline="always"``): a
+call passes every array as its eight-word descriptor and counts a reference to each, which for
+the thirty arrays of a decision phase cost as much as the phase's work (inlining
+``decide_credit`` made the 8x8x8 OFR case 1.7x as fast).  ``decide_acknak`` stays a call: numba's
+inliner rejects a function of its size ("calling a closure with *args"), so its per-arrival
+helpers are inlined into it instead.
 """
 
 from __future__ import annotations
@@ -71,12 +78,16 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
 F_NIC_TICK, F_ETA, F_NPRM = range(3)
 
 # ----------------------------------------------------------------------------- columns
-(P_SRC, P_DST, P_BIRTH, P_HI, P_LO, P_MEAS, P_DER, P_RS, P_RI, P_HOPS, P_AVAIL, P_ENTER,
- P_READY, P_QID, P_FPORT, P_FVC, P_RETRIES, P_NEXT, P_NCOL) = range(19)
+# a packet's row: what a hop reads or writes first (one cache line: the pool is allocated
+# 64-byte aligned), then the rest; 24 columns, so that every row starts a cache line
+(P_HI, P_LO, P_DST, P_RS, P_READY, P_HOPS, P_FPORT, P_FVC, P_RI, P_QID, P_SRC, P_BIRTH, P_MEAS,
+ P_DER, P_AVAIL, P_ENTER, P_RETRIES, P_NEXT) = range(18)
+P_NCOL = 24
 E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT, E_NCOL = range(7)
 Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_SNAP_OCC, Q_NCOL = range(8)
-(T_BUSY, T_DIRTY, T_FREE_AT, T_NAK_VC, T_WAKE_AT, T_CHEAD, T_CLEN, T_LINK_BUSY, T_FIRST,
- T_SNAP_BUSY, T_DOWN, T_REV, T_NCOL) = range(13)
+# a port's row: what credit flow control reads per hop first (one cache line)
+(T_BUSY, T_DIRTY, T_DOWN, T_LINK_BUSY, T_NAK_VC, T_FREE_AT, T_WAKE_AT, T_CHEAD, T_CLEN, T_FIRST,
+ T_SNAP_BUSY, T_REV, T_NCOL) = range(13)
 (N_SRCH, N_SRCT, N_NEXT_AVAIL, N_SRC_SEQ, N_NIC_WAKE, N_OUTSTANDING, N_NIC_FREE_AT, N_FINISH,
  N_ACCEPTED, N_SNAP_ACCEPTED, N_NCOL) = range(11)
 R_LAT, R_NET, R_HOPS, R_SRC, R_DST, R_DER, R_NCOL = range(7)
@@ -218,7 +229,7 @@ def ev_free(ctr, ev, e):
     ctr[C_EV_FREE_N] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def advance_slot(ctr, prm, ev, wheel, heap):
     """Move to the next slot holding an event (pulling heap events into the wheel as they come
     into range).  False when no event is left anywhere."""
@@ -285,9 +296,15 @@ def older(pk, p1, p2):
 
 # ============================================================================= queues
 @njit(cache=True, inline="always")
+def wrap(x, cap):
+    """``x % cap`` for 0 <= x < 2 * cap (a ring buffer's index), without a division."""
+    return x - cap if x >= cap else x
+
+
+@njit(cache=True, inline="always")
 def q_at(prm, qs, qbuf, q, i):
     cap = prm[K_CAP]
-    return qbuf[q * cap + (qs[q, Q_HEAD] + i) % cap]
+    return qbuf[q * cap + wrap(qs[q, Q_HEAD] + i, cap)]
 
 
 @njit(cache=True, inline="always")
@@ -295,7 +312,7 @@ def q_pop(prm, qs, qbuf, q):
     cap = prm[K_CAP]
     h = qs[q, Q_HEAD]
     p = qbuf[q * cap + h]
-    qs[q, Q_HEAD] = (h + 1) % cap
+    qs[q, Q_HEAD] = wrap(h + 1, cap)
     qs[q, Q_LEN] -= 1
     return p
 
@@ -308,9 +325,9 @@ def q_insert(prm, qs, qbuf, q, i, p):
     h = qs[q, Q_HEAD]
     j = qs[q, Q_LEN]
     while j > i:
-        qbuf[base + (h + j) % cap] = qbuf[base + (h + j - 1) % cap]
+        qbuf[base + wrap(h + j, cap)] = qbuf[base + wrap(h + j - 1, cap)]
         j -= 1
-    qbuf[base + (h + i) % cap] = p
+    qbuf[base + wrap(h + i, cap)] = p
     qs[q, Q_LEN] += 1
 
 
@@ -650,7 +667,7 @@ def may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
     """The router's ACK (nak < 0) or NAK (the packet comes back) reaches the NIC."""
     now = ctr[C_NOW]
@@ -816,7 +833,7 @@ def escape_priority(prm, pt, vcs, hd, order, n):
     order[:n] = order[:n][o]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask,
                   codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd,
                   order):
@@ -873,7 +890,7 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs
 
 
 # ============================================================================= ack/nak
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, codes, dorp,
             masks, route, rhops, cand, gend, used, ofrp, porp, rng, ctrl, p, src):
     """Accept (ACK) or reject (NAK) an arrived packet with this router's state; ``src`` is the
@@ -916,7 +933,7 @@ def receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask
         # the ACK/NAK waits for the reverse channel, where it goes before any data
         rpid = pt[src // V, T_REV]
         cc = prm[K_CTRL_CAP]
-        i = (pt[rpid, T_CHEAD] + pt[rpid, T_CLEN]) % cc
+        i = wrap(pt[rpid, T_CHEAD] + pt[rpid, T_CLEN], cc)
         ctrl[rpid * cc + i, 0] = src
         ctrl[rpid * cc + i, 1] = nak
         pt[rpid, T_CLEN] += 1
@@ -926,7 +943,7 @@ def receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask
            nak)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def ack(ctr, prm, pk, qs, qbuf, pt, dl, waitmask, ups, src_q, nak):
     """An ACK (nak < 0: the sender's slot is free) or a NAK (the packet goes back to its old
     place in its queue) reaches the sender."""
@@ -944,7 +961,7 @@ def ack(ctr, prm, pk, qs, qbuf, pt, dl, waitmask, ups, src_q, nak):
     mark_dirty(ctr, pt, dl, pid)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
     now = ctr[C_NOW]
     if not may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
@@ -973,29 +990,28 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs
             hd[i, H_HI] = pk[p, P_HI]
             hd[i, H_LO] = pk[p, P_LO]
         sort_heads(hd, order, na)
-        got = np.empty((na, 2), np.int64)
-        for j in range(na):
-            got[j, 0] = arr[order[j], 0]
-            got[j, 1] = arr[order[j], 1]
+        for j in range(na):                  # the arrivals in that order (hd's spare columns)
+            hd[j, H_PID] = arr[order[j], 0]
+            hd[j, H_PKT] = arr[order[j], 1]
         ctr[C_ARR_N] = 0
         for j in range(na):
             receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, codes,
-                    dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, ctrl, got[j, 0],
-                    got[j, 1])
+                    dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, ctrl,
+                    hd[j, H_PID], hd[j, H_PKT])
     nd_ = ctr[C_DIRTY_N]
     if nd_ == 0:
         return
     now = ctr[C_NOW]
-    ports = dl[:nd_].copy()
-    for i in range(nd_):
-        pt[ports[i], T_DIRTY] = 0
+    for i in range(nd_):                     # the dirty ports (hd's first column, now free)
+        hd[i, H_HI] = dl[i]
+        pt[dl[i], T_DIRTY] = 0
     ctr[C_DIRTY_N] = 0
     NP = prm[K_NP]
     P1 = prm[K_P1]
     V = prm[K_V]
     cc = prm[K_CTRL_CAP]
     for i in range(nd_):
-        pid = ports[i]
+        pid = hd[i, H_HI]
         if pid >= NP:
             node = pid - NP
             if nd[node, N_SRCH] >= 0 and not pt[pid, T_BUSY]:
@@ -1021,7 +1037,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs
             j = pt[pid, T_CHEAD]
             src_q = ctrl[pid * cc + j, 0]
             nak = ctrl[pid * cc + j, 1]
-            pt[pid, T_CHEAD] = (j + 1) % cc
+            pt[pid, T_CHEAD] = wrap(j + 1, cc)
             pt[pid, T_CLEN] -= 1
             fa = now + prm[K_SER_ACK]
             pt[pid, T_FREE_AT] = fa
