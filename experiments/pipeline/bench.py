@@ -98,7 +98,8 @@ def run_bench(quick: bool = False, engines: tuple[str, ...] = ENGINES, compile: 
             say(f"{'compiled engine, cold compile':32s} {cold:8.2f} s (empty numba cache)")
         warm = warm_start()
         rows.append({"case": "warm-start", "engine": "compiled", "wall_s": warm})
-        say(f"{'compiled engine, first run':32s} {warm:8.2f} s (machine code from the cache)")
+        say(f"{'compiled engine, first run':32s} {warm:8.2f} s (machine code from numba's cache; "
+            "compiled first if the cache was empty)")
     for name, config, overrides, times in CASES:
         if cases and name not in cases:
             continue

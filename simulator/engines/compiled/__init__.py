@@ -35,9 +35,9 @@ from icsim.simulator.units import PS_PER_NS
 from icsim.traffic.workloads import Workload
 
 #: the arrays of one run, in the order :func:`.kernel.run` takes them
-ARRAYS = ("ctr", "prm", "fprm", "ev", "wheel", "heap", "pk", "qs", "qbuf", "pt", "nd", "dl", "vcs",
+ARRAYS = ("ctr", "prm", "fprm", "ev", "wheel", "heap", "pk", "qs", "qbuf", "pt", "nd", "dl",
           "waitmask", "ups", "codes", "dorp", "masks", "route", "rhops", "cand", "gend", "used",
-          "ofrp", "porp", "rng", "rec", "hd", "order", "arr", "ctrl", "smp", "wl")
+          "ofrp", "porp", "rng", "rec", "hd", "order", "arr", "smp", "wl")
 
 
 def supports(spec: NetworkSpec) -> str | None:
@@ -133,7 +133,12 @@ class CompiledEngine:
         self.ev_reserve = 4 * NP + 4 * N + 64
         self.pk_reserve = max(1, self._max_packets_at_once())
         w = spec.window or (0, 0)
-        prm = np.zeros(kn.K_NPRM, np.int64)
+        # the K_* numbers, then the per-VC numbers (kernel.vc_info)
+        prm = np.zeros(kn.K_NPRM + V * kn.V_NCOL, np.int64)
+        vcs = prm[kn.K_NPRM:].reshape(V, kn.V_NCOL)
+        vcs[:, kn.V_BUBBLE] = spec.bubble
+        vcs[:, kn.V_ORDER] = spec.vc_order
+        vcs[list(spec.vc_order), kn.V_RANK] = np.arange(V)
         for k, v in {kn.K_N: N, kn.K_P1: P1, kn.K_NPORTS: nports, kn.K_V: V, kn.K_NP: NP,
                      kn.K_CAP: cap, kn.K_INJ_MIN: spec.injection_min_free,
                      kn.K_ORDERED: spec.tie_break == "ordered",
@@ -148,6 +153,7 @@ class CompiledEngine:
                      kn.K_PROGRESS: progress_every, kn.K_WSIZE: wsize, kn.K_WMASK: wsize - 1,
                      kn.K_NPV_NODE: npv_node, kn.K_WWORDS: (npv_node + 63) // 64,
                      kn.K_ADAPTIVE_VC: spec.adaptive_vc, kn.K_CTRL_CAP: ctrl_cap,
+                     kn.K_CTRL0: NP + N,
                      kn.K_EV_RESERVE: self.ev_reserve, kn.K_PK_RESERVE: self.pk_reserve,
                      kn.K_RKIND: routing["kind"], kn.K_BASE: getattr(topo, "relative_base", 0),
                      kn.K_EVEN: (sum(1 << (2 * d) for d in range(topo.n))
@@ -198,11 +204,6 @@ class CompiledEngine:
         nd[:, kn.N_NIC_WAKE] = -1
         a["nd"] = nd
         a["dl"] = np.zeros(NP + N, np.int64)
-        vcs = np.zeros((V, kn.V_NCOL), np.int64)
-        vcs[:, kn.V_BUBBLE] = spec.bubble
-        vcs[:, kn.V_ORDER] = spec.vc_order
-        vcs[list(spec.vc_order), kn.V_RANK] = np.arange(V)
-        a["vcs"] = vcs
         a["waitmask"] = np.zeros((NP + N, (npv_node + 63) // 64), np.int64)
         # the ports leading into each router (a neighbour's port towards it), then its NIC
         ups = np.full((N, P1), -1, np.int64)
@@ -236,9 +237,10 @@ class CompiledEngine:
         a["rec"] = np.zeros((max(1, measured), kn.R_NCOL), np.int64)
         a["hd"] = np.zeros((NPV + N, kn.H_NCOL), np.int64)
         a["order"] = np.zeros(NPV + N, np.int64)
-        a["arr"] = np.zeros((NP + N, 2), np.int64)
-        a["ctrl"] = np.zeros((NP * ctrl_cap if spec.flow_control == "ack_nak" else 1, 2),
-                             np.int64)
+        # the arrivals of a phase (NP + N rows), then, with ack/nak, each port's ring of waiting
+        # ACKs/NAKs (ctrl_cap rows per port, from row K_CTRL0)
+        a["arr"] = np.zeros((NP + N + (NP * ctrl_cap if spec.flow_control == "ack_nak" else 0), 2),
+                            np.int64)
         a["smp"] = np.zeros((32, 2), np.int64)
         wla = np.zeros((max(1, wl.num_messages), kn.W_NCOL), np.int64)
         wla[:wl.num_messages, kn.W_TIME] = wl.time

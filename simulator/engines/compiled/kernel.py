@@ -34,9 +34,10 @@ resumes where it stopped.
 What runs per event or per decision phase is inlined into :func:`run` (``inline="always"``): a
 call passes every array as its eight-word descriptor and counts a reference to each, which for
 the thirty arrays of a decision phase cost as much as the phase's work (inlining
-``decide_credit`` made the 8x8x8 OFR case 1.7x as fast).  ``decide_acknak`` stays a call: numba's
-inliner rejects a function of its size ("calling a closure with *args"), so its per-arrival
-helpers are inlined into it instead.
+``decide_credit`` made the 8x8x8 OFR case 1.7x as fast).  A function inlined so takes at most 29
+arguments: CPython compiles a call with more as ``f(*args)``, which numba's inliner rejects; so
+the per-VC numbers live at the end of ``prm`` (:func:`vc_info`) and the ACK/NAK rings at the end
+of ``arr``.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  K_ACKNAK, K_SAW, K_CYC, K_DELAY, K_SER, K_LAT, K_SER_NIC, K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC,
  K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE, K_WMASK, K_NPV_NODE, K_WWORDS,
  K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE, K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED,
- K_AVAIL, K_PROFIT, K_MDD, K_NPRM) = range(41)
+ K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_NPRM) = range(42)
+# after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
 F_NIC_TICK, F_ETA, F_NPRM = range(3)
 
 # ----------------------------------------------------------------------------- columns
@@ -114,6 +116,13 @@ def raw(a):
     of a kernel that touches a dozen arrays per event — while a view of raw memory has no count
     to keep.  The engine holds the arrays themselves for the whole run."""
     return carray(_address(a.ctypes.data), a.shape, a.dtype)
+
+@njit(cache=True, inline="always")
+def vc_info(prm, vc, col):
+    """A VC's ``V_*`` number (bubble rule, escape-priority order and rank), kept after the
+    ``K_*`` numbers."""
+    return prm[K_NPRM + vc * V_NCOL + col]
+
 
 # ============================================================================= calendar
 @njit(cache=True, inline="always")
@@ -513,19 +522,19 @@ def admitted(prm, pk, p, q2):
 
 # ============================================================================= admission
 @njit(cache=True, inline="always")
-def free_for(prm, qs, vcs, q, port, vc, from_port, from_vc, need_min):
+def free_for(prm, qs, q, port, vc, from_port, from_vc, need_min):
     """Free slots of queue q if it admits the packet, else -1 (the bubble rule)."""
     free = prm[K_CAP] - qs[q, Q_OCC]
     if port == prm[K_NPORTS]:
         return free if free >= 1 else -1         # ejection: no bubble, no threshold
-    need = 2 if vcs[vc, V_BUBBLE] and (port != from_port or vc != from_vc) else 1
+    need = 2 if vc_info(prm, vc, V_BUBBLE) and (port != from_port or vc != from_vc) else 1
     if need < need_min:
         need = need_min
     return free if free >= need else -1
 
 
 @njit(cache=True, inline="always")
-def select(prm, qs, vcs, waitmask, cand, gend, rng, ngroups, node, from_port, from_vc,
+def select(prm, qs, waitmask, cand, gend, rng, ngroups, node, from_port, from_vc,
            need_min, blocker):
     """Admission and selection over the candidate groups (the SimPy ``select``)."""
     V = prm[K_V]
@@ -534,7 +543,7 @@ def select(prm, qs, vcs, waitmask, cand, gend, rng, ngroups, node, from_port, fr
         port = cand[0, 0]
         vc = cand[0, 1]
         q = (base + port) * V + vc
-        if free_for(prm, qs, vcs, q, port, vc, from_port, from_vc, need_min) >= 0:
+        if free_for(prm, qs, q, port, vc, from_port, from_vc, need_min) >= 0:
             return q
         if blocker >= 0:
             wait_on(prm, waitmask, q, blocker)
@@ -549,7 +558,7 @@ def select(prm, qs, vcs, waitmask, cand, gend, rng, ngroups, node, from_port, fr
             port = cand[i, 0]
             vc = cand[i, 1]
             q = (base + port) * V + vc
-            free = free_for(prm, qs, vcs, q, port, vc, from_port, from_vc, need_min)
+            free = free_for(prm, qs, q, port, vc, from_port, from_vc, need_min)
             if free < 0:
                 continue
             if free > best_free:
@@ -689,7 +698,7 @@ def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
 
 # ============================================================================= credit
 @njit(cache=True, inline="always")
-def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask, codes, dorp,
+def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, codes, dorp,
             masks, route, rhops, cand, gend, rng, rec, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
     port = pid % prm[K_P1]
@@ -698,7 +707,7 @@ def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask, 
         return True
     v = pt[pid, T_DOWN]
     ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-    q2 = select(prm, qs, vcs, waitmask, cand, gend, rng, ng, v, port, vc, 1, pid)
+    q2 = select(prm, qs, waitmask, cand, gend, rng, ng, v, port, vc, 1, pid)
     if q2 < 0:
         return False
     now = ctr[C_NOW]
@@ -756,7 +765,7 @@ def eject(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
 
 
 @njit(cache=True, inline="always")
-def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, vcs, waitmask, codes, dorp,
+def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, waitmask, codes, dorp,
                masks, route, rhops, cand, gend, used, ofrp, porp, rng, node, p):
     """A NIC offers its head packet to its router (SimPy ``try_inject``)."""
     now = ctr[C_NOW]
@@ -765,7 +774,7 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, vcs, waitmask, c
     inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p)
     ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p)
     nic = prm[K_NP] + node
-    q2 = select(prm, qs, vcs, waitmask, cand, gend, rng, ng, node, -1, -1, prm[K_INJ_MIN], nic)
+    q2 = select(prm, qs, waitmask, cand, gend, rng, ng, node, -1, -1, prm[K_INJ_MIN], nic)
     if q2 < 0:
         return False
     srcq_popleft(pk, nd, node)
@@ -815,7 +824,7 @@ def sort_heads(hd, order, n):
 
 
 @njit(cache=True)
-def escape_priority(prm, pt, vcs, hd, order, n):
+def escape_priority(prm, pt, hd, order, n):
     """Within a port, its VCs in priority order (escape first), ports in the order of their
     oldest head (the SimPy ``escape_priority``)."""
     key = np.empty(n, np.int64)
@@ -826,7 +835,7 @@ def escape_priority(prm, pt, vcs, hd, order, n):
         if pt[pid, T_FIRST] < 0:
             pt[pid, T_FIRST] = j                # the port's oldest head
         vc = hd[i, H_VC]
-        key[j] = pt[pid, T_FIRST] * (V + 2) + (0 if vc < 0 else vcs[vc, V_RANK] + 1)
+        key[j] = pt[pid, T_FIRST] * (V + 2) + (0 if vc < 0 else vc_info(prm, vc, V_RANK) + 1)
     for j in range(n):
         pt[hd[order[j], H_PID], T_FIRST] = -1
     o = np.argsort(key, kind="mergesort")
@@ -834,7 +843,7 @@ def escape_priority(prm, pt, vcs, hd, order, n):
 
 
 @njit(cache=True, inline="always")
-def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask,
+def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask,
                   codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd,
                   order):
     """The decision phase of credit flow control: the heads of the dirty ports whose channel
@@ -873,26 +882,26 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs
         return
     sort_heads(hd, order, n)
     if n > 1 and prm[K_ESCAPE_FIRST]:
-        escape_priority(prm, pt, vcs, hd, order, n)
+        escape_priority(prm, pt, hd, order, n)
     for j in range(n):
         i = order[j]
         pid = hd[i, H_PID]
         if pt[pid, T_BUSY]:
             continue
         if hd[i, H_VC] < 0:
-            try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, vcs, waitmask, codes,
+            try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, waitmask, codes,
                        dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, pid - NP,
                        hd[i, H_PKT])
         else:
-            forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask, codes,
+            forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, codes,
                     dorp, masks, route, rhops, cand, gend, rng, rec, pid, hd[i, H_VC],
                     hd[i, H_PKT])
 
 
 # ============================================================================= ack/nak
 @njit(cache=True, inline="always")
-def receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, codes, dorp,
-            masks, route, rhops, cand, gend, used, ofrp, porp, rng, ctrl, p, src):
+def receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, codes, dorp,
+            masks, route, rhops, cand, gend, used, ofrp, porp, rng, arr, p, src):
     """Accept (ACK) or reject (NAK) an arrived packet with this router's state; ``src`` is the
     upstream queue id, or ``-1 - node`` for the local NIC."""
     now = ctr[C_NOW]
@@ -901,13 +910,13 @@ def receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask
         pid_up = src // V
         v = pt[pid_up, T_DOWN]
         ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-        q2 = select(prm, qs, vcs, waitmask, cand, gend, rng, ng, v, pk[p, P_FPORT],
+        q2 = select(prm, qs, waitmask, cand, gend, rng, ng, v, pk[p, P_FPORT],
                     pk[p, P_FVC], 1, -1)
     else:
         v = -1 - src
         inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, v, p)
         ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-        q2 = select(prm, qs, vcs, waitmask, cand, gend, rng, ng, v, -1, -1, prm[K_INJ_MIN], -1)
+        q2 = select(prm, qs, waitmask, cand, gend, rng, ng, v, -1, -1, prm[K_INJ_MIN], -1)
     nak = -1
     if q2 >= 0:
         qs[q2, Q_OCC] += 1
@@ -934,8 +943,9 @@ def receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask
         rpid = pt[src // V, T_REV]
         cc = prm[K_CTRL_CAP]
         i = wrap(pt[rpid, T_CHEAD] + pt[rpid, T_CLEN], cc)
-        ctrl[rpid * cc + i, 0] = src
-        ctrl[rpid * cc + i, 1] = nak
+        c = prm[K_CTRL0] + rpid * cc + i
+        arr[c, 0] = src
+        arr[c, 1] = nak
         pt[rpid, T_CLEN] += 1
         mark_dirty(ctr, pt, dl, rpid)
     else:
@@ -976,10 +986,10 @@ def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
     at(ctr, prm, ev, wheel, heap, t_end + prm[K_LAT_NIC], EV_ARRIVAL, p, -1 - node)
 
 
-@njit(cache=True)
-def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask,
+@njit(cache=True, inline="always")
+def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask,
                   ups, codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec,
-                  hd, order, arr, ctrl):
+                  hd, order, arr):
     """The decision phase of ack/nak flow control: first the packets that arrived since the
     last edge are received, oldest first; then every dirty port whose channel is idle sends
     its ACK/NAK if one waits, else a head packet."""
@@ -995,8 +1005,8 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs
             hd[j, H_PKT] = arr[order[j], 1]
         ctr[C_ARR_N] = 0
         for j in range(na):
-            receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, vcs, waitmask, codes,
-                    dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, ctrl,
+            receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, codes,
+                    dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, arr,
                     hd[j, H_PID], hd[j, H_PKT])
     nd_ = ctr[C_DIRTY_N]
     if nd_ == 0:
@@ -1035,8 +1045,9 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs
         if pt[pid, T_CLEN] > 0:
             # an ACK/NAK goes before any data
             j = pt[pid, T_CHEAD]
-            src_q = ctrl[pid * cc + j, 0]
-            nak = ctrl[pid * cc + j, 1]
+            c = prm[K_CTRL0] + pid * cc + j
+            src_q = arr[c, 0]
+            nak = arr[c, 1]
             pt[pid, T_CHEAD] = wrap(j + 1, cc)
             pt[pid, T_CLEN] -= 1
             fa = now + prm[K_SER_ACK]
@@ -1047,7 +1058,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs
             best = -1
             if prm[K_ESCAPE_FIRST]:
                 for r in range(V):
-                    vc = vcs[r, V_ORDER]
+                    vc = vc_info(prm, r, V_ORDER)
                     if qs[base + vc, Q_LEN]:
                         best = vc
                         break
@@ -1143,8 +1154,8 @@ def pending(ctr):
 
 
 @njit(cache=True)
-def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask, ups, codes,
-        dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd, order, arr, ctrl,
+def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, ups, codes,
+        dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd, order, arr,
         smp, wl):
     """Run until the stop, a deadlock, or a reason to return to Python (an ``ST_*`` code).
 
@@ -1152,11 +1163,11 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask
     clock edge, the decision phase if something waits for it; a batch that leaves work at a
     time between edges gets its decision at the next edge (the SimPy calendar's rules)."""
     ctr, prm, fprm, ev, wheel, heap = raw(ctr), raw(prm), raw(fprm), raw(ev), raw(wheel), raw(heap)
-    pk, qs, qbuf, pt, nd, dl, vcs = raw(pk), raw(qs), raw(qbuf), raw(pt), raw(nd), raw(dl), raw(vcs)
+    pk, qs, qbuf, pt, nd, dl = raw(pk), raw(qs), raw(qbuf), raw(pt), raw(nd), raw(dl)
     waitmask, ups, codes, dorp, masks = raw(waitmask), raw(ups), raw(codes), raw(dorp), raw(masks)
     route, rhops, cand, gend, used = raw(route), raw(rhops), raw(cand), raw(gend), raw(used)
     rng, rec, hd, order = raw(rng), raw(rec), raw(hd), raw(order)
-    arr, ctrl, smp, wl = raw(arr), raw(ctrl), raw(smp), raw(wl)
+    arr, smp, wl = raw(arr), raw(smp), raw(wl)
     cyc = prm[K_CYC]
     wmask = prm[K_WMASK]
     acknak = prm[K_ACKNAK]
@@ -1245,11 +1256,11 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs, waitmask
             decide_now = t % cyc == 0 and pending(ctr)
         if decide_now:
             if acknak:
-                decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs,
+                decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
                               waitmask, ups, codes, dorp, masks, route, rhops, cand, gend, used,
-                              ofrp, porp, rng, rec, hd, order, arr, ctrl)
+                              ofrp, porp, rng, rec, hd, order, arr)
             else:
-                decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, vcs,
+                decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
                               waitmask, codes, dorp, masks, route, rhops, cand, gend, used, ofrp,
                               porp, rng, rec, hd, order)
         if ctr[C_STOPPED]:
