@@ -84,7 +84,7 @@ _ANNOUNCED = False
 
 def announce_compilation() -> None:
     """Say on stderr, once per process, that the machine code is being compiled when numba's
-    cache has none for the kernel yet (the first use on a machine: about two minutes, nothing
+    cache has none for the kernel yet (the first use on a machine: about three minutes, nothing
     else would be printed meanwhile)."""
     global _ANNOUNCED
     if _ANNOUNCED:
@@ -94,7 +94,7 @@ def announce_compilation() -> None:
     if os.environ.get("NUMBA_CACHE_DIR"):
         places.append(Path(os.environ["NUMBA_CACHE_DIR"]))
     if not any(any(place.rglob("kernel.run-*.nbi")) for place in places if place.is_dir()):
-        print("icsim: compiling the compiled engine (first use on this machine, about two "
+        print("icsim: compiling the compiled engine (first use on this machine, about three "
               "minutes; cached for every later run)", file=sys.stderr, flush=True)
 
 
