@@ -69,6 +69,12 @@ def test_every_run_is_drawn_saturated_ones_hollow_beside_the_sustained_ones():
     assert "γ* = 0.40" in ax.get_legend().get_texts()[0].get_text()
 
 
+def test_curves_made_on_different_engines_are_labelled_by_what_differs_not_by_the_engine():
+    rows = ([{**r, "config.run.engine": "auto"} for r in window_curve("abr")]
+            + [{**r, "config.run.engine": "compiled"} for r in window_curve("ofr")])
+    assert [line.label for line in curve_lines(rows)] == ["abr", "ofr"]
+
+
 def test_latency_series_is_every_load_run_with_its_verdict():
     [(label, loads, lat, sustained)] = latency_series(window_curve())[""]
     assert label == "dor" and list(loads) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]

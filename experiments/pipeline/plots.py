@@ -246,8 +246,9 @@ def curve_lines(data: Any) -> list[Line]:
     if df.empty:
         return []
     df = df.assign(_curve=_line_keys(df), _seed=_seed_column(df))
+    # the engine is how a run was computed, not what (both give the same results): no label
     config_cols = [c for c in df.columns if c.startswith("config.")
-                   and c not in ("config.traffic.load", "config.seed")]
+                   and c not in ("config.traffic.load", "config.seed", "config.run.engine")]
     multi_panel = PANEL_COLUMN in df and df[PANEL_COLUMN].nunique(dropna=False) > 1
     lines = []
     panels = df[PANEL_COLUMN].astype(str) if multi_panel else pd.Series("", index=df.index)

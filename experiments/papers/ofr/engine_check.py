@@ -95,11 +95,11 @@ def main(argv: list[str] | None = None) -> int:
         rec["agreement"] = ("differs" if "differs" in verdicts else
                             "last bits" if "last bits" in verdicts else "same")
         records.append(rec)
+        pd.DataFrame(records).to_csv(out, index=False)      # kept as it grows: nothing is lost
         print(f"[{n}/{len(rows)}] {row.curve} γ={row.offered_load:.2f}: {rec['agreement']} "
               f"({r['wall_s']:.1f} s, recorded {row.get('wall_s', float('nan')):.1f} s)",
               file=sys.stderr, flush=True)
     res = pd.DataFrame(records)
-    res.to_csv(out, index=False)
     counts = res.agreement.value_counts().to_dict()
     print(f"{len(res)} runs re-run on the {args.engine} engine in "
           f"{time.perf_counter() - t0:.0f} s: {counts}; wrote {out}")
