@@ -14,8 +14,8 @@ nanoseconds per call in reference counting):
 ``ctr``    the run's changing numbers (``C_*``: now, sequence, counters)
 ``prm``    the spec's numbers (``K_*``: sizes, times in ps, flags)
 ``pk``     the packet pool, one row per packet slot (``P_*`` columns); slots are recycled
-``ev``     the event pool (``E_*``); ``wheel`` the timing wheel's per-cycle lists (head, tail),
-           ``heap`` the events beyond it — together the SimPy engine's batches, in the same
+``ev``     the event pool (``E_*``); ``wheel`` the timing wheel's per-cycle lists (head, tail,
+           search hint), ``heap`` the events beyond it — together the SimPy engine's batches, in the same
            (time, insertion) order
 ``qs``     per queue (``Q_*``): occupancy, ring-buffer head and length, statistics;
            ``qbuf`` the ring buffers (``capacity`` slots each)
@@ -141,7 +141,11 @@ def ev_before(ev, e1, e2):
 
 @njit(cache=True, inline="always")
 def wheel_insert(ctr, prm, ev, wheel, e):
-    """Put event e in its slot's list, keeping (time, seq) order (most go at the tail)."""
+    """Put event e in its slot's list, keeping (time, seq) order.  Most go at the tail; one
+    that goes before the tail is searched for from the slot's last such insertion
+    (``wheel[pos, 2]``) when that one goes before e, else from the head: many events at one
+    time before a later tail — every NIC polling at the same tick — would otherwise each walk
+    the whole list (quadratic in the events of the slot)."""
     pos = slot_of(ev[e, E_TIME], prm[K_CYC]) & prm[K_WMASK]
     tail = wheel[pos, 1]
     ev[e, E_NEXT] = NO_EVENT
@@ -152,8 +156,10 @@ def wheel_insert(ctr, prm, ev, wheel, e):
         ev[tail, E_NEXT] = e
         wheel[pos, 1] = e
     else:
-        prev = NO_EVENT
-        cur = wheel[pos, 0]
+        prev = wheel[pos, 2]
+        if prev != NO_EVENT and ev_before(ev, e, prev):
+            prev = NO_EVENT
+        cur = wheel[pos, 0] if prev == NO_EVENT else ev[prev, E_NEXT]
         while cur != NO_EVENT and not ev_before(ev, e, cur):
             prev = cur
             cur = ev[cur, E_NEXT]
@@ -162,6 +168,7 @@ def wheel_insert(ctr, prm, ev, wheel, e):
             wheel[pos, 0] = e
         else:
             ev[prev, E_NEXT] = e
+        wheel[pos, 2] = e
     ctr[C_WHEEL_N] += 1
 
 
@@ -1199,6 +1206,8 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, ups
                 wheel[pos, 0] = ev[e, E_NEXT]
                 if wheel[pos, 0] == NO_EVENT:
                     wheel[pos, 1] = NO_EVENT
+                if wheel[pos, 2] == e:
+                    wheel[pos, 2] = NO_EVENT           # the search hint leaves the list
                 ctr[C_WHEEL_N] -= 1
                 ctr[C_ACTIONS] += 1
                 kind = ev[e, E_KIND]
