@@ -177,7 +177,7 @@ class CompiledEngine:
         ev[:, kn.E_NEXT] = _chain(n_ev)
         ctr[kn.C_EV_FREE_N] = n_ev
         a["ev"], a["heap"] = ev, np.zeros(n_ev, np.int64)
-        a["wheel"] = np.full((wsize, 3), -1, np.int64)   # head, tail, search hint
+        a["wheel"] = np.full((wsize, kn.S_NCOL), -1, np.int64)
         n_pk = max(4 * self.pk_reserve, 4096)
         pk = aligned_zeros(n_pk, kn.P_NCOL)
         pk[:, kn.P_NEXT] = _chain(n_pk)

@@ -14,8 +14,8 @@ nanoseconds per call in reference counting):
 ``ctr``    the run's changing numbers (``C_*``: now, sequence, counters)
 ``prm``    the spec's numbers (``K_*``: sizes, times in ps, flags)
 ``pk``     the packet pool, one row per packet slot (``P_*`` columns); slots are recycled
-``ev``     the event pool (``E_*``); ``wheel`` the timing wheel's per-cycle lists (head, tail,
-           search hint), ``heap`` the events beyond it — together the SimPy engine's batches, in the same
+``ev``     the event pool (``E_*``); ``wheel`` the timing wheel's per-cycle lists (``S_*``),
+           ``heap`` the events beyond it — together the SimPy engine's batches, in the same
            (time, insertion) order
 ``qs``     per queue (``Q_*``): occupancy, ring-buffer head and length, statistics;
            ``qbuf`` the ring buffers (``capacity`` slots each)
@@ -96,6 +96,8 @@ R_LAT, R_NET, R_HOPS, R_SRC, R_DST, R_DER, R_NCOL = range(7)
 H_HI, H_LO, H_PID, H_VC, H_PKT, H_NCOL = range(6)
 W_TIME, W_SRC, W_DST, W_PACKETS, W_MEASURED, W_NCOL = range(6)
 V_BUBBLE, V_ORDER, V_RANK, V_NCOL = range(4)
+# a timing-wheel slot: its list's head and tail, the tail's time, the search hint and its time
+S_HEAD, S_TAIL, S_TAIL_T, S_HINT, S_HINT_T, S_NCOL = range(6)
 
 NO_EVENT = -1
 
@@ -141,34 +143,40 @@ def ev_before(ev, e1, e2):
 
 @njit(cache=True, inline="always")
 def wheel_insert(ctr, prm, ev, wheel, e):
-    """Put event e in its slot's list, keeping (time, seq) order.  Most go at the tail; one
-    that goes before the tail is searched for from the slot's last such insertion
-    (``wheel[pos, 2]``) when that one goes before e, else from the head: many events at one
-    time before a later tail — every NIC polling at the same tick — would otherwise each walk
-    the whole list (quadratic in the events of the slot)."""
+    """Put event e in its slot's list, keeping (time, seq) order.  e's seq is higher than any in
+    its slot (a slot takes the heap's events, in order, when it comes into the wheel's range,
+    before any other), so e goes after every event of its slot whose time is not later: most
+    go at the tail.  One that goes before the tail is searched for from the slot's last such
+    insertion (its hint) when that one goes before e, else from the head: many events at one
+    time before a later tail (every NIC polling at the same tick) would otherwise each walk the
+    whole list.  The times kept beside tail and hint spare reading their events' rows."""
     pos = slot_of(ev[e, E_TIME], prm[K_CYC]) & prm[K_WMASK]
-    tail = wheel[pos, 1]
+    t = ev[e, E_TIME]
+    tail = wheel[pos, S_TAIL]
     ev[e, E_NEXT] = NO_EVENT
     if tail == NO_EVENT:
-        wheel[pos, 0] = e
-        wheel[pos, 1] = e
-    elif not ev_before(ev, e, tail):
+        wheel[pos, S_HEAD] = e
+        wheel[pos, S_TAIL] = e
+        wheel[pos, S_TAIL_T] = t
+    elif wheel[pos, S_TAIL_T] <= t:
         ev[tail, E_NEXT] = e
-        wheel[pos, 1] = e
+        wheel[pos, S_TAIL] = e
+        wheel[pos, S_TAIL_T] = t
     else:
-        prev = wheel[pos, 2]
-        if prev != NO_EVENT and ev_before(ev, e, prev):
+        prev = wheel[pos, S_HINT]
+        if prev != NO_EVENT and wheel[pos, S_HINT_T] > t:
             prev = NO_EVENT
-        cur = wheel[pos, 0] if prev == NO_EVENT else ev[prev, E_NEXT]
-        while cur != NO_EVENT and not ev_before(ev, e, cur):
+        cur = wheel[pos, S_HEAD] if prev == NO_EVENT else ev[prev, E_NEXT]
+        while cur != NO_EVENT and ev[cur, E_TIME] <= t:
             prev = cur
             cur = ev[cur, E_NEXT]
         ev[e, E_NEXT] = cur
         if prev == NO_EVENT:
-            wheel[pos, 0] = e
+            wheel[pos, S_HEAD] = e
         else:
             ev[prev, E_NEXT] = e
-        wheel[pos, 2] = e
+        wheel[pos, S_HINT] = e
+        wheel[pos, S_HINT_T] = t
     ctr[C_WHEEL_N] += 1
 
 
@@ -264,7 +272,7 @@ def advance_slot(ctr, prm, ev, wheel, heap):
         limit = ctr[C_CUR_SLOT] + prm[K_WSIZE]
         while ctr[C_HEAP_N] > 0 and slot_of(ev[heap[0], E_TIME], cyc) < limit:
             wheel_insert(ctr, prm, ev, wheel, heap_pop(ctr, ev, heap))
-        if wheel[ctr[C_CUR_SLOT] & prm[K_WMASK], 0] != NO_EVENT:
+        if wheel[ctr[C_CUR_SLOT] & prm[K_WMASK], S_HEAD] != NO_EVENT:
             return True
 
 
@@ -1183,7 +1191,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, ups
             return ST_GROW
         pos = ctr[C_CUR_SLOT] & wmask
         decide_now = False
-        if wheel[pos, 0] == NO_EVENT:
+        if wheel[pos, S_HEAD] == NO_EVENT:
             # the slot is exhausted: a decision waits for its edge if a batch left work
             edge_t = ctr[C_CUR_SLOT] * cyc
             if ctr[C_SLOT_BATCH] and ctr[C_LAST_BATCH] != edge_t and pending(ctr):
@@ -1198,16 +1206,16 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, ups
                 continue
         else:
             # one batch
-            e = wheel[pos, 0]
+            e = wheel[pos, S_HEAD]
             t = ev[e, E_TIME]
             ctr[C_NOW] = t
             marker = ctr[C_SEQ]
             while e != NO_EVENT and ev[e, E_TIME] == t and ev[e, E_SEQ] < marker:
-                wheel[pos, 0] = ev[e, E_NEXT]
-                if wheel[pos, 0] == NO_EVENT:
-                    wheel[pos, 1] = NO_EVENT
-                if wheel[pos, 2] == e:
-                    wheel[pos, 2] = NO_EVENT           # the search hint leaves the list
+                wheel[pos, S_HEAD] = ev[e, E_NEXT]
+                if wheel[pos, S_HEAD] == NO_EVENT:
+                    wheel[pos, S_TAIL] = NO_EVENT
+                if wheel[pos, S_HINT] == e:
+                    wheel[pos, S_HINT] = NO_EVENT           # the hint leaves the list
                 ctr[C_WHEEL_N] -= 1
                 ctr[C_ACTIONS] += 1
                 kind = ev[e, E_KIND]
@@ -1259,7 +1267,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, ups
                 elif kind == EV_PROGRESS:
                     ctr[C_YIELD] |= YIELD_PROGRESS
                     at(ctr, prm, ev, wheel, heap, t + prm[K_PROGRESS], EV_PROGRESS, 0, 0)
-                e = wheel[pos, 0]
+                e = wheel[pos, S_HEAD]
             ctr[C_LAST_BATCH] = t
             ctr[C_SLOT_BATCH] = 1
             decide_now = t % cyc == 0 and pending(ctr)
@@ -1277,7 +1285,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, ups
             # batch that existed at the stop time — then nothing more
             t = ctr[C_NOW]
             pos = ctr[C_CUR_SLOT] & wmask
-            e = wheel[pos, 0]
+            e = wheel[pos, S_HEAD]
             older_exists = False
             while e != NO_EVENT and ev[e, E_TIME] == t:
                 if ev[e, E_SEQ] < ctr[C_STOP_SEQ]:
