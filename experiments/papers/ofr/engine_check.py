@@ -75,7 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--decisive", action="store_true", help="only the rows the table rests on")
     p.add_argument("--out", default=None, help="engine_check.csv here (default: beside it)")
     args = p.parse_args(argv)
-    df = read_results(args.results)
+    try:
+        df = read_results(args.results)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        print(f"engine_check: {args.results}: cannot read the results ({exc})", file=sys.stderr)
+        return 2
+    if "status" not in df.columns or not (df.status == "ok").any():
+        print(f"engine_check: {args.results}: no finished run (status ok) to re-run",
+              file=sys.stderr)
+        return 2
     rows = decisive(df) if args.decisive else df[df.status == "ok"]
     out = Path(args.out) if args.out else Path(args.results).parent / "engine_check.csv"
     if Path(args.results).is_dir():
