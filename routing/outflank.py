@@ -473,6 +473,7 @@ class _Planner:
         self._key = _key_function(tables, self._coords)
         self._interned: dict = {}
         self._plans: dict = {}
+        self._exported = None           # export(), made once
 
 
     def _checked_plan(self, s: int, t: int, used: Sequence, eta: float):
@@ -813,7 +814,8 @@ class OutflankPlanner(_Planner):
     def export(self) -> IdnPlans:
         """Every plan this planner can be asked for, as flat arrays (:class:`IdnPlans`),
         copied from the plan objects :meth:`choose_idn` uses (``_build``; plans already cached
-        are reused, the others are not kept).
+        are reused, the others are not kept).  Made on the first call and kept: the engines
+        only read it.
 
         >>> from icsim.simulator.topology import Torus
         >>> plans = OutflankPlanner(Torus((8, 8, 8))).export()
@@ -823,8 +825,13 @@ class OutflankPlanner(_Planner):
         >>> first, last = plans.cand_ptr[key], plans.cand_ptr[key + 1]
         >>> int(plans.n_oidn[key]), plans.cand_rel[first:first + 4].tolist()   # eqs. 13-14
         (4, [[5, 2, 0], [1, 6, 0], [6, 0, 2], [1, 0, 6]])
+        >>> planner = OutflankPlanner(Torus((4, 4)))
+        >>> planner.export() is planner.export()                # made once, then kept
+        True
         """
-        return _export_idn(self)
+        if self._exported is None:      # made once: a run asks for it several times
+            self._exported = _export_idn(self)
+        return self._exported
 
     def outflank_idns(self, s: int, t: int) -> list[int]:
         """Admissible outflank IDNs, in candidate order."""
@@ -989,7 +996,8 @@ class OrthantPlanner(_Planner):
     def export(self) -> OrthantPlans:
         """Every plan this planner can be asked for, as flat arrays (:class:`OrthantPlans`),
         copied from the plan objects :meth:`choose_orthant` uses (``_build``; plans already
-        cached are reused, the others are not kept).
+        cached are reused, the others are not kept).  Made on the first call and kept: the
+        engines only read it.
 
         >>> from icsim.simulator.topology import Torus
         >>> plans = OrthantPlanner(Torus((8, 8, 8))).export()
@@ -1000,7 +1008,9 @@ class OrthantPlanner(_Planner):
         >>> plans.sel[first:last].tolist(), plans.derouted[first:last].tolist()
         ([21, 22, 25, 26], [False, True, True, True])
         """
-        return _export_orthants(self)
+        if self._exported is None:      # made once: a run asks for it several times
+            self._exported = _export_orthants(self)
+        return self._exported
 
     def orthants(self, s: int, t: int) -> list[Orthant]:
         """The candidate orthants, one per distinct path, in index order (bit i of the index
