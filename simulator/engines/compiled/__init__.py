@@ -131,7 +131,9 @@ class CompiledEngine:
         npv_node = P1 * V
         ctrl_cap = V * cap + 2
         self.ev_reserve = 4 * NP + 4 * N + 64
-        self.pk_reserve = max(1, self._max_packets_at_once())
+        # free packet rows a batch may take: a row per message posted at one time, a row per
+        # NIC for the next packet of its message (kernel.srcq_popleft)
+        self.pk_reserve = self._max_messages_at_once() + N + 64
         w = spec.window or (0, 0)
         # the K_* numbers, then the per-VC numbers (kernel.vc_info)
         prm = np.zeros(kn.K_NPRM + V * kn.V_NCOL, np.int64)
@@ -250,12 +252,11 @@ class CompiledEngine:
         wla[:wl.num_messages, kn.W_MEASURED] = wl.measured
         a["wl"] = wla[:max(1, wl.num_messages)] if wl.num_messages else wla[:0]
 
-    def _max_packets_at_once(self) -> int:
+    def _max_messages_at_once(self) -> int:
         wl = self.workload
         if not wl.num_messages:
             return 0
-        _, inv = np.unique(wl.time, return_inverse=True)
-        return int(np.bincount(inv, weights=wl.packets).max())
+        return int(np.unique(wl.time, return_counts=True)[1].max())
 
     def _grow(self) -> None:
         """Double whichever pool is short (at a batch boundary: nothing in use is missed)."""
@@ -425,7 +426,7 @@ class CompiledEngine:
         for node in range(spec.num_nodes):
             p = int(nd[node, kn.N_SRCH])
             while p >= 0:
-                at_nics += 1
+                at_nics += int(pk[p, kn.P_LEFT])    # a row may stand for several packets
                 p = int(pk[p, kn.P_NEXT])
         # (with ack/nak, a packet sent by its NIC counts there until its router accepts it)
         if at_nics > c[kn.C_IN_SOURCES] or (not spec.flow_control == "ack_nak"

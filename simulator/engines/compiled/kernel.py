@@ -20,8 +20,9 @@ nanoseconds per call in reference counting):
 ``qs``     per queue (``Q_*``): occupancy, ring-buffer head and length, statistics;
            ``qbuf`` the ring buffers (``capacity`` slots each)
 ``pt``     per port id (``T_*``), NICs last: channel busy, dirty, ack/nak state, statistics
-``nd``     per node (``N_*``): the NIC's source queue (a linked list through ``P_NEXT``),
-           pacing and handshake state, statistics
+``nd``     per node (``N_*``): the NIC's source queue (a linked list through ``P_NEXT``, a
+           row per message until its packets leave: ``P_LEFT``), pacing and handshake state,
+           statistics
 ``rng``    the tie-break stream: NumPy's PCG64 state, stepped here exactly as NumPy steps it
 =========  ================================================================================
 
@@ -83,7 +84,7 @@ F_NIC_TICK, F_ETA, F_NPRM = range(3)
 # a packet's row: what a hop reads or writes first (one cache line: the pool is allocated
 # 64-byte aligned), then the rest; 24 columns, so that every row starts a cache line
 (P_HI, P_LO, P_DST, P_RS, P_READY, P_HOPS, P_FPORT, P_FVC, P_RI, P_QID, P_SRC, P_BIRTH, P_MEAS,
- P_DER, P_AVAIL, P_ENTER, P_RETRIES, P_NEXT) = range(18)
+ P_DER, P_AVAIL, P_ENTER, P_RETRIES, P_NEXT, P_LEFT) = range(19)
 P_NCOL = 24
 E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT, E_NCOL = range(7)
 Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_SNAP_OCC, Q_NCOL = range(8)
@@ -300,6 +301,7 @@ def packet_new(ctr, prm, pk, src, dst, birth, age_lo, measured, avail):
     pk[p, P_FVC] = -1
     pk[p, P_RETRIES] = 0
     pk[p, P_NEXT] = -1
+    pk[p, P_LEFT] = 1
     return p
 
 
@@ -396,9 +398,22 @@ def srcq_append(pk, nd, node, p):
 
 
 @njit(cache=True, inline="always")
-def srcq_popleft(pk, nd, node):
+def srcq_popleft(ctr, prm, pk, nd, node):
+    """Take the head packet off the NIC queue.  A row of the queue stands for ``P_LEFT``
+    packets, itself and the next ones of its message (``post``): the next one gets its own row
+    now, at the head, so that a NIC queue costs a row per message, not per packet."""
     p = nd[node, N_SRCH]
     nxt = pk[p, P_NEXT]
+    left = pk[p, P_LEFT]
+    if left > 1:
+        nxt_p = packet_new(ctr, prm, pk, pk[p, P_SRC], pk[p, P_DST], pk[p, P_BIRTH],
+                           pk[p, P_LO] + 1, pk[p, P_MEAS], pk[p, P_AVAIL] + prm[K_AVAIL])
+        pk[nxt_p, P_LEFT] = left - 1
+        pk[nxt_p, P_NEXT] = nxt
+        pk[p, P_LEFT] = 1
+        if nxt < 0:
+            nd[node, N_SRCT] = nxt_p
+        nxt = nxt_p
     nd[node, N_SRCH] = nxt
     if nxt < 0:
         nd[node, N_SRCT] = -1
@@ -408,7 +423,9 @@ def srcq_popleft(pk, nd, node):
 
 @njit(cache=True)
 def srcq_insert_by_age(pk, nd, node, p):
-    """A NAKed packet goes back into the NIC queue in age order."""
+    """A NAKed packet goes back into the NIC queue in age order (a row standing for several
+    packets stands for its first one's age and the next ones': p, once split from such a row,
+    is older than all the rest)."""
     prev = -1
     cur = nd[node, N_SRCH]
     while cur >= 0 and not older(pk, p, cur):
@@ -792,7 +809,7 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, waitmask, codes,
     q2 = select(prm, qs, waitmask, cand, gend, rng, ng, node, -1, -1, prm[K_INJ_MIN], nic)
     if q2 < 0:
         return False
-    srcq_popleft(pk, nd, node)
+    srcq_popleft(ctr, prm, pk, nd, node)
     ctr[C_IN_SOURCES] -= 1
     ctr[C_IN_NETWORK] += 1
     qs[q2, Q_OCC] += 1
@@ -991,7 +1008,7 @@ def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
     now = ctr[C_NOW]
     if not may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
         return
-    srcq_popleft(pk, nd, node)
+    srcq_popleft(ctr, prm, pk, nd, node)
     nd[node, N_OUTSTANDING] += 1
     pt[prm[K_NP] + node, T_BUSY] = 1
     t_end = now + prm[K_SER_NIC]
@@ -1126,9 +1143,11 @@ def post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, i):
         seq = nd[src, N_SRC_SEQ]
         nd[src, N_SRC_SEQ] = seq + k
         start = t if t > nd[src, N_NEXT_AVAIL] else nd[src, N_NEXT_AVAIL]
-        for j in range(k):
-            p = packet_new(ctr, prm, pk, src, wl[i, W_DST], t, seq + j, measured,
-                           start + j * avail)
+        # one row for the message's k packets (``srcq_popleft``): packet j is seq + j, its
+        # NIC may send it from start + j * avail
+        if k > 0:
+            p = packet_new(ctr, prm, pk, src, wl[i, W_DST], t, seq, measured, start)
+            pk[p, P_LEFT] = k
             srcq_append(pk, nd, src, p)
         nd[src, N_NEXT_AVAIL] = start + k * avail
         ctr[C_IN_SOURCES] += k
