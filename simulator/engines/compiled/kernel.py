@@ -932,10 +932,12 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, wai
 
 # ============================================================================= ack/nak
 @njit(cache=True, inline="always")
-def receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, codes, dorp,
-            masks, route, rhops, cand, gend, used, ofrp, porp, rng, arr, p, src):
+def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, codes, dorp, masks,
+            route, rhops, cand, gend, rng, arr, p, src):
     """Accept (ACK) or reject (NAK) an arrived packet with this router's state; ``src`` is the
-    upstream queue id, or ``-1 - node`` for the local NIC."""
+    upstream queue id, or ``-1 - node`` for the local NIC, whose packet the caller has routed
+    (``inject_route``) just before.  (Not here: an inlined function's parameters are counted
+    references, and the plan records, ``ofrp`` and ``porp``, would be counted on every hop.)"""
     now = ctr[C_NOW]
     V = prm[K_V]
     if src >= 0:
@@ -946,7 +948,6 @@ def receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, cod
                     pk[p, P_FVC], 1, -1)
     else:
         v = -1 - src
-        inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, v, p)
         ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
         q2 = select(prm, qs, waitmask, cand, gend, rng, ng, v, -1, -1, prm[K_INJ_MIN], -1)
     nak = -1
@@ -1037,9 +1038,12 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, wai
             hd[j, H_PKT] = arr[order[j], 1]
         ctr[C_ARR_N] = 0
         for j in range(na):
-            receive(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, codes,
-                    dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, arr,
-                    hd[j, H_PID], hd[j, H_PKT])
+            p = hd[j, H_PID]
+            src = hd[j, H_PKT]
+            if src < 0:                      # from the NIC: the injection-time decision first
+                inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, -1 - src, p)
+            receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, codes, dorp,
+                    masks, route, rhops, cand, gend, rng, arr, p, src)
     nd_ = ctr[C_DIRTY_N]
     if nd_ == 0:
         return
