@@ -153,7 +153,7 @@ class CompiledEngine:
                      kn.K_SER_ACK_NIC: spec.ack_nic_ser_ps, kn.K_WATCHDOG: spec.watchdog_ps,
                      kn.K_HAS_WINDOW: spec.window is not None, kn.K_W0: w[0], kn.K_W1: w[1],
                      kn.K_PROGRESS: progress_every, kn.K_WSIZE: wsize, kn.K_WMASK: wsize - 1,
-                     kn.K_NPV_NODE: npv_node, kn.K_WWORDS: (npv_node + 63) // 64,
+                     kn.K_NPV_NODE: npv_node, kn.K_WWORDS: (P1 + 63) // 64,
                      kn.K_ADAPTIVE_VC: spec.adaptive_vc, kn.K_CTRL_CAP: ctrl_cap,
                      kn.K_CTRL0: NP + N,
                      kn.K_EV_RESERVE: self.ev_reserve, kn.K_PK_RESERVE: self.pk_reserve,
@@ -206,8 +206,10 @@ class CompiledEngine:
         nd[:, kn.N_NIC_WAKE] = -1
         a["nd"] = nd
         a["dl"] = np.zeros(NP + N, np.int64)
-        a["waitmask"] = np.zeros((NP + N, (npv_node + 63) // 64), np.int64)
-        # the ports leading into each router (a neighbour's port towards it), then its NIC
+        # per queue, a bit per input of its router: that input's upstream port waits for room
+        a["waitmask"] = np.zeros((NPV, (P1 + 63) // 64), np.int64)
+        # the ports leading into each router (a neighbour's port towards it, at the input its
+        # link enters by), then its NIC
         ups = np.full((N, P1), -1, np.int64)
         rows, ports = np.nonzero(present)
         ups[nbr[rows, ports], spec.reverse_port[rows, ports]] = rows * P1 + ports
@@ -367,15 +369,20 @@ class CompiledEngine:
 
     def waits(self, ports: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(port id, queue id) pairs: the queues each of ``ports`` waits for room in, read
-        from the wait bit masks over its downstream router's queues."""
+        from the wait bits of its downstream router's queues (the bit of the input it enters
+        by)."""
         a, spec = self.a, self.spec
-        npv = (spec.num_ports + 1) * spec.num_vcs
-        bits = np.unpackbits(a["waitmask"][ports].view(np.uint8), axis=1,
-                             bitorder="little")[:, :npv]
+        P1 = spec.num_ports + 1
+        npv = P1 * spec.num_vcs
+        NP = spec.num_nodes * P1
+        pt = a["pt"]
+        ports = ports[(ports >= NP) | (pt[ports, kn.T_DOWN] >= 0)]
+        down = np.where(ports >= NP, ports - NP, pt[ports, kn.T_DOWN])   # a NIC: its router
+        slot = np.where(ports >= NP, spec.num_ports, pt[ports, kn.T_REV] - down * P1)
+        queues = down[:, None] * npv + np.arange(npv)[None, :]
+        bits = (a["waitmask"][queues, (slot >> 6)[:, None]] >> (slot & 63)[:, None]) & 1
         row, local = np.nonzero(bits)
-        NP = spec.num_nodes * (spec.num_ports + 1)
-        down = np.where(ports >= NP, ports - NP, a["pt"][ports, kn.T_DOWN])   # a NIC: its router
-        return ports[row], down[row] * npv + local
+        return ports[row], queues[row, local]
 
     def tally(self) -> Tally:
         """The run so far as the engine-neutral :class:`Tally`."""

@@ -26,9 +26,9 @@ nanoseconds per call in reference counting):
 ``rng``    the tie-break stream: NumPy's PCG64 state, stepped here exactly as NumPy steps it
 =========  ================================================================================
 
-A port waiting for room downstream is a bit in ``waitmask[port]`` over the downstream router's
-queues (waking a queue tests its router's upstream ports, ``ups``), where the SimPy engine keeps
-lists; a packet's age ``(birth * N + src) << 32 | seq`` is the pair (``P_HI``, ``P_LO``).  The
+A port waiting for room downstream is a bit in ``waitmask[q]`` of each queue q it waits on, bit
+i for the router's i-th upstream port (``ups[node, i]``: the port entering it by its input i;
+the NIC last), where the SimPy engine keeps lists; a packet's age ``(birth * N + src) << 32 | seq`` is the pair (``P_HI``, ``P_LO``).  The
 loop returns to Python at batch boundaries to report progress or to grow a pool (``ST_*``) and
 resumes where it stopped.
 
@@ -450,25 +450,28 @@ def mark_dirty(ctr, pt, dl, pid):
 
 # ============================================================================= waiting
 @njit(cache=True, inline="always")
-def wait_on(prm, waitmask, q, blocker):
-    """Port ``blocker`` waits for room in queue q of its downstream router."""
-    local = q % prm[K_NPV_NODE]
-    waitmask[blocker, local >> 6] |= np.int64(1) << (local & 63)
+def wait_on(prm, waitmask, q, slot):
+    """The upstream port entering q's router by its input ``slot`` waits for room in q."""
+    waitmask[q, slot >> 6] |= np.int64(1) << (slot & 63)
 
 
 @njit(cache=True, inline="always")
 def wake(ctr, prm, pt, dl, waitmask, ups, q):
-    """Queue q has room: every port waiting on it is marked dirty (and stops waiting on it)."""
-    npv = prm[K_NPV_NODE]
-    node = q // npv
-    local = q % npv
-    word = local >> 6
-    bit = np.int64(1) << (local & 63)
+    """Queue q has room: every port waiting on it is marked dirty (and stops waiting on it),
+    in input order.  One row of bits to read, where nobody waits as a rule."""
+    words = prm[K_WWORDS]
+    anyone = False
+    for w in range(words):
+        if waitmask[q, w]:
+            anyone = True
+    if not anyone:
+        return
+    node = q // prm[K_NPV_NODE]
     for i in range(prm[K_P1]):               # the ports leading into the router, and its NIC
-        u = ups[node, i]
-        if u >= 0 and waitmask[u, word] & bit:
-            waitmask[u, word] &= ~bit
-            mark_dirty(ctr, pt, dl, u)
+        if (waitmask[q, i >> 6] >> (i & 63)) & 1:
+            mark_dirty(ctr, pt, dl, ups[node, i])
+    for w in range(words):
+        waitmask[q, w] = 0
 
 
 # ============================================================================= routing
@@ -568,7 +571,9 @@ def free_for(prm, qs, q, port, vc, from_port, from_vc, need_min):
 @njit(cache=True, inline="always")
 def select(prm, qs, waitmask, cand, gend, rng, ngroups, node, from_port, from_vc,
            need_min, blocker):
-    """Admission and selection over the candidate groups (the SimPy ``select``)."""
+    """Admission and selection over the candidate groups (the SimPy ``select``); when nothing
+    admits, the port asking waits on every candidate queue — ``blocker`` is its input at
+    ``node`` (-1: it does not wait)."""
     V = prm[K_V]
     base = node * prm[K_P1]
     if ngroups == 1 and gend[0] == 1:
@@ -739,7 +744,8 @@ def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, codes
         return True
     v = pt[pid, T_DOWN]
     ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-    q2 = select(prm, qs, waitmask, cand, gend, rng, ng, v, port, vc, 1, pid)
+    q2 = select(prm, qs, waitmask, cand, gend, rng, ng, v, port, vc, 1,
+                pt[pid, T_REV] - v * prm[K_P1])   # our input at v
     if q2 < 0:
         return False
     now = ctr[C_NOW]
@@ -806,7 +812,8 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, waitmask, codes,
     inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p)
     ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p)
     nic = prm[K_NP] + node
-    q2 = select(prm, qs, waitmask, cand, gend, rng, ng, node, -1, -1, prm[K_INJ_MIN], nic)
+    q2 = select(prm, qs, waitmask, cand, gend, rng, ng, node, -1, -1, prm[K_INJ_MIN],
+                prm[K_NPORTS])                    # the NIC's input
     if q2 < 0:
         return False
     srcq_popleft(ctr, prm, pk, nd, node)
