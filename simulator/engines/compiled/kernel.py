@@ -28,9 +28,10 @@ nanoseconds per call in reference counting):
 
 A port waiting for room downstream is a bit in ``waitmask[q]`` of each queue q it waits on, bit
 i for the router's i-th upstream port (``ups[node, i]``: the port entering it by its input i;
-the NIC last), where the SimPy engine keeps lists; a packet's age ``(birth * N + src) << 32 | seq`` is the pair (``P_HI``, ``P_LO``).  The
-loop returns to Python at batch boundaries to report progress or to grow a pool (``ST_*``) and
-resumes where it stopped.
+the NIC last), where the SimPy engine keeps lists; a packet's age
+``(birth * N + src) << 32 | seq`` is the pair (``P_HI``, ``P_LO``).  The loop returns to Python
+at batch boundaries to report progress or to grow a pool (``ST_*``) and resumes where it
+stopped.
 
 What runs per event or per decision phase is inlined into :func:`run` (``inline="always"``): a
 call passes every array as its eight-word descriptor and counts a reference to each, which for
@@ -151,8 +152,8 @@ def wheel_insert(ctr, prm, ev, wheel, e):
     insertion (its hint) when that one goes before e, else from the head: many events at one
     time before a later tail (every NIC polling at the same tick) would otherwise each walk the
     whole list.  The times kept beside tail and hint spare reading their events' rows."""
-    pos = slot_of(ev[e, E_TIME], prm[K_CYC]) & prm[K_WMASK]
     t = ev[e, E_TIME]
+    pos = slot_of(t, prm[K_CYC]) & prm[K_WMASK]
     tail = wheel[pos, S_TAIL]
     ev[e, E_NEXT] = NO_EVENT
     if tail == NO_EVENT:
@@ -570,9 +571,9 @@ def free_for(prm, qs, q, port, vc, from_port, from_vc, need_min):
 
 @njit(cache=True, inline="always")
 def select(prm, qs, waitmask, cand, gend, rng, ngroups, node, from_port, from_vc,
-           need_min, blocker):
+           need_min, wait_input):
     """Admission and selection over the candidate groups (the SimPy ``select``); when nothing
-    admits, the port asking waits on every candidate queue — ``blocker`` is its input at
+    admits, the port asking waits on every candidate queue — ``wait_input`` is its input at
     ``node`` (-1: it does not wait)."""
     V = prm[K_V]
     base = node * prm[K_P1]
@@ -582,8 +583,8 @@ def select(prm, qs, waitmask, cand, gend, rng, ngroups, node, from_port, from_vc
         q = (base + port) * V + vc
         if free_for(prm, qs, q, port, vc, from_port, from_vc, need_min) >= 0:
             return q
-        if blocker >= 0:
-            wait_on(prm, waitmask, q, blocker)
+        if wait_input >= 0:
+            wait_on(prm, waitmask, q, wait_input)
         return -1
     start = 0
     ordered = prm[K_ORDERED]
@@ -609,9 +610,9 @@ def select(prm, qs, waitmask, cand, gend, rng, ngroups, node, from_port, from_vc
         if best >= 0:
             return best
         start = gend[g]
-    if blocker >= 0:
+    if wait_input >= 0:
         for i in range(gend[ngroups - 1]):
-            wait_on(prm, waitmask, (base + cand[i, 0]) * V + cand[i, 1], blocker)
+            wait_on(prm, waitmask, (base + cand[i, 0]) * V + cand[i, 1], wait_input)
     return -1
 
 
