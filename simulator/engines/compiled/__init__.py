@@ -36,7 +36,7 @@ from icsim.traffic.workloads import Workload
 
 #: the arrays of one run, in the order :func:`.kernel.run` takes them
 ARRAYS = ("ctr", "prm", "fprm", "ev", "wheel", "heap", "pk", "qs", "qbuf", "pt", "nd", "dl",
-          "waitmask", "ups", "codes", "dorp", "masks", "route", "rhops", "cand", "gend", "used",
+          "ups", "codes", "dorp", "masks", "route", "rhops", "cand", "gend", "used",
           "ofrp", "porp", "rng", "rec", "hd", "order", "arr", "smp", "wl")
 
 
@@ -66,7 +66,7 @@ def placeholder_plans() -> tuple[Any, Any]:
 
 def aligned_zeros(rows: int, cols: int) -> np.ndarray:
     """A zeroed int64 array whose first row starts on a 64-byte cache line (NumPy aligns to 16
-    bytes): the packet pool's rows are laid out so that a hop touches one line of each."""
+    bytes): the pools' and tables' rows are laid out so that a hop touches one line of each."""
     buf = np.zeros(rows * cols + 8, np.int64)
     skip = (-buf.ctypes.data % 64) // 8
     return buf[skip:skip + rows * cols].reshape(rows, cols)
@@ -175,19 +175,20 @@ class CompiledEngine:
         ctr[kn.C_EXPECTED] = -1 if spec.window is not None else wl.expected_measured
         a["ctr"] = ctr
         n_ev = max(2 * self.ev_reserve, 4096)
-        ev = np.zeros((n_ev, kn.E_NCOL), np.int64)
+        ev = aligned_zeros(n_ev, kn.E_NCOL)
         ev[:, kn.E_NEXT] = _chain(n_ev)
         ctr[kn.C_EV_FREE_N] = n_ev
         a["ev"], a["heap"] = ev, np.zeros(n_ev, np.int64)
-        a["wheel"] = np.full((wsize, kn.S_NCOL), -1, np.int64)
+        a["wheel"] = aligned_zeros(wsize, kn.S_NCOL)
+        a["wheel"][:] = -1
         n_pk = max(4 * self.pk_reserve, 4096)
         pk = aligned_zeros(n_pk, kn.P_NCOL)
         pk[:, kn.P_NEXT] = _chain(n_pk)
         ctr[kn.C_PK_FREE_N] = n_pk
         a["pk"] = pk
-        qs = np.zeros((NPV, kn.Q_NCOL), np.int64)
-        a["qs"], a["qbuf"] = qs, np.zeros(NPV * cap, np.int64)
-        pt = np.zeros((NP + N, kn.T_NCOL), np.int64)
+        qs = aligned_zeros(NPV, kn.q_ncol(P1))
+        a["qs"], a["qbuf"] = qs, aligned_zeros(NPV, cap).reshape(-1)
+        pt = aligned_zeros(NP + N, kn.T_NCOL)
         pt[:, kn.T_NAK_VC] = -1
         pt[:, kn.T_WAKE_AT] = -1
         pt[:, kn.T_FIRST] = -1
@@ -206,8 +207,6 @@ class CompiledEngine:
         nd[:, kn.N_NIC_WAKE] = -1
         a["nd"] = nd
         a["dl"] = np.zeros(NP + N, np.int64)
-        # per queue, a bit per input of its router: that input's upstream port waits for room
-        a["waitmask"] = np.zeros((NPV, (P1 + 63) // 64), np.int64)
         # the ports leading into each router (a neighbour's port towards it, at the input its
         # link enters by), then its NIC
         ups = np.full((N, P1), -1, np.int64)
@@ -266,10 +265,11 @@ class CompiledEngine:
         ctr = a["ctr"]
         if ctr[kn.C_EV_FREE_N] < self.ev_reserve:
             n = len(a["ev"])
-            more = np.zeros((n, kn.E_NCOL), np.int64)
-            more[:, kn.E_NEXT] = _chain(n, n)
-            more[-1, kn.E_NEXT] = ctr[kn.C_EV_FREE]
-            a["ev"] = np.concatenate([a["ev"], more])
+            ev = aligned_zeros(2 * n, kn.E_NCOL)
+            ev[:n] = a["ev"]
+            ev[n:, kn.E_NEXT] = _chain(n, n)
+            ev[-1, kn.E_NEXT] = ctr[kn.C_EV_FREE]
+            a["ev"] = ev
             a["heap"] = np.concatenate([a["heap"], np.zeros(n, np.int64)])
             ctr[kn.C_EV_FREE] = n
             ctr[kn.C_EV_FREE_N] += n
@@ -380,7 +380,7 @@ class CompiledEngine:
         down = np.where(ports >= NP, ports - NP, pt[ports, kn.T_DOWN])   # a NIC: its router
         slot = np.where(ports >= NP, spec.num_ports, pt[ports, kn.T_REV] - down * P1)
         queues = down[:, None] * npv + np.arange(npv)[None, :]
-        bits = (a["waitmask"][queues, (slot >> 6)[:, None]] >> (slot & 63)[:, None]) & 1
+        bits = (a["qs"][queues, kn.Q_WAIT + (slot >> 6)[:, None]] >> (slot & 63)[:, None]) & 1
         row, local = np.nonzero(bits)
         return ports[row], queues[row, local]
 

@@ -17,7 +17,7 @@ nanoseconds per call in reference counting):
 ``ev``     the event pool (``E_*``); ``wheel`` the timing wheel's per-cycle lists (``S_*``),
            ``heap`` the events beyond it — together the SimPy engine's batches, in the same
            (time, insertion) order
-``qs``     per queue (``Q_*``): occupancy, ring-buffer head and length, statistics;
+``qs``     per queue (``Q_*``): occupancy, ring-buffer head and length, statistics, wait bits;
            ``qbuf`` the ring buffers (``capacity`` slots each)
 ``pt``     per port id (``T_*``), NICs last: channel busy, dirty, ack/nak state, statistics
 ``nd``     per node (``N_*``): the NIC's source queue (a linked list through ``P_NEXT``, a
@@ -26,9 +26,9 @@ nanoseconds per call in reference counting):
 ``rng``    the tie-break stream: NumPy's PCG64 state, stepped here exactly as NumPy steps it
 =========  ================================================================================
 
-A port waiting for room downstream is a bit in ``waitmask[q]`` of each queue q it waits on, bit
-i for the router's i-th upstream port (``ups[node, i]``: the port entering it by its input i;
-the NIC last), where the SimPy engine keeps lists; a packet's age
+A port waiting for room downstream is a bit in the wait words of each queue q it waits on
+(``qs[q, Q_WAIT:]``), bit i for the router's i-th upstream port (``ups[node, i]``: the port
+entering it by its input i; the NIC last), where the SimPy engine keeps lists; a packet's age
 ``(birth * N + src) << 32 | seq`` is the pair (``P_HI``, ``P_LO``).  The loop returns to Python
 at batch boundaries to report progress or to grow a pool (``ST_*``) and resumes where it
 stopped.
@@ -87,11 +87,17 @@ F_NIC_TICK, F_ETA, F_NPRM = range(3)
 (P_HI, P_LO, P_DST, P_RS, P_READY, P_HOPS, P_FPORT, P_FVC, P_RI, P_QID, P_SRC, P_BIRTH, P_MEAS,
  P_DER, P_AVAIL, P_ENTER, P_RETRIES, P_NEXT, P_LEFT) = range(19)
 P_NCOL = 24
-E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT, E_NCOL = range(7)
-Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_SNAP_OCC, Q_NCOL = range(8)
-# a port's row: what credit flow control reads per hop first (one cache line)
-(T_BUSY, T_DIRTY, T_DOWN, T_LINK_BUSY, T_NAK_VC, T_FREE_AT, T_WAKE_AT, T_CHEAD, T_CLEN, T_FIRST,
- T_SNAP_BUSY, T_REV, T_NCOL) = range(13)
+# the rows of the event pool, the timing wheel, the queues and the ports are padded to whole
+# cache lines and allocated 64-byte aligned (``aligned_zeros``): an event, a slot or a queue is
+# one line, a port's per-hop columns the first line of its two
+E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT = range(6)
+E_NCOL = 8
+# a queue's row ends with its wait bits (``Q_WAIT`` on: a word per 64 inputs of its router),
+# padded to whole lines (``q_ncol``)
+Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_SNAP_OCC, Q_WAIT = range(8)
+(T_BUSY, T_DIRTY, T_DOWN, T_REV, T_LINK_BUSY, T_FREE_AT, T_NAK_VC, T_CHEAD, T_CLEN, T_WAKE_AT,
+ T_FIRST, T_SNAP_BUSY) = range(12)
+T_NCOL = 16
 (N_SRCH, N_SRCT, N_NEXT_AVAIL, N_SRC_SEQ, N_NIC_WAKE, N_OUTSTANDING, N_NIC_FREE_AT, N_FINISH,
  N_ACCEPTED, N_SNAP_ACCEPTED, N_NCOL) = range(11)
 R_LAT, R_NET, R_HOPS, R_SRC, R_DST, R_DER, R_NCOL = range(7)
@@ -99,9 +105,16 @@ H_HI, H_LO, H_PID, H_VC, H_PKT, H_NCOL = range(6)
 W_TIME, W_SRC, W_DST, W_PACKETS, W_MEASURED, W_NCOL = range(6)
 V_BUBBLE, V_ORDER, V_RANK, V_NCOL = range(4)
 # a timing-wheel slot: its list's head and tail, the tail's time, the search hint and its time
-S_HEAD, S_TAIL, S_TAIL_T, S_HINT, S_HINT_T, S_NCOL = range(6)
+S_HEAD, S_TAIL, S_TAIL_T, S_HINT, S_HINT_T = range(5)
+S_NCOL = 8
 
 NO_EVENT = -1
+
+
+def q_ncol(num_inputs):
+    """Columns of a queue's row: the ``Q_*`` numbers and a wait word per 64 inputs of its
+    router, rounded up to whole cache lines."""
+    return (Q_WAIT + (num_inputs + 63) // 64 + 7) // 8 * 8
 
 
 # ============================================================================= raw views
@@ -451,28 +464,28 @@ def mark_dirty(ctr, pt, dl, pid):
 
 # ============================================================================= waiting
 @njit(cache=True, inline="always")
-def wait_on(prm, waitmask, q, slot):
+def wait_on(prm, qs, q, slot):
     """The upstream port entering q's router by its input ``slot`` waits for room in q."""
-    waitmask[q, slot >> 6] |= np.int64(1) << (slot & 63)
+    qs[q, Q_WAIT + (slot >> 6)] |= np.int64(1) << (slot & 63)
 
 
 @njit(cache=True, inline="always")
-def wake(ctr, prm, pt, dl, waitmask, ups, q):
+def wake(ctr, prm, qs, pt, dl, ups, q):
     """Queue q has room: every port waiting on it is marked dirty (and stops waiting on it),
-    in input order.  One row of bits to read, where nobody waits as a rule."""
+    in input order.  Bits in the queue's own row, where nobody waits as a rule."""
     words = prm[K_WWORDS]
     anyone = False
     for w in range(words):
-        if waitmask[q, w]:
+        if qs[q, Q_WAIT + w]:
             anyone = True
     if not anyone:
         return
     node = q // prm[K_NPV_NODE]
     for i in range(prm[K_P1]):               # the ports leading into the router, and its NIC
-        if (waitmask[q, i >> 6] >> (i & 63)) & 1:
+        if (qs[q, Q_WAIT + (i >> 6)] >> (i & 63)) & 1:
             mark_dirty(ctr, pt, dl, ups[node, i])
     for w in range(words):
-        waitmask[q, w] = 0
+        qs[q, Q_WAIT + w] = 0
 
 
 # ============================================================================= routing
@@ -570,7 +583,7 @@ def free_for(prm, qs, q, port, vc, from_port, from_vc, need_min):
 
 
 @njit(cache=True, inline="always")
-def select(prm, qs, waitmask, cand, gend, rng, ngroups, node, from_port, from_vc,
+def select(prm, qs, cand, gend, rng, ngroups, node, from_port, from_vc,
            need_min, wait_input):
     """Admission and selection over the candidate groups (the SimPy ``select``); when nothing
     admits, the port asking waits on every candidate queue — ``wait_input`` is its input at
@@ -584,7 +597,7 @@ def select(prm, qs, waitmask, cand, gend, rng, ngroups, node, from_port, from_vc
         if free_for(prm, qs, q, port, vc, from_port, from_vc, need_min) >= 0:
             return q
         if wait_input >= 0:
-            wait_on(prm, waitmask, q, wait_input)
+            wait_on(prm, qs, q, wait_input)
         return -1
     start = 0
     ordered = prm[K_ORDERED]
@@ -612,7 +625,7 @@ def select(prm, qs, waitmask, cand, gend, rng, ngroups, node, from_port, from_vc
         start = gend[g]
     if wait_input >= 0:
         for i in range(gend[ngroups - 1]):
-            wait_on(prm, waitmask, (base + cand[i, 0]) * V + cand[i, 1], wait_input)
+            wait_on(prm, qs, (base + cand[i, 0]) * V + cand[i, 1], wait_input)
     return -1
 
 
@@ -736,7 +749,7 @@ def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
 
 # ============================================================================= credit
 @njit(cache=True, inline="always")
-def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, codes, dorp,
+def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, dorp,
             masks, route, rhops, cand, gend, rng, rec, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
     port = pid % prm[K_P1]
@@ -745,7 +758,7 @@ def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, codes
         return True
     v = pt[pid, T_DOWN]
     ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-    q2 = select(prm, qs, waitmask, cand, gend, rng, ng, v, port, vc, 1,
+    q2 = select(prm, qs, cand, gend, rng, ng, v, port, vc, 1,
                 pt[pid, T_REV] - v * prm[K_P1])   # our input at v
     if q2 < 0:
         return False
@@ -772,12 +785,12 @@ def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, codes
 
 
 @njit(cache=True, inline="always")
-def tx_end(ctr, prm, qs, pt, dl, waitmask, ups, pid, src_q):
+def tx_end(ctr, prm, qs, pt, dl, ups, pid, src_q):
     """End of serialisation: the channel and the upstream slot are free again."""
     pt[pid, T_BUSY] = 0
     qs[src_q, Q_OCC] -= 1
     mark_dirty(ctr, pt, dl, pid)
-    wake(ctr, prm, pt, dl, waitmask, ups, src_q)
+    wake(ctr, prm, qs, pt, dl, ups, src_q)
 
 
 @njit(cache=True, inline="always")
@@ -804,7 +817,7 @@ def eject(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
 
 
 @njit(cache=True, inline="always")
-def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, waitmask, codes, dorp,
+def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, dorp,
                masks, route, rhops, cand, gend, used, ofrp, porp, rng, node, p):
     """A NIC offers its head packet to its router (SimPy ``try_inject``)."""
     now = ctr[C_NOW]
@@ -813,7 +826,7 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, waitmask, codes,
     inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p)
     ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p)
     nic = prm[K_NP] + node
-    q2 = select(prm, qs, waitmask, cand, gend, rng, ng, node, -1, -1, prm[K_INJ_MIN],
+    q2 = select(prm, qs, cand, gend, rng, ng, node, -1, -1, prm[K_INJ_MIN],
                 prm[K_NPORTS])                    # the NIC's input
     if q2 < 0:
         return False
@@ -883,7 +896,7 @@ def escape_priority(prm, pt, hd, order, n):
 
 
 @njit(cache=True, inline="always")
-def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask,
+def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, 
                   codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd,
                   order):
     """The decision phase of credit flow control: the heads of the dirty ports whose channel
@@ -929,18 +942,18 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, wai
         if pt[pid, T_BUSY]:
             continue
         if hd[i, H_VC] < 0:
-            try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, waitmask, codes,
+            try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes,
                        dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, pid - NP,
                        hd[i, H_PKT])
         else:
-            forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, codes,
+            forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes,
                     dorp, masks, route, rhops, cand, gend, rng, rec, pid, hd[i, H_VC],
                     hd[i, H_PKT])
 
 
 # ============================================================================= ack/nak
 @njit(cache=True, inline="always")
-def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, codes, dorp, masks,
+def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
             route, rhops, cand, gend, rng, arr, p, src):
     """Accept (ACK) or reject (NAK) an arrived packet with this router's state; ``src`` is the
     upstream queue id, or ``-1 - node`` for the local NIC, whose packet the caller has routed
@@ -952,12 +965,12 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, codes, do
         pid_up = src // V
         v = pt[pid_up, T_DOWN]
         ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-        q2 = select(prm, qs, waitmask, cand, gend, rng, ng, v, pk[p, P_FPORT],
+        q2 = select(prm, qs, cand, gend, rng, ng, v, pk[p, P_FPORT],
                     pk[p, P_FVC], 1, -1)
     else:
         v = -1 - src
         ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-        q2 = select(prm, qs, waitmask, cand, gend, rng, ng, v, -1, -1, prm[K_INJ_MIN], -1)
+        q2 = select(prm, qs, cand, gend, rng, ng, v, -1, -1, prm[K_INJ_MIN], -1)
     nak = -1
     if q2 >= 0:
         qs[q2, Q_OCC] += 1
@@ -995,7 +1008,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, codes, do
 
 
 @njit(cache=True, inline="always")
-def ack(ctr, prm, pk, qs, qbuf, pt, dl, waitmask, ups, src_q, nak):
+def ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, src_q, nak):
     """An ACK (nak < 0: the sender's slot is free) or a NAK (the packet goes back to its old
     place in its queue) reaches the sender."""
     V = prm[K_V]
@@ -1005,7 +1018,7 @@ def ack(ctr, prm, pk, qs, qbuf, pt, dl, waitmask, ups, src_q, nak):
         if pt[pid, T_NAK_VC] == vc:
             pt[pid, T_NAK_VC] = -1
         qs[src_q, Q_OCC] -= 1
-        wake(ctr, prm, pt, dl, waitmask, ups, src_q)
+        wake(ctr, prm, qs, pt, dl, ups, src_q)
         return
     q_insert_by_order(prm, pk, qs, qbuf, src_q, nak)
     pt[pid, T_NAK_VC] = vc
@@ -1028,7 +1041,7 @@ def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
 
 
 @njit(cache=True, inline="always")
-def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask,
+def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, 
                   ups, codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec,
                   hd, order, arr):
     """The decision phase of ack/nak flow control: first the packets that arrived since the
@@ -1050,7 +1063,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, wai
             src = hd[j, H_PKT]
             if src < 0:                      # from the NIC: the injection-time decision first
                 inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, -1 - src, p)
-            receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, waitmask, codes, dorp,
+            receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp,
                     masks, route, rhops, cand, gend, rng, arr, p, src)
     nd_ = ctr[C_DIRTY_N]
     if nd_ == 0:
@@ -1200,7 +1213,7 @@ def pending(ctr):
 
 
 @njit(cache=True)
-def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, ups, codes,
+def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
         dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd, order, arr,
         smp, wl):
     """Run until the stop, a deadlock, or a reason to return to Python (an ``ST_*`` code).
@@ -1210,7 +1223,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, ups
     time between edges gets its decision at the next edge (the SimPy calendar's rules)."""
     ctr, prm, fprm, ev, wheel, heap = raw(ctr), raw(prm), raw(fprm), raw(ev), raw(wheel), raw(heap)
     pk, qs, qbuf, pt, nd, dl = raw(pk), raw(qs), raw(qbuf), raw(pt), raw(nd), raw(dl)
-    waitmask, ups, codes, dorp, masks = raw(waitmask), raw(ups), raw(codes), raw(dorp), raw(masks)
+    ups, codes, dorp, masks = raw(ups), raw(codes), raw(dorp), raw(masks)
     route, rhops, cand, gend, used = raw(route), raw(rhops), raw(cand), raw(gend), raw(used)
     rng, rec, hd, order = raw(rng), raw(rec), raw(hd), raw(order)
     arr, smp, wl = raw(arr), raw(smp), raw(wl)
@@ -1256,14 +1269,14 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, ups
                 if kind == EV_READY:
                     ready(ctr, prm, pk, qs, qbuf, pt, dl, a, b)
                 elif kind == EV_TX_END:
-                    tx_end(ctr, prm, qs, pt, dl, waitmask, ups, a, b)
+                    tx_end(ctr, prm, qs, pt, dl, ups, a, b)
                 elif kind == EV_ARRIVAL:
                     i = ctr[C_ARR_N]
                     arr[i, 0] = a
                     arr[i, 1] = b
                     ctr[C_ARR_N] = i + 1
                 elif kind == EV_ACK:
-                    ack(ctr, prm, pk, qs, qbuf, pt, dl, waitmask, ups, a, b)
+                    ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, a, b)
                 elif kind == EV_CHAN_FREE:
                     pt[a, T_WAKE_AT] = -1
                     mark_dirty(ctr, pt, dl, a)
@@ -1305,11 +1318,11 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, waitmask, ups
         if decide_now:
             if acknak:
                 decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
-                              waitmask, ups, codes, dorp, masks, route, rhops, cand, gend, used,
+                              ups, codes, dorp, masks, route, rhops, cand, gend, used,
                               ofrp, porp, rng, rec, hd, order, arr)
             else:
                 decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
-                              waitmask, codes, dorp, masks, route, rhops, cand, gend, used, ofrp,
+                              codes, dorp, masks, route, rhops, cand, gend, used, ofrp,
                               porp, rng, rec, hd, order)
         if ctr[C_STOPPED]:
             # SimPy processes the events already scheduled before its stop event — the one
