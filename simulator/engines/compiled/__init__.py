@@ -64,11 +64,12 @@ def placeholder_plans() -> tuple[Any, Any]:
     return _PLACEHOLDERS[0], _PLACEHOLDERS[1]
 
 
-def aligned_zeros(rows: int, cols: int) -> np.ndarray:
-    """A zeroed int64 array whose first row starts on a 64-byte cache line (NumPy aligns to 16
+def aligned_zeros(rows: int, cols: int, dtype: type = np.int64) -> np.ndarray:
+    """A zeroed array whose first row starts on a 64-byte cache line (NumPy aligns to 16
     bytes): the pools' and tables' rows are laid out so that a hop touches one line of each."""
-    buf = np.zeros(rows * cols + 8, np.int64)
-    skip = (-buf.ctypes.data % 64) // 8
+    size = np.dtype(dtype).itemsize
+    buf = np.zeros(rows * cols + 64 // size, dtype)
+    skip = (-buf.ctypes.data % 64) // size
     return buf[skip:skip + rows * cols].reshape(rows, cols)
 
 
@@ -153,7 +154,7 @@ class CompiledEngine:
                      kn.K_SER_ACK_NIC: spec.ack_nic_ser_ps, kn.K_WATCHDOG: spec.watchdog_ps,
                      kn.K_HAS_WINDOW: spec.window is not None, kn.K_W0: w[0], kn.K_W1: w[1],
                      kn.K_PROGRESS: progress_every, kn.K_WSIZE: wsize, kn.K_WMASK: wsize - 1,
-                     kn.K_NPV_NODE: npv_node, kn.K_WWORDS: (P1 + 63) // 64,
+                     kn.K_NPV_NODE: npv_node, kn.K_WWORDS: (P1 + 31) // 32,
                      kn.K_ADAPTIVE_VC: spec.adaptive_vc, kn.K_CTRL_CAP: ctrl_cap,
                      kn.K_CTRL0: NP + N,
                      kn.K_EV_RESERVE: self.ev_reserve, kn.K_PK_RESERVE: self.pk_reserve,
@@ -186,8 +187,8 @@ class CompiledEngine:
         pk[:, kn.P_NEXT] = _chain(n_pk)
         ctr[kn.C_PK_FREE_N] = n_pk
         a["pk"] = pk
-        qs = aligned_zeros(NPV, kn.q_ncol(P1))
-        a["qs"], a["qbuf"] = qs, aligned_zeros(NPV, cap).reshape(-1)
+        qs = aligned_zeros(NPV, kn.q_ncol(P1), np.int32)
+        a["qs"], a["qbuf"] = qs, aligned_zeros(NPV, cap, np.int32).reshape(-1)
         pt = aligned_zeros(NP + N, kn.T_NCOL)
         pt[:, kn.T_NAK_VC] = -1
         pt[:, kn.T_WAKE_AT] = -1
@@ -380,7 +381,7 @@ class CompiledEngine:
         down = np.where(ports >= NP, ports - NP, pt[ports, kn.T_DOWN])   # a NIC: its router
         slot = np.where(ports >= NP, spec.num_ports, pt[ports, kn.T_REV] - down * P1)
         queues = down[:, None] * npv + np.arange(npv)[None, :]
-        bits = (a["qs"][queues, kn.Q_WAIT + (slot >> 6)[:, None]] >> (slot & 63)[:, None]) & 1
+        bits = (a["qs"][queues, kn.Q_WAIT + (slot >> 5)[:, None]] >> (slot & 31)[:, None]) & 1
         row, local = np.nonzero(bits)
         return ports[row], queues[row, local]
 

@@ -18,7 +18,7 @@ nanoseconds per call in reference counting):
            ``heap`` the events beyond it — together the SimPy engine's batches, in the same
            (time, insertion) order
 ``qs``     per queue (``Q_*``): occupancy, ring-buffer head and length, statistics, wait bits;
-           ``qbuf`` the ring buffers (``capacity`` slots each)
+           ``qbuf`` the ring buffers (``capacity`` packet rows each, int32)
 ``pt``     per port id (``T_*``), NICs last: channel busy, dirty, ack/nak state, statistics
 ``nd``     per node (``N_*``): the NIC's source queue (a linked list through ``P_NEXT``, a
            row per message until its packets leave: ``P_LEFT``), pacing and handshake state,
@@ -92,8 +92,8 @@ P_NCOL = 24
 # one line, a port's per-hop columns the first line of its two
 E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT = range(6)
 E_NCOL = 8
-# a queue's row ends with its wait bits (``Q_WAIT`` on: a word per 64 inputs of its router),
-# padded to whole lines (``q_ncol``)
+# a queue's row (int32: what a hop reads of a queue is then half a line, or less) ends with its
+# wait bits (``Q_WAIT`` on: a word per 32 inputs of its router), padded to 32 bytes (``q_ncol``)
 Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_SNAP_OCC, Q_WAIT = range(8)
 (T_BUSY, T_DIRTY, T_DOWN, T_REV, T_LINK_BUSY, T_FREE_AT, T_NAK_VC, T_CHEAD, T_CLEN, T_WAKE_AT,
  T_FIRST, T_SNAP_BUSY) = range(12)
@@ -112,9 +112,9 @@ NO_EVENT = -1
 
 
 def q_ncol(num_inputs):
-    """Columns of a queue's row: the ``Q_*`` numbers and a wait word per 64 inputs of its
-    router, rounded up to whole cache lines."""
-    return (Q_WAIT + (num_inputs + 63) // 64 + 7) // 8 * 8
+    """Columns of a queue's row: the ``Q_*`` numbers and a wait word per 32 inputs of its
+    router, rounded up to eight (32 bytes: two queues to a cache line)."""
+    return (Q_WAIT + (num_inputs + 31) // 32 + 7) // 8 * 8
 
 
 # ============================================================================= raw views
@@ -466,7 +466,7 @@ def mark_dirty(ctr, pt, dl, pid):
 @njit(cache=True, inline="always")
 def wait_on(prm, qs, q, slot):
     """The upstream port entering q's router by its input ``slot`` waits for room in q."""
-    qs[q, Q_WAIT + (slot >> 6)] |= np.int64(1) << (slot & 63)
+    qs[q, Q_WAIT + (slot >> 5)] |= np.int64(1) << (slot & 31)
 
 
 @njit(cache=True, inline="always")
@@ -482,7 +482,7 @@ def wake(ctr, prm, qs, pt, dl, ups, q):
         return
     node = q // prm[K_NPV_NODE]
     for i in range(prm[K_P1]):               # the ports leading into the router, and its NIC
-        if (qs[q, Q_WAIT + (i >> 6)] >> (i & 63)) & 1:
+        if (qs[q, Q_WAIT + (i >> 5)] >> (i & 31)) & 1:
             mark_dirty(ctr, pt, dl, ups[node, i])
     for w in range(words):
         qs[q, Q_WAIT + w] = 0
