@@ -413,7 +413,8 @@ class CompiledEngine:
             NP = len(a["pt"]) - spec.num_nodes
             tl.busy_ps = a["pt"][:NP, kn.T_SNAP_BUSY].tolist()
             tl.packets = a["qs"][:, kn.Q_SNAP_PACKETS].tolist()
-            tl.occupancy = (a["qs"][:, kn.Q_SNAP_OCC] / max(1, int(c[kn.C_SNAP_SAMPLES]))).tolist()
+            # (no sample is taken after the window's end: the sums are the window's)
+            tl.occupancy = (a["qs"][:, kn.Q_OCC_SUM] / max(1, int(c[kn.C_SNAP_SAMPLES]))).tolist()
             # consumptions inside the window (counted as they happen: see the SimPy engine)
             tl.accepted = a["nd"][:, kn.N_ACCEPTED].tolist()
         return tl

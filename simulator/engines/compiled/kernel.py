@@ -94,7 +94,7 @@ E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT = range(6)
 E_NCOL = 8
 # a queue's row (int32: what a hop reads of a queue is then half a line, or less) ends with its
 # wait bits (``Q_WAIT`` on: a word per 32 inputs of its router), padded to 32 bytes (``q_ncol``)
-Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_SNAP_OCC, Q_WAIT = range(8)
+Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_READY_LO, Q_WAIT = range(8)
 (T_BUSY, T_DIRTY, T_DOWN, T_REV, T_LINK_BUSY, T_FREE_AT, T_NAK_VC, T_CHEAD, T_CLEN, T_WAKE_AT,
  T_FIRST, T_SNAP_BUSY) = range(12)
 T_NCOL = 16
@@ -372,16 +372,27 @@ def q_insert(prm, qs, qbuf, q, i, p):
 
 
 @njit(cache=True, inline="always")
+def low32(t):
+    """The low 32 bits of t as the signed number an int32 column stores."""
+    return ((t + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
+@njit(cache=True, inline="always")
 def q_append_ready(prm, pk, qs, qbuf, q, p):
-    """``ready``'s canonical order: among packets becoming ready together, oldest first."""
+    """``ready``'s canonical order: among packets becoming ready together, oldest first.  The
+    queue keeps the low bits of its last such time (``Q_READY_LO``): where they differ from
+    now, no packet in it became ready now, and its last packet's row need not be read."""
     i = qs[q, Q_LEN]
     now = pk[p, P_READY]
-    while i > 0:
-        last = q_at(prm, qs, qbuf, q, i - 1)
-        if pk[last, P_READY] == now and older(pk, p, last):
-            i -= 1
-        else:
-            break
+    lo = low32(now)
+    if qs[q, Q_READY_LO] == lo:
+        while i > 0:
+            last = q_at(prm, qs, qbuf, q, i - 1)
+            if pk[last, P_READY] == now and older(pk, p, last):
+                i -= 1
+            else:
+                break
+    qs[q, Q_READY_LO] = lo
     q_insert(prm, qs, qbuf, q, i, p)
 
 
@@ -1203,7 +1214,6 @@ def sample(ctr, qs, pt, nd, smp, which):
         qs[:, Q_SNAP_PACKETS] = qs[:, Q_PACKETS] - qs[:, Q_SNAP_PACKETS]
         pt[:, T_SNAP_BUSY] = pt[:, T_LINK_BUSY] - pt[:, T_SNAP_BUSY]
         nd[:, N_SNAP_ACCEPTED] = nd[:, N_ACCEPTED] - nd[:, N_SNAP_ACCEPTED]
-        qs[:, Q_SNAP_OCC] = qs[:, Q_OCC_SUM]
         ctr[C_SNAP_SAMPLES] = ctr[C_NSAMPLES]
 
 
@@ -1255,8 +1265,9 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
             ctr[C_NOW] = t
             marker = ctr[C_SEQ]
             while e != NO_EVENT and ev[e, E_TIME] == t and ev[e, E_SEQ] < marker:
-                wheel[pos, S_HEAD] = ev[e, E_NEXT]
-                if wheel[pos, S_HEAD] == NO_EVENT:
+                nxt = ev[e, E_NEXT]
+                wheel[pos, S_HEAD] = nxt
+                if nxt == NO_EVENT:
                     wheel[pos, S_TAIL] = NO_EVENT
                 if wheel[pos, S_HINT] == e:
                     wheel[pos, S_HINT] = NO_EVENT           # the hint leaves the list
