@@ -132,6 +132,8 @@ class CompiledEngine:
         npv_node = P1 * V
         ctrl_cap = V * cap + 2
         self.ev_reserve = 4 * NP + 4 * N + 64
+        # each wheel slot's block of event rows (``kernel.at``): about the reserve in all
+        evb = 1 << max(4, int(np.ceil(np.log2(self.ev_reserve / wsize))))
         # free packet rows a batch may take: a row per message posted at one time, a row per
         # NIC for the next packet of its message (kernel.srcq_popleft)
         self.pk_reserve = self._max_messages_at_once() + N + 64
@@ -156,7 +158,7 @@ class CompiledEngine:
                      kn.K_PROGRESS: progress_every, kn.K_WSIZE: wsize, kn.K_WMASK: wsize - 1,
                      kn.K_NPV_NODE: npv_node, kn.K_WWORDS: (P1 + 31) // 32,
                      kn.K_ADAPTIVE_VC: spec.adaptive_vc, kn.K_CTRL_CAP: ctrl_cap,
-                     kn.K_CTRL0: NP + N,
+                     kn.K_CTRL0: NP + N, kn.K_EVB: evb, kn.K_EVBLOCKS: wsize * evb,
                      kn.K_EV_RESERVE: self.ev_reserve, kn.K_PK_RESERVE: self.pk_reserve,
                      kn.K_RKIND: routing["kind"], kn.K_BASE: getattr(topo, "relative_base", 0),
                      kn.K_EVEN: (sum(1 << (2 * d) for d in range(topo.n))
@@ -176,12 +178,15 @@ class CompiledEngine:
         ctr[kn.C_EXPECTED] = -1 if spec.window is not None else wl.expected_measured
         a["ctr"] = ctr
         n_ev = max(2 * self.ev_reserve, 4096)
-        ev = aligned_zeros(n_ev, kn.E_NCOL)
-        ev[:, kn.E_NEXT] = _chain(n_ev)
+        blocks = wsize * evb
+        ev = aligned_zeros(blocks + n_ev, kn.E_NCOL)
+        ev[blocks:, kn.E_NEXT] = _chain(n_ev, blocks)
+        ctr[kn.C_EV_FREE] = blocks
         ctr[kn.C_EV_FREE_N] = n_ev
-        a["ev"], a["heap"] = ev, np.zeros(n_ev, np.int64)
+        a["ev"], a["heap"] = ev, np.zeros(blocks + n_ev, np.int64)
         a["wheel"] = aligned_zeros(wsize, kn.S_NCOL)
         a["wheel"][:] = -1
+        a["wheel"][:, kn.S_USED] = 0
         n_pk = max(4 * self.pk_reserve, 4096)
         pk = aligned_zeros(n_pk, kn.P_NCOL)
         pk[:, kn.P_NEXT] = _chain(n_pk)

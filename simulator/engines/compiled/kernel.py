@@ -77,7 +77,7 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  K_ACKNAK, K_SAW, K_CYC, K_DELAY, K_SER, K_LAT, K_SER_NIC, K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC,
  K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE, K_WMASK, K_NPV_NODE, K_WWORDS,
  K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE, K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED,
- K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_NPRM) = range(42)
+ K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_EVB, K_EVBLOCKS, K_NPRM) = range(44)
 # after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
 F_NIC_TICK, F_ETA, F_NPRM = range(3)
 
@@ -104,8 +104,9 @@ R_LAT, R_NET, R_HOPS, R_SRC, R_DST, R_DER, R_NCOL = range(7)
 H_HI, H_LO, H_PID, H_VC, H_PKT, H_NCOL = range(6)
 W_TIME, W_SRC, W_DST, W_PACKETS, W_MEASURED, W_NCOL = range(6)
 V_BUBBLE, V_ORDER, V_RANK, V_NCOL = range(4)
-# a timing-wheel slot: its list's head and tail, the tail's time, the search hint and its time
-S_HEAD, S_TAIL, S_TAIL_T, S_HINT, S_HINT_T = range(5)
+# a timing-wheel slot: its list's head and tail, the tail's time, the search hint and its time,
+# the rows of its block of the event pool taken (``at``)
+S_HEAD, S_TAIL, S_TAIL_T, S_HINT, S_HINT_T, S_USED = range(6)
 S_NCOL = 8
 
 NO_EVENT = -1
@@ -235,17 +236,32 @@ def heap_pop(ctr, ev, heap):
 
 @njit(cache=True, inline="always")
 def at(ctr, prm, ev, wheel, heap, t, kind, a, b):
-    """Schedule an action at time t ps (>= now), after every action scheduled before it."""
-    e = ctr[C_EV_FREE]
-    ctr[C_EV_FREE] = ev[e, E_NEXT]
-    ctr[C_EV_FREE_N] -= 1
+    """Schedule an action at time t ps (>= now), after every action scheduled before it.
+
+    Its row: each wheel slot owns a block of ``K_EVB`` rows at the start of the pool, taken in
+    turn and all given back when the slot is left, so that a slot's events, read one after the
+    other when its time comes, lie side by side (rows taken from a free list lie anywhere and
+    are long out of cache by then); past the block, and beyond the wheel, the free list."""
+    slot = slot_of(t, prm[K_CYC])
+    in_wheel = slot < ctr[C_CUR_SLOT] + prm[K_WSIZE]
+    e = NO_EVENT
+    if in_wheel:
+        pos = slot & prm[K_WMASK]
+        used = wheel[pos, S_USED]
+        if used < prm[K_EVB]:
+            wheel[pos, S_USED] = used + 1
+            e = pos * prm[K_EVB] + used
+    if e == NO_EVENT:
+        e = ctr[C_EV_FREE]
+        ctr[C_EV_FREE] = ev[e, E_NEXT]
+        ctr[C_EV_FREE_N] -= 1
     ev[e, E_TIME] = t
     ev[e, E_SEQ] = ctr[C_SEQ]
     ctr[C_SEQ] += 1
     ev[e, E_KIND] = kind
     ev[e, E_A] = a
     ev[e, E_B] = b
-    if slot_of(t, prm[K_CYC]) < ctr[C_CUR_SLOT] + prm[K_WSIZE]:
+    if in_wheel:
         wheel_insert(ctr, prm, ev, wheel, e)
     else:
         heap_push(ctr, ev, heap, e)
@@ -262,10 +278,12 @@ def at_edge(ctr, prm, ev, wheel, heap, t, kind, a, b, delay):
 
 
 @njit(cache=True, inline="always")
-def ev_free(ctr, ev, e):
-    ev[e, E_NEXT] = ctr[C_EV_FREE]
-    ctr[C_EV_FREE] = e
-    ctr[C_EV_FREE_N] += 1
+def ev_free(ctr, prm, ev, e):
+    """Give back a row of the free list (a slot's block comes back whole, ``advance_slot``)."""
+    if e >= prm[K_EVBLOCKS]:
+        ev[e, E_NEXT] = ctr[C_EV_FREE]
+        ctr[C_EV_FREE] = e
+        ctr[C_EV_FREE_N] += 1
 
 
 @njit(cache=True, inline="always")
@@ -274,6 +292,7 @@ def advance_slot(ctr, prm, ev, wheel, heap):
     into range).  False when no event is left anywhere."""
     cyc = prm[K_CYC]
     while True:
+        wheel[ctr[C_CUR_SLOT] & prm[K_WMASK], S_USED] = 0      # the slot left is empty
         if ctr[C_WHEEL_N] == 0:
             if ctr[C_HEAP_N] == 0:
                 return False
@@ -1276,7 +1295,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                 kind = ev[e, E_KIND]
                 a = ev[e, E_A]
                 b = ev[e, E_B]
-                ev_free(ctr, ev, e)
+                ev_free(ctr, prm, ev, e)
                 if kind == EV_READY:
                     ready(ctr, prm, pk, qs, qbuf, pt, dl, a, b)
                 elif kind == EV_TX_END:
