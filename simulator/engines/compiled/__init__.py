@@ -132,8 +132,8 @@ class CompiledEngine:
         npv_node = P1 * V
         ctrl_cap = V * cap + 2
         self.ev_reserve = 4 * NP + 4 * N + 64
-        # each wheel slot's block of event rows (``kernel.at``): about the reserve in all
-        evb = 1 << max(4, int(np.ceil(np.log2(self.ev_reserve / wsize))))
+        # each wheel slot's block of event rows (``kernel.at``): the reserve in all
+        evb = max(16, self.ev_reserve // wsize)
         # free packet rows a batch may take: a row per message posted at one time, a row per
         # NIC for the next packet of its message (kernel.srcq_popleft)
         self.pk_reserve = self._max_messages_at_once() + N + 64
@@ -177,7 +177,8 @@ class CompiledEngine:
         ctr[kn.C_STOP_AT] = -1
         ctr[kn.C_EXPECTED] = -1 if spec.window is not None else wl.expected_measured
         a["ctr"] = ctr
-        n_ev = max(2 * self.ev_reserve, 4096)
+        # the free list: the reserve and some (the slots' blocks take most events; it grows)
+        n_ev = self.ev_reserve + 4096
         blocks = wsize * evb
         ev = aligned_zeros(blocks + n_ev, kn.E_NCOL)
         ev[blocks:, kn.E_NEXT] = _chain(n_ev, blocks)
