@@ -88,12 +88,13 @@ F_NIC_TICK, F_ETA, F_NPRM = range(3)
  P_DER, P_AVAIL, P_ENTER, P_RETRIES, P_NEXT, P_LEFT) = range(19)
 P_NCOL = 24
 # the rows of the event pool, the timing wheel, the queues and the ports are padded to whole
-# cache lines and allocated 64-byte aligned (``aligned_zeros``): an event, a slot or a queue is
-# one line, a port's per-hop columns the first line of its two
+# cache lines (a queue's to half of one) and allocated 64-byte aligned (``aligned_zeros``): an
+# event or a slot is one line, a queue half of one, a port's per-hop columns the first line of
+# its two
 E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT = range(6)
 E_NCOL = 8
-# a queue's row (int32: what a hop reads of a queue is then half a line, or less) ends with its
-# wait bits (``Q_WAIT`` on: a word per 32 inputs of its router), padded to 32 bytes (``q_ncol``)
+# a queue's row (int32) ends with its wait bits (``Q_WAIT`` on: a word per 32 inputs of its
+# router), padded to 32 bytes (``q_ncol``)
 Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_READY_LO, Q_WAIT = range(8)
 (T_BUSY, T_DIRTY, T_DOWN, T_REV, T_LINK_BUSY, T_FREE_AT, T_NAK_VC, T_CHEAD, T_CLEN, T_WAKE_AT,
  T_FIRST, T_SNAP_BUSY) = range(12)
