@@ -156,7 +156,7 @@ class CompiledEngine:
                      kn.K_SER_ACK_NIC: spec.ack_nic_ser_ps, kn.K_WATCHDOG: spec.watchdog_ps,
                      kn.K_HAS_WINDOW: spec.window is not None, kn.K_W0: w[0], kn.K_W1: w[1],
                      kn.K_PROGRESS: progress_every, kn.K_WSIZE: wsize, kn.K_WMASK: wsize - 1,
-                     kn.K_NPV_NODE: npv_node, kn.K_WWORDS: (P1 + 31) // 32,
+                     kn.K_NPV_NODE: npv_node, kn.K_WWORDS: kn.wait_words(P1),
                      kn.K_ADAPTIVE_VC: spec.adaptive_vc, kn.K_CTRL_CAP: ctrl_cap,
                      kn.K_CTRL0: NP + N, kn.K_EVB: evb, kn.K_EVBLOCKS: wsize * evb,
                      kn.K_EV_RESERVE: self.ev_reserve, kn.K_PK_RESERVE: self.pk_reserve,
@@ -201,12 +201,15 @@ class CompiledEngine:
         pt[:, kn.T_FIRST] = -1
         pt[:, kn.T_DOWN] = -1
         pt[:, kn.T_REV] = -1
+        pt[:, kn.T_IN] = -1
         nbr = spec.neighbor
         present = nbr >= 0
         router = pt[:NP].reshape(N, P1, kn.T_NCOL)
         router[:, :nports, kn.T_DOWN] = nbr
         rev = np.where(present, nbr * P1 + spec.reverse_port, -1)
         router[:, :nports, kn.T_REV] = rev
+        router[:, :nports, kn.T_IN] = np.where(present, spec.reverse_port, -1)
+        pt[NP:, kn.T_IN] = nports                 # a NIC enters its router by the NIC input
         a["pt"] = pt
         nd = np.zeros((N, kn.N_NCOL), np.int64)
         nd[:, kn.N_SRCH] = -1
@@ -385,7 +388,7 @@ class CompiledEngine:
         pt = a["pt"]
         ports = ports[(ports >= NP) | (pt[ports, kn.T_DOWN] >= 0)]
         down = np.where(ports >= NP, ports - NP, pt[ports, kn.T_DOWN])   # a NIC: its router
-        slot = np.where(ports >= NP, spec.num_ports, pt[ports, kn.T_REV] - down * P1)
+        slot = pt[ports, kn.T_IN]
         queues = down[:, None] * npv + np.arange(npv)[None, :]
         bits = (a["qs"][queues, kn.Q_WAIT + (slot >> 5)[:, None]] >> (slot & 31)[:, None]) & 1
         row, local = np.nonzero(bits)

@@ -96,8 +96,10 @@ E_NCOL = 8
 # a queue's row (int32) ends with its wait bits (``Q_WAIT`` on: a word per 32 inputs of its
 # router), padded to 32 bytes (``q_ncol``)
 Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_READY_LO, Q_WAIT = range(8)
-(T_BUSY, T_DIRTY, T_DOWN, T_REV, T_LINK_BUSY, T_FREE_AT, T_NAK_VC, T_CHEAD, T_CLEN, T_WAKE_AT,
- T_FIRST, T_SNAP_BUSY) = range(12)
+# a port's row: T_IN is the input by which its link enters the downstream router (a NIC's:
+# its router's NIC input), where a port that waits for room there sets its wait bit
+(T_BUSY, T_DIRTY, T_DOWN, T_REV, T_IN, T_LINK_BUSY, T_FREE_AT, T_NAK_VC, T_CHEAD, T_CLEN,
+ T_WAKE_AT, T_FIRST, T_SNAP_BUSY) = range(13)
 T_NCOL = 16
 (N_SRCH, N_SRCT, N_NEXT_AVAIL, N_SRC_SEQ, N_NIC_WAKE, N_OUTSTANDING, N_NIC_FREE_AT, N_FINISH,
  N_ACCEPTED, N_SNAP_ACCEPTED, N_NCOL) = range(11)
@@ -113,10 +115,16 @@ S_NCOL = 8
 NO_EVENT = -1
 
 
+def wait_words(num_inputs):
+    """Wait words of a queue's row (``K_WWORDS``): a bit per input of its router, 32 to a
+    word (``wait_on``)."""
+    return (num_inputs + 31) // 32
+
+
 def q_ncol(num_inputs):
-    """Columns of a queue's row: the ``Q_*`` numbers and a wait word per 32 inputs of its
-    router, rounded up to eight (32 bytes: two queues to a cache line)."""
-    return (Q_WAIT + (num_inputs + 31) // 32 + 7) // 8 * 8
+    """Columns of a queue's row: the ``Q_*`` numbers and its wait words, rounded up to eight
+    (32 bytes: two queues to a cache line)."""
+    return (Q_WAIT + wait_words(num_inputs) + 7) // 8 * 8
 
 
 # ============================================================================= raw views
@@ -789,8 +797,7 @@ def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, dorp,
         return True
     v = pt[pid, T_DOWN]
     ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-    q2 = select(prm, qs, cand, gend, rng, ng, v, port, vc, 1,
-                pt[pid, T_REV] - v * prm[K_P1])   # our input at v
+    q2 = select(prm, qs, cand, gend, rng, ng, v, port, vc, 1, pt[pid, T_IN])
     if q2 < 0:
         return False
     now = ctr[C_NOW]
