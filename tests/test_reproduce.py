@@ -82,6 +82,23 @@ def test_the_curves_use_the_reference_simulators_tori_and_load_ranges(configs):
     assert curves16[0].data["topology"]["dims"] == [16, 16, 16]
 
 
+def test_a_paper_guess_starts_each_curve_at_its_published_gamma_star(configs, tmp_path, capsys):
+    data = yaml.safe_load((configs / "reference" / "k8.yaml").read_text())
+    paper = ofr_table.paper_table2().set_index(["pattern", "algorithm", "k"])["gamma_star"]
+    for k in (8, 16):
+        curves = ofr_table.build_curves(data, k=k, patterns=list(ofr_table.PATTERNS),
+                                        algorithms=["abr", "ofr", "dor"], overrides=[],
+                                        quick=False, guess="paper")
+        for c in curves:
+            key = (c.params["pattern"], c.params["algorithm"], k)
+            assert c.guess == (paper[key] if key in paper.index else None)
+    assert {c.guess for c in curves if c.params["algorithm"] == "dor"} == {None}
+    assert main(["reproduce", "ofr-table2", "--guess", "paper", "--configs", str(configs),
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "--guess: starts a bisecting search: add --search bisect" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
 def test_per_curve_keys_cannot_be_overridden_with_set(configs, capsys):
     rc = main(["reproduce", "ofr-table2", "--quick", "--configs", str(configs),
                "--set", "routing.algorithm=dor", "--out", str(configs / "x")])

@@ -3,6 +3,7 @@ real sweep."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pandas as pd
@@ -269,6 +270,39 @@ def test_bisection_finds_the_climbing_gamma_star_of_a_monotone_curve_in_log_runs
     assert bisecting.remaining_bound() == 0
 
 
+@given(threshold=st.integers(min_value=0, max_value=len(GRID)),
+       guess=st.floats(min_value=0.0, max_value=1.5), finite_mode=st.booleans())
+def test_a_guessed_bisection_finds_the_same_gamma_star_and_two_runs_confirm_a_right_guess(
+        threshold, guess, finite_mode):
+    """Saturated from grid index ``threshold`` on: a bisection that starts from any guess ends
+    at the climbing search's γ*; before each run, remaining_bound() is at least the runs still
+    to come; a guess equal to γ* takes the guess and the load above it (plus the baseline)."""
+    edge = GRID[threshold] if threshold < len(GRID) else 2.0
+    if finite_mode:
+        point = finite(lambda load: 100.0 if load_key(load) < edge else 500.0)
+        threshold = threshold or len(GRID)       # all at the baseline's latency: all sustained
+    else:
+        point = window([g for g in GRID if g >= edge])
+    mode = "finite" if finite_mode else "window"
+    climbing = CurveSearch(GRID, mode)
+    climb(climbing, point)
+    for g in (guess, GRID[threshold - 1] if threshold > 0 else None):
+        if g is None:
+            continue
+        s = CurveSearch(GRID, mode, search="bisect", guess=g)
+        bounds, ran = [], []
+        while (proposal := s.next_load(set())) is not None:
+            bounds.append(s.remaining_bound())
+            ran.append(proposal[0])
+            s.record(proposal[0], point(proposal[0]))
+        assert s.result().gamma_star == climbing.result().gamma_star
+        assert s.result().complete and s.remaining_bound() == 0
+        assert all(b >= len(ran) - i for i, b in enumerate(bounds))
+        assert len(ran) == len(set(ran))
+        if g != guess:                               # the right guess
+            assert set(ran) == {g, *GRID[threshold:threshold + 1], *([0.1] * finite_mode)}
+
+
 def test_bisection_waits_for_its_probe_and_uses_runs_it_is_given():
     s = CurveSearch(GRID, "window", search="bisect")
     load, role = s.next_load(set())
@@ -299,6 +333,17 @@ def test_a_bisecting_sweep_resumes_from_a_climbing_one(tmp_path):
     fresh = run_sweep(curves, tmp_path / "fresh", run_fn=fake_run, search="bisect",
                       plots=False, progress=False)
     assert fresh.curves[0].result.gamma_star == 0.3 and len(CALLS) < len(climbed)
+
+
+def test_a_bisecting_sweep_starts_each_curve_at_its_guess(tmp_path):
+    """Saturated above 0.33: guessed right, two runs; guessed low, it gallops up to it."""
+    grid = parse_loads("0.1:0.6:0.05")
+    for guess, loads in ((0.3, [0.3, 0.35]), (0.1, [0.1, 0.15, 0.25, 0.45, 0.35, 0.3])):
+        curves = [dataclasses.replace(c, guess=guess) for c in make_curves(small(), grid, [])]
+        CALLS.clear()
+        out = run_sweep(curves, tmp_path / str(guess), run_fn=fake_run, search="bisect",
+                        plots=False, progress=False)
+        assert CALLS == loads and out.curves[0].result.gamma_star == 0.3
 
 
 def test_a_sweep_that_runs_nothing_reports_from_the_finished_points(tmp_path):

@@ -202,6 +202,10 @@ class CurveSearch:
         Finite mode: the load whose latency the 1.2× rule compares with (0.10).
     search : {"climb", "bisect"}
         Climb the grid from the bottom (default) or bisect it (module docstring).
+    guess : float, optional
+        Bisecting search: where γ* is expected (e.g. a published value).  The search runs the
+        grid load nearest to it first and gallops outward until it has a bracket
+        (:meth:`_probe`); γ* is the same as without a guess, only the number of runs differs.
 
     Examples
     --------
@@ -216,7 +220,7 @@ class CurveSearch:
     def __init__(self, grid: Iterable[float], mode: str, *, stop_after: int = STOP_AFTER,
                  refine_steps: int = 0, full: bool = False,
                  baseline_load: float = BASELINE_LOAD, factor: float = LATENCY_FACTOR,
-                 search: str = "climb"):
+                 search: str = "climb", guess: float | None = None):
         self.grid = sorted({load_key(g) for g in grid})
         if not self.grid:
             raise ValueError("empty load grid")
@@ -226,7 +230,13 @@ class CurveSearch:
             raise ValueError(f"search must be one of {', '.join(SEARCHES)}, not {search!r}")
         if search == "bisect" and full:
             raise ValueError("a bisecting search cannot run the full grid (full=True)")
+        if guess is not None and search != "bisect":
+            raise ValueError("a guess needs the bisecting search (search='bisect')")
         self.search = search
+        # the grid load nearest the guess (the lower of two equally near)
+        self._guess_index = (None if guess is None else
+                             min(range(len(self.grid)),
+                                 key=lambda i: (abs(self.grid[i] - guess), i)))
         self.mode = mode
         self.stop_after = stop_after
         self.refine_steps = max(0, int(refine_steps))
@@ -311,6 +321,37 @@ class CurveSearch:
                   if (v := self.verdict(g)) is not None and v.sustained), default=-1)
         return lo, hi
 
+    def _probe(self, lo: int, hi: int) -> int:
+        """Bisecting search: the grid index to run next inside the bracket (``lo``, ``hi``).
+
+        Without a guess, the middle.  With one, the guess itself first; then, while the
+        bracket is open on one side (nothing saturated above a sustained guess, nothing
+        sustained below a saturated one), gallop away from the guess in steps of 1, 2, 4, ...
+        grid loads; once both sides are known, bisect.  A right guess costs two runs (the
+        guess and the grid load above it)."""
+        g = self._guess_index
+        if g is not None:
+            if lo < g < hi:
+                return g
+            if g <= lo and hi == len(self.grid):
+                return min(lo + (lo - g) + 1, hi - 1)
+            if g >= hi and lo == -1:
+                return max(hi - (g - hi) - 1, 0)
+        return (lo + hi) // 2
+
+    def _probes_needed(self, lo: int, hi: int) -> int:
+        """Bisecting search: the most runs :meth:`_probe` may still make from the bracket
+        (``lo``, ``hi``), over every place γ* may turn out to be in it."""
+        worst = 0
+        for top in range(lo, hi):               # the highest sustained grid index
+            a, b, n = lo, hi, 0
+            while a + 1 < b:
+                i = self._probe(a, b)
+                a, b = (i, b) if i <= top else (a, i)
+                n += 1
+            worst = max(worst, n)
+        return worst
+
     def _bisection(self) -> tuple[float | None, float | None, int]:
         """Walk the refinement from finished runs: (lo, next mid to run or None, steps done)."""
         best, first_sat, decided, _ = self._grid_decision()
@@ -345,7 +386,7 @@ class CurveSearch:
             lo, hi = self._bracket()
             if hi is None:
                 return None
-            return self.grid[(lo + hi) // 2], "grid"
+            return self.grid[self._probe(lo, hi)], "grid"
         if not over:
             ceiling = self._ceiling()
             for g in self.grid:
@@ -381,8 +422,7 @@ class CurveSearch:
         _, _, _, over = self._grid_decision()
         if self.search == "bisect" and not over:
             lo, hi = self._bracket()
-            span = (hi if hi is not None else len(self.grid)) - lo - 1
-            n = math.ceil(math.log2(span + 1)) - len(in_flight)
+            n = self._probes_needed(lo, len(self.grid) if hi is None else hi) - len(in_flight)
             if self.baseline is not None and self.baseline not in busy:
                 n += 1
             return max(0, n) + self.refine_steps

@@ -174,6 +174,9 @@ class Curve:
         Set when the curve is one of several seeds of the same config (``--seeds N``): the
         curves with equal ``label`` are its replications, and the sweep runs every load any of
         them runs with all of them.
+    guess : float, optional
+        Where γ* is expected (e.g. a published value): a bisecting search starts there
+        (:class:`~icsim.experiments.pipeline.saturation.CurveSearch`); ignored by climbing.
     """
 
     label: str
@@ -181,6 +184,7 @@ class Curve:
     grid: list[float]
     params: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
+    guess: float | None = None
     _validated: Config | None = field(default=None, repr=False, compare=False)
 
     def config(self, load: float) -> Config:
@@ -617,7 +621,8 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
         cfg = c.config(c.grid[0])
         searches.append(CurveSearch(c.grid, cfg.run.mode, stop_after=stop_after,
                                     refine_steps=refine, full=full, baseline_load=baseline_load,
-                                    search=search))
+                                    search=search,
+                                    guess=c.guess if search == "bisect" else None))
     provenance = {"version": package_version(), "git_commit": git_commit()}
     siblings = [[j for j, d in enumerate(curves) if j != i and d.seed is not None
                  and c.seed is not None and d.label == c.label] for i, c in enumerate(curves)]

@@ -194,6 +194,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="climb each load grid from 0.10 (default, as the paper) or bisect "
                              "it (about half the runs; assumes saturation is monotone in load; "
                              "starts from the runs already in --out)")
+    parser.add_argument("--guess", choices=("paper",), default=None,
+                        help="with --search bisect: start each curve's bisection at the "
+                             "paper's γ* and gallop outward from it (the same γ*; two runs "
+                             "plus the baseline where the paper's value holds)")
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing: write the tables, figures and report from the runs "
                              "already in --out (unfinished searches marked incomplete)")
@@ -215,8 +219,11 @@ def default_configs_dir() -> Path:
 
 # ---------------------------------------------------------------------------------- curves
 def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithms: list[str],
-                 overrides: list[str], quick: bool) -> list[Curve]:
-    """Patterns × algorithms curves of one profile's config."""
+                 overrides: list[str], quick: bool, guess: str | None = None) -> list[Curve]:
+    """Patterns × algorithms curves of one profile's config; ``guess="paper"`` gives each the
+    paper's γ* at this k (where it has one) as where a bisecting search starts."""
+    paper = (paper_table2().set_index(["pattern", "algorithm", "k"])["gamma_star"]
+             if guess == "paper" else None)
     user_keys = {".".join(parse_override(o)[0]) for o in overrides}
     for key, flag in RESERVED.items():
         if key in user_keys:
@@ -235,8 +242,11 @@ def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithm
                         set_path(d, key, value)
             if "topology.dims" not in user_keys:
                 set_path(d, "topology.dims", list(QUICK_DIMS if quick else torus_dims(pattern, k)))
+            start = None
+            if paper is not None and (pattern, algorithm, k) in paper.index:
+                start = _num(paper[(pattern, algorithm, k)])
             curves.append(Curve(f"{pattern} {algorithm}", d, grid,
-                                {"pattern": pattern, "algorithm": algorithm}))
+                                {"pattern": pattern, "algorithm": algorithm}, guess=start))
     return curves
 
 
@@ -395,6 +405,8 @@ def run(args: argparse.Namespace) -> int:
         Path("runs") / f"ofr-table2-k{args.k}{'-quick' if args.quick else ''}"
     user_keys = {".".join(parse_override(o)[0]) for o in args.overrides}
     comparable = not args.quick and "topology.dims" not in user_keys
+    if args.guess and args.search != "bisect":
+        raise ConfigError("--guess", "starts a bisecting search: add --search bisect")
 
     # every config is read and every curve validated before the first run
     plans = []
@@ -409,7 +421,7 @@ def run(args: argparse.Namespace) -> int:
         curves = build_curves(data, k=args.k, patterns=args.patterns,
                               algorithms=args.algorithms,
                               overrides=args.overrides + engine_overrides(args),
-                              quick=args.quick)
+                              quick=args.quick, guess=args.guess)
         for c in curves:
             c.config(c.grid[0])
         # the digest of the config's values (canonical JSON), so that comments do not change it
@@ -446,7 +458,7 @@ def run(args: argparse.Namespace) -> int:
     provenance = {
         "reproduction": "ofr-table2", "k": args.k, "profiles": profiles, "quick": args.quick,
         "algorithms": args.algorithms, "patterns": args.patterns, "overrides": args.overrides,
-        "full": args.full, "refine": args.refine, "search": args.search,
+        "full": args.full, "refine": args.refine, "search": args.search, "guess": args.guess,
         "report_only": args.report_only,
         "date": started, "wall_s": round(wall, 1), "git_commit": git_commit(),
         "version": package_version(), "backend": backend,
