@@ -296,6 +296,7 @@ def seed_streams(seed: int, n_nodes: int) -> dict[str, Any]:
 
 def build(cfg: Config) -> Model:
     """Check and build everything a run needs (module docstring)."""
+    from icsim.simulator.results import growth_limit
     from icsim.traffic.load import gamma1_packet_period_ns
     from icsim.traffic.workloads import open_loop, scheduled
 
@@ -305,6 +306,9 @@ def build(cfg: Config) -> Model:
     rc, lc, nc, run = cfg.router, cfg.link, cfg.nic, cfg.run
     size = cfg.packet.size_bytes
     finite = run.mode == "finite" or cfg.traffic.workload != "open"
+    if finite and run.stop_when_saturated:
+        raise ConfigError("run.stop_when_saturated", "stops a run as its measurement window "
+                          "closes: needs run.mode window and open-loop traffic")
     if finite:
         window = None
         horizon = ps(run.max_time_us * 1000) if run.max_time_us else None
@@ -333,7 +337,8 @@ def build(cfg: Config) -> Model:
         nic_tick_ps=gamma1 * 1000.0 / nc.injection_rate_factor,
         window=window, horizon_ps=horizon,
         watchdog_ps=max(ps(run.watchdog_us * 1000), 2 * hop),
-        gamma1_period_ns=gamma1, seed=cfg.seed)
+        gamma1_period_ns=gamma1, seed=cfg.seed, stop_when_saturated=run.stop_when_saturated,
+        growth_limit=growth_limit(cfg.traffic.message_packets))
     streams = seed_streams(cfg.seed, topo.num_nodes)
     if cfg.traffic.workload == "open":
         workload = open_loop(cfg, topo, prep.pattern, streams["nodes"], window, horizon)

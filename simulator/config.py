@@ -211,6 +211,7 @@ class RunConfig(_Section):
     messages_per_node: int = Int(32, ge=1, le=1 << 20)
     watchdog_us: float = Num(50.0, gt=0, le=MAX_US)
     max_time_us: float | None = Num(None, gt=0, le=MAX_US)
+    stop_when_saturated: bool = Field(False, strict=True)
 
 
 class Config(_Section):

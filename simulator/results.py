@@ -14,6 +14,13 @@ through the window: their mean backlog over the last quarter of the window excee
 first quarter by more than max(1, M/4) packets per node.  ``saturation_reason`` names the
 rule and the numbers it compared.
 
+Rules (b) and (c) are decided when the window closes: nothing the drain does changes them.  With
+``run.stop_when_saturated`` the engines evaluate them then (:func:`window_rule`) and, when one
+fires, stop the run there instead of draining it (a large part of a saturated run's cost):
+the record is saturated by the same rule, its ``saturation_reason`` says the run stopped, and
+its latency statistics cover only the measured packets delivered by the window's end.  A
+sustained load's record is unchanged by the option.
+
 Finite mode (the OutFlank reference method; collectives and traces)
 -------------------------------------------------------------------
 Every packet is measured and the run ends when the last one is consumed
@@ -29,12 +36,49 @@ import math
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from icsim.simulator.stats import DEROUTE_KINDS, LATENCY_BIN_EDGES_NS, Tally
 
 VERSION_FALLBACK = "0.0.0"
 #: window mode: sustained needs accepted >= this x the measured offered load
 THROUGHPUT_RATIO = 0.95
+#: :func:`window_rule`'s verdicts
+SUSTAINED, THROUGHPUT, GROWING_QUEUES = 0, 1, 2
+STOPPED_TEXT = "; the run stopped as the window closed (run.stop_when_saturated)"
+
+
+def growth_limit(message_packets: int) -> float:
+    """Window mode: source queues may grow by this many packets per node through the window
+    (max(1, M/4) for M-packet messages) before the load counts as saturated."""
+    return max(1.0, message_packets / 4)
+
+
+@njit(cache=True)
+def window_rule(window_delivered, measured, in_sources, num_nodes, window_ns, gamma1_ns,
+                limit):
+    """Window mode's rules (b) and (c) (module docstring) on the window's counts: packets
+    consumed inside it, measured packets created in it, the packets at the NICs at each sample
+    (``in_sources``).  :data:`THROUGHPUT` when accepted < 0.95 x offered,
+    :data:`GROWING_QUEUES` when the source queues grew by more than ``limit`` per node,
+    :data:`SUSTAINED` otherwise.  One function for both engines (compiled: they call it as the
+    window closes, with ``run.stop_when_saturated``) and for :func:`saturation_reason`."""
+    accepted = window_delivered / num_nodes / window_ns * gamma1_ns
+    offered = measured / num_nodes / window_ns * gamma1_ns
+    if offered > 0 and accepted / offered < THROUGHPUT_RATIO:
+        return THROUGHPUT
+    n = len(in_sources)
+    if n >= 8:
+        q = n // 4
+        growth = (np.mean(in_sources[n - q:]) - np.mean(in_sources[:q])) / num_nodes
+        if growth > limit:
+            return GROWING_QUEUES
+    return SUSTAINED
+
+
+def in_sources(tally: Tally) -> np.ndarray:
+    """The packets at the NICs at each window sample (what :func:`window_rule` reads)."""
+    return np.array([v for _, v in tally.samples], dtype=np.int64)
 
 
 def package_version() -> str:
@@ -108,7 +152,7 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
         "workload": workload.kind,
     }
     expected = tally.expected_measured if tally.expected_measured >= 0 else tally.measured
-    unfinished = tally.measured_delivered < expected
+    unfinished = tally.measured_delivered < expected and not tally.stopped_by_rule
     if finite:
         span = tally.last_consume
         res["accepted_load"] = (tally.delivered / N) / (span / 1000.0) * t1 if span else 0.0
@@ -123,8 +167,10 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
         wl_ns = (w1 - w0) / 1000.0
         res["accepted_load"] = tally.window_delivered / N / wl_ns * t1
         res["offered_measured_load"] = tally.measured / N / wl_ns * t1
-        reason = saturation_reason(config, tally, unfinished, res["accepted_load"],
+        reason = saturation_reason(spec, tally, unfinished, res["accepted_load"],
                                    res["offered_measured_load"])
+        if tally.stopped_by_rule:
+            reason += STOPPED_TEXT
     res.update(packet_summary(tally, spec.topology))
     res["packets_measured"] = tally.measured if not finite else tally.expected_measured
     res["packets_delivered"] = tally.measured_delivered
@@ -146,7 +192,7 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
     return res
 
 
-def saturation_reason(config: Any, tally: Tally, unfinished: bool, accepted: float,
+def saturation_reason(spec: Any, tally: Tally, unfinished: bool, accepted: float,
                       offered: float) -> str | None:
     """Window mode's verdict (module docstring): None when the load is sustained, else the rule
     that fired and the numbers it compared (``"throughput: accepted 0.181 < 0.95 x offered
@@ -157,17 +203,18 @@ def saturation_reason(config: Any, tally: Tally, unfinished: bool, accepted: flo
         expected = tally.expected_measured if tally.expected_measured >= 0 else tally.measured
         return (f"unfinished: {expected - tally.measured_delivered} of {expected} measured "
                 f"packets undelivered at the end of the drain{stuck_text(tally)}")
-    if offered > 0 and accepted / offered < THROUGHPUT_RATIO:
+    w0, w1 = spec.window
+    s, limit = in_sources(tally), spec.growth_limit
+    rule = window_rule(tally.window_delivered, tally.measured, s, tally.num_nodes,
+                       (w1 - w0) / 1000.0, spec.gamma1_period_ns, limit)
+    if rule == THROUGHPUT:
         return (f"throughput: accepted {accepted:.4g} < {THROUGHPUT_RATIO} x offered "
                 f"{offered:.4g} (measured)")
-    s = [v for _, v in tally.samples]
-    if len(s) >= 8:
+    if rule == GROWING_QUEUES:
         q = len(s) // 4
         growth = (np.mean(s[-q:]) - np.mean(s[:q])) / tally.num_nodes
-        limit = max(1.0, config.traffic.message_packets / 4)
-        if growth > limit:
-            return (f"growing_queues: source queues grew by {growth:.3g} packets per node "
-                    f"through the window (> {limit:.3g})")
+        return (f"growing_queues: source queues grew by {growth:.3g} packets per node "
+                f"through the window (> {limit:.3g})")
     return None
 
 

@@ -62,6 +62,11 @@ class NetworkSpec:
         Deadlock watchdog period.
     gamma1_period_ns : float
         Per-node packet period at γ = 1 (the load normalisation).
+    stop_when_saturated : bool
+        Window mode: stop as the window closes if the throughput or source-queue rule
+        (:func:`icsim.simulator.results.window_rule`) already finds the load saturated.
+    growth_limit : float
+        The source-queue rule's limit (:func:`icsim.simulator.results.growth_limit`).
     """
 
     topology: Any
@@ -91,6 +96,8 @@ class NetworkSpec:
     watchdog_ps: int
     gamma1_period_ns: float
     seed: int
+    stop_when_saturated: bool
+    growth_limit: float
 
     # ------------------------------------------------------------------ sizes
     @property

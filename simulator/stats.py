@@ -39,7 +39,9 @@ class Tally:
     (per queue id, mean over the samples), ``accepted`` (per node, consumed inside the
     window).  ``stuck_ports``:
     router ports whose queue heads had not moved since the last watchdog check when the run
-    ended (:mod:`icsim.simulator.engines.deadlock`).
+    ended (:mod:`icsim.simulator.engines.deadlock`).  ``stopped_by_rule``: the window rule
+    (:func:`icsim.simulator.results.window_rule`) that stopped the run as its window closed
+    (``run.stop_when_saturated``), 0 if none did.
     """
 
     num_nodes: int
@@ -68,6 +70,7 @@ class Tally:
     occupancy: Any = None
     accepted: Any = None
     stuck_ports: int | None = None
+    stopped_by_rule: int = 0
 
     def __post_init__(self) -> None:
         if self.finish is None:

@@ -99,6 +99,14 @@ def test_a_paper_guess_starts_each_curve_at_its_published_gamma_star(configs, tm
     assert not (tmp_path / "o").exists()
 
 
+def test_stop_when_saturated_goes_to_the_window_mode_profile_only(configs):
+    for profile, expected in (("clean", True), ("reference", False)):
+        data = yaml.safe_load((configs / profile / "k8.yaml").read_text())
+        curves = ofr_table.build_curves(data, k=8, patterns=["uniform"], algorithms=["abr"],
+                                        overrides=[], quick=False, stop_when_saturated=True)
+        assert curves[0].config(0.5).run.stop_when_saturated is expected
+
+
 def test_per_curve_keys_cannot_be_overridden_with_set(configs, capsys):
     rc = main(["reproduce", "ofr-table2", "--quick", "--configs", str(configs),
                "--set", "routing.algorithm=dor", "--out", str(configs / "x")])

@@ -76,3 +76,55 @@ def test_without_the_bubble_rule_a_run_that_does_not_finish_is_a_named_deadlock_
             assert "no port stuck" in r["saturation_reason"], r["saturation_reason"]
             outcomes["moving"] += 1
     assert outcomes["deadlock"] > 0                 # without the bubble rule rings do deadlock
+
+
+# ---------------------------------------------------------------- stopping as the window closes
+STOP_BASE = {"topology": {"kind": "torus", "dims": [4, 4, 4]}, "routing": {"algorithm": "abr"},
+             "traffic": {"message_packets": 8},
+             "run": {"warmup_us": 5, "measure_us": 20, "drain_us": 60}}
+
+
+def stop_pair(load, engine):
+    full = run(at(STOP_BASE, load, 1), engine=engine)
+    stopped = run(at(STOP_BASE, load, 1, run={"stop_when_saturated": True}), engine=engine)
+    for r in (full, stopped):
+        for volatile in ("wall_s", "engine", "config"):
+            r.pop(volatile)
+    return full, stopped
+
+
+@pytest.mark.parametrize("engine", ["simpy", "compiled"])
+def test_a_saturated_run_stops_as_its_window_closes_with_the_same_verdict(engine):
+    """Far above saturation the throughput rule fires at the window's end: the stopped run is
+    saturated by it, ends there (25 us), and agrees with the full run on everything the window
+    alone decides."""
+    full, stopped = stop_pair(1.0, engine)
+    assert full["saturated"] and stopped["saturated"]
+    assert full["sim_time_ns"] > 25_000 and stopped["sim_time_ns"] == 25_000
+    assert stopped["saturation_reason"].startswith("throughput: accepted ")
+    assert stopped["saturation_reason"].endswith(
+        "; the run stopped as the window closed (run.stop_when_saturated)")
+    for key in ("accepted_load", "offered_measured_load", "packets_measured"):
+        assert stopped[key] == full[key], key
+    assert stopped["packets_delivered"] < stopped["packets_measured"]
+
+
+@pytest.mark.parametrize("engine", ["simpy", "compiled"])
+def test_a_sustained_run_is_the_same_with_or_without_the_early_stop(engine):
+    full, stopped = stop_pair(0.2, engine)
+    assert not full["saturated"] and stopped == full
+
+
+def test_both_engines_stop_a_saturated_run_identically():
+    assert stop_pair(1.0, "simpy")[1] == stop_pair(1.0, "compiled")[1]
+
+
+def test_the_early_stop_needs_a_window(capsys):
+    from icsim.configs import bundled
+    from icsim.experiments.cli import main
+
+    assert main(["run", str(bundled("ofr", "reference", "k8.yaml")), "--set",
+                 "run.stop_when_saturated=true"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "run.stop_when_saturated: stops a run as its measurement " \
+        "window closes: needs run.mode window and open-loop traffic" in err

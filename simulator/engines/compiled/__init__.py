@@ -166,12 +166,16 @@ class CompiledEngine:
                      kn.K_LAYERED: bool(routing.get("layered", False)),
                      kn.K_AVAIL: wl.avail_period_ps,
                      kn.K_PROFIT: routing.get("profit", 0),
-                     kn.K_MDD: routing.get("min_deroute_distance", 1)}.items():
+                     kn.K_MDD: routing.get("min_deroute_distance", 1),
+                     kn.K_STOP_SATURATED: spec.stop_when_saturated}.items():
             prm[k] = int(v)
         a["prm"] = prm
         fprm = np.zeros(kn.F_NPRM, np.float64)
         fprm[kn.F_NIC_TICK] = spec.nic_tick_ps
         fprm[kn.F_ETA] = routing.get("eta", 0.0)
+        fprm[kn.F_WINDOW_NS] = (w[1] - w[0]) / 1000.0
+        fprm[kn.F_GAMMA1_NS] = spec.gamma1_period_ns
+        fprm[kn.F_GROWTH_LIMIT] = spec.growth_limit
         a["fprm"] = fprm
         ctr = np.zeros(kn.C_NCTR, np.int64)
         ctr[kn.C_STOP_AT] = -1
@@ -418,6 +422,7 @@ class CompiledEngine:
         tl.retransmissions = int(c[kn.C_RETRANS])
         tl.events = int(c[kn.C_ACTIONS])
         tl.end_ps = int(c[kn.C_STOP_AT]) if c[kn.C_STOP_AT] >= 0 else int(c[kn.C_NOW])
+        tl.stopped_by_rule = int(c[kn.C_STOP_RULE])
         if spec.window is not None and c[kn.C_SNAP_SAMPLES]:
             NP = len(a["pt"]) - spec.num_nodes
             tl.busy_ps = a["pt"][:NP, kn.T_SNAP_BUSY].tolist()

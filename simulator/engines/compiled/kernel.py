@@ -51,6 +51,7 @@ from numba.extending import intrinsic
 
 from icsim.simulator.engines.compiled.pcg import random
 from icsim.simulator.engines.compiled.planners import choose_idn, choose_orthant
+from icsim.simulator.results import window_rule
 
 # ----------------------------------------------------------------------------- event kinds
 EV_NOOP, EV_POST, EV_TX_END, EV_READY, EV_NIC_TX_END, EV_NIC_WAKE, EV_NIC_ACK = 0, 1, 2, 3, 4, 5, 6
@@ -70,16 +71,16 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  C_DELIVERED, C_MEAS_DELIV, C_WIN_DELIV, C_GENERATED, C_MEASURED, C_EXPECTED, C_LAST_CONSUME,
  C_STOP_AT, C_STOPPED, C_STOP_SEQ, C_CUR_SLOT, C_LAST_BATCH, C_WHEEL_N, C_HEAP_N, C_EV_FREE,
  C_EV_FREE_N, C_PK_FREE, C_PK_FREE_N, C_DIRTY_N, C_ARR_N, C_NSAMPLES, C_YIELD, C_END,
- C_DEAD_SINCE, C_SLOT_BATCH, C_SNAP_SAMPLES, C_NCTR) = range(35)
+ C_DEAD_SINCE, C_SLOT_BATCH, C_SNAP_SAMPLES, C_STOP_RULE, C_NCTR) = range(36)
 
 # ----------------------------------------------------------------------------- prm
 (K_N, K_P1, K_NPORTS, K_V, K_NP, K_CAP, K_INJ_MIN, K_ORDERED, K_ESCAPE_FIRST, K_CUT,
  K_ACKNAK, K_SAW, K_CYC, K_DELAY, K_SER, K_LAT, K_SER_NIC, K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC,
  K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE, K_WMASK, K_NPV_NODE, K_WWORDS,
  K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE, K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED,
- K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_EVB, K_EVBLOCKS, K_NPRM) = range(44)
+ K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_EVB, K_EVBLOCKS, K_STOP_SATURATED, K_NPRM) = range(45)
 # after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
-F_NIC_TICK, F_ETA, F_NPRM = range(3)
+F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_NPRM = range(6)
 
 # ----------------------------------------------------------------------------- columns
 # a packet's row: what a hop reads or writes first (one cache line: the pool is allocated
@@ -1336,6 +1337,14 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                     if ctr[C_MEAS_DELIV] == ctr[C_EXPECTED]:
                         lc = ctr[C_LAST_CONSUME]
                         finish(ctr, prm, ev, wheel, heap, lc if lc > t else t)
+                    elif prm[K_STOP_SATURATED]:
+                        rule = window_rule(ctr[C_WIN_DELIV], ctr[C_MEASURED],
+                                           smp[:ctr[C_NSAMPLES], 1], prm[K_N],
+                                           fprm[F_WINDOW_NS], fprm[F_GAMMA1_NS],
+                                           fprm[F_GROWTH_LIMIT])
+                        if rule:
+                            ctr[C_STOP_RULE] = rule
+                            finish(ctr, prm, ev, wheel, heap, t)
                 elif kind == EV_STOP:
                     if ctr[C_STOPPED] == 0:
                         ctr[C_STOPPED] = 1

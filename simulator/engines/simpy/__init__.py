@@ -24,6 +24,7 @@ from icsim.simulator.engines.simpy.credit import CreditFlow
 from icsim.simulator.engines.simpy.fabric import Fabric
 from icsim.simulator.engines.simpy.nic import Nic
 from icsim.simulator.engines.simpy.watchdog import Watchdog
+from icsim.simulator.results import in_sources, window_rule
 from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.stats import Collector, Tally
 from icsim.traffic.workloads import Workload
@@ -197,10 +198,17 @@ class SimpyEngine:
         tl.accepted = list(self.collector.accepted)
 
     def _window_closed(self, finish: Callable, _: Any = None) -> None:
-        tl = self.tally
+        tl, spec = self.tally, self.spec
         tl.expected_measured = tl.measured
         if tl.measured_delivered == tl.expected_measured:
             finish(max(tl.last_consume, self.cal.now))
+        elif spec.stop_when_saturated:
+            w0, w1 = spec.window
+            rule = window_rule(tl.window_delivered, tl.measured, in_sources(tl), tl.num_nodes,
+                               (w1 - w0) / 1000.0, spec.gamma1_period_ns, spec.growth_limit)
+            if rule:
+                tl.stopped_by_rule = rule
+                finish(self.cal.now)
 
     # ------------------------------------------------------------------ for tests
     def check_invariants(self) -> None:
