@@ -14,7 +14,9 @@ one line naming the key path (exit status 2); a detected deadlock exits with sta
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import os
 import sys
 from typing import Any, Callable
@@ -212,6 +214,10 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--search", choices=SEARCHES, default="climb",
                    help="climb the load grid from the bottom (default) or bisect it (fewer "
                         "runs; assumes saturation is monotone in load)")
+    p.add_argument("--guess", type=float, default=None, metavar="LOAD",
+                   help="with --search bisect: where gamma* is expected; each curve runs the "
+                        "grid load nearest to it first and gallops outward (the same gamma*, "
+                        "fewer runs when the guess is near)")
     p.add_argument("--stop-after", type=int, default=2, metavar="N",
                    help="stop a curve after N saturated grid loads in a row (default 2)")
     p.add_argument("--seeds", type=positive_int, default=1, metavar="N",
@@ -236,6 +242,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"icsim sweep: {exc}", file=sys.stderr)
         return 2
+    if args.guess is not None and (args.search != "bisect" or not math.isfinite(args.guess)):
+        print("icsim sweep: --guess: " + ("must be a finite load"
+              if args.search == "bisect" else "starts a bisecting search: add --search bisect"),
+              file=sys.stderr)
+        return 2
     path = Path(args.config)
     from icsim.simulator.build import load
 
@@ -244,6 +255,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     vary = [parse_vary(v) for v in args.vary]
     curves = make_curves(data, grid, args.overrides + engine_overrides(args), vary,
                          label=path.stem, seeds=args.seeds)
+    if args.guess is not None:
+        curves = [dataclasses.replace(c, guess=args.guess) for c in curves]
     out = Path(args.out) if args.out else Path("runs") / path.stem
     outputs = Outputs(force=args.force)
     try:

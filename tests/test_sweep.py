@@ -261,6 +261,20 @@ def test_icsim_sweep_rejects_a_bad_grid_and_a_bad_config(tmp_path, capsys):
     assert not (tmp_path / "results.csv").exists()
 
 
+def test_icsim_sweep_starts_a_bisection_at_its_guess(tmp_path, capsys):
+    args = ["sweep", str(QUICKSTART), "--out", str(tmp_path), "--workers", "1",
+            "--loads", "0.2:0.8:0.2", "--set", "topology.dims=[4,4]",
+            "--set", "traffic.message_packets=4", "--set", "run.warmup_us=5",
+            "--set", "run.measure_us=20", "--set", "run.drain_us=40", "--no-plots"]
+    assert main([*args, "--guess", "0.6"]) == 2
+    assert "--guess: starts a bisecting search: add --search bisect" in capsys.readouterr().err
+    assert main([*args, "--search", "bisect", "--guess", "nan"]) == 2
+    assert "--guess: must be a finite load" in capsys.readouterr().err
+    assert not (tmp_path / "results.csv").exists()
+    assert main([*args, "--search", "bisect", "--guess", "0.61"]) == 0
+    assert pd.read_csv(tmp_path / "results.csv")["offered_load"].iloc[0] == 0.6
+
+
 def test_loads_round_trip_through_the_csv_exactly(tmp_path, fake):
     run_sweep(make_curves(small(), parse_loads("0.05:0.5:0.05")), tmp_path, run_fn=counting_run,
               full=True, plots=False, progress=False)
