@@ -276,7 +276,8 @@ def test_a_guessed_bisection_finds_the_same_gamma_star_and_two_runs_confirm_a_ri
         threshold, guess, finite_mode):
     """Saturated from grid index ``threshold`` on: a bisection that starts from any guess ends
     at the climbing search's γ*; before each run, remaining_bound() is at least the runs still
-    to come; a guess equal to γ* takes the guess and the load above it (plus the baseline)."""
+    to come; a guess equal to γ* takes the guess and the load above it (plus the baseline), one
+    a grid step above γ* the guess and γ*."""
     edge = GRID[threshold] if threshold < len(GRID) else 2.0
     if finite_mode:
         point = finite(lambda load: 100.0 if load_key(load) < edge else 500.0)
@@ -286,7 +287,9 @@ def test_a_guessed_bisection_finds_the_same_gamma_star_and_two_runs_confirm_a_ri
     mode = "finite" if finite_mode else "window"
     climbing = CurveSearch(GRID, mode)
     climb(climbing, point)
-    for g in (guess, GRID[threshold - 1] if threshold > 0 else None):
+    right = GRID[threshold - 1] if threshold > 0 else None
+    high = GRID[threshold] if 0 < threshold < len(GRID) else None
+    for g in (guess, right, high):
         if g is None:
             continue
         s = CurveSearch(GRID, mode, search="bisect", guess=g)
@@ -299,8 +302,10 @@ def test_a_guessed_bisection_finds_the_same_gamma_star_and_two_runs_confirm_a_ri
         assert s.result().complete and s.remaining_bound() == 0
         assert all(b >= len(ran) - i for i, b in enumerate(bounds))
         assert len(ran) == len(set(ran))
-        if g != guess:                               # the right guess
+        if g == right:
             assert set(ran) == {g, *GRID[threshold:threshold + 1], *([0.1] * finite_mode)}
+        if g == high:                                # a grid step too high
+            assert set(ran) == {g, right, *([0.1] * finite_mode)}
 
 
 def test_bisection_waits_for_its_probe_and_uses_runs_it_is_given():

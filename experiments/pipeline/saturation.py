@@ -324,19 +324,18 @@ class CurveSearch:
     def _probe(self, lo: int, hi: int) -> int:
         """Bisecting search: the grid index to run next inside the bracket (``lo``, ``hi``).
 
-        Without a guess, the middle.  With one, the guess itself first; then, while the
-        bracket is open on one side (nothing saturated above a sustained guess, nothing
-        sustained below a saturated one), gallop away from the guess in steps of 1, 2, 4, ...
-        grid loads; once both sides are known, bisect.  A right guess costs two runs (the
-        guess and the grid load above it)."""
+        Without a guess, the middle.  With one, the guess itself first; then gallop away from
+        it, up from a sustained guess or down from a saturated one, in steps of 1, 2, 4, ...
+        grid loads, while the next step stays inside the bracket; then bisect.  A right guess
+        costs two runs (the guess and the grid load above it), as does one a grid step too
+        high (the guess and the load below it); one a step too low, four."""
         g = self._guess_index
         if g is not None:
             if lo < g < hi:
                 return g
-            if g <= lo and hi == len(self.grid):
-                return min(lo + (lo - g) + 1, hi - 1)
-            if g >= hi and lo == -1:
-                return max(hi - (g - hi) - 1, 0)
+            step = lo + (lo - g) + 1 if g <= lo else hi - (g - hi) - 1
+            if lo < step < hi:
+                return step
         return (lo + hi) // 2
 
     def _probes_needed(self, lo: int, hi: int) -> int:
