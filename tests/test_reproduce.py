@@ -107,6 +107,18 @@ def test_stop_when_saturated_goes_to_the_window_mode_profile_only(configs):
         assert curves[0].config(0.5).run.stop_when_saturated is expected
 
 
+def test_the_redraw_command_keeps_the_guess_and_the_early_stop():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    ofr_table.add_arguments(parser)
+    args = parser.parse_args(["--k", "16", "--profile", "both", "--search", "bisect", "--guess",
+                              "paper", "--stop-when-saturated", "--workers", "2"])
+    assert ofr_table.redraw_command(args, Path("o")) == (
+        "icsim reproduce ofr-table2 --k 16 --profile both --search bisect --guess paper "
+        "--stop-when-saturated --report-only --out DIR")
+
+
 def test_per_curve_keys_cannot_be_overridden_with_set(configs, capsys):
     rc = main(["reproduce", "ofr-table2", "--quick", "--configs", str(configs),
                "--set", "routing.algorithm=dor", "--out", str(configs / "x")])

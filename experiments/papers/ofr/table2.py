@@ -511,6 +511,8 @@ def redraw_command(args: argparse.Namespace, out: Path) -> str:
         parts.append(f"--refine {args.refine}")
     if args.search != "climb":
         parts.append(f"--search {args.search}")
+    if args.guess:
+        parts.append(f"--guess {args.guess}")
     if args.stop_when_saturated:
         parts.append("--stop-when-saturated")
     return " ".join([*parts, "--report-only", "--out DIR"])
@@ -586,6 +588,12 @@ def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
            "known saturated (assumes saturation is monotone in load; loads not run below γ* "
            "are taken as sustained)" if prov.get("search") == "bisect" else
            "a curve stops after two saturated loads in a row")
+    if prov.get("guess") == "paper":
+        how += (", starting each curve at the paper's γ* and galloping outward from it (the "
+                "same γ* as from anywhere else, in fewer runs)")
+    if prov.get("stop_when_saturated"):
+        how += ("; window-mode runs saturated by throughput or source queues stopped as their "
+                "window closed (run.stop_when_saturated)")
     lines += ["", f"γ* is the largest load of the grid (0.10 to the pattern's limit, step "
               f"{step:.2f}) such that it and every lower grid load are sustained; {how}.", "",
               "## Table 2 — maximum sustained load γ* (γ0 units)", "",
