@@ -61,8 +61,9 @@ def window_rule(window_delivered, measured, in_sources, num_nodes, window_ns, ga
     consumed inside it, measured packets created in it, the packets at the NICs at each sample
     (``in_sources``).  :data:`THROUGHPUT` when accepted < 0.95 x offered,
     :data:`GROWING_QUEUES` when the source queues grew by more than ``limit`` per node,
-    :data:`SUSTAINED` otherwise.  One function for both engines (compiled: they call it as the
-    window closes, with ``run.stop_when_saturated``) and for :func:`saturation_reason`."""
+    :data:`SUSTAINED` otherwise.  Numba-compiled, so that it is one function for both engines,
+    which call it as the window closes (``run.stop_when_saturated``), and for
+    :func:`saturation_reason`."""
     accepted = window_delivered / num_nodes / window_ns * gamma1_ns
     offered = measured / num_nodes / window_ns * gamma1_ns
     if offered > 0 and accepted / offered < THROUGHPUT_RATIO:
