@@ -68,13 +68,20 @@ def window_rule(window_delivered, measured, in_sources, num_nodes, window_ns, ga
     offered = measured / num_nodes / window_ns * gamma1_ns
     if offered > 0 and accepted / offered < THROUGHPUT_RATIO:
         return THROUGHPUT
-    n = len(in_sources)
-    if n >= 8:
-        q = n // 4
-        growth = (np.mean(in_sources[n - q:]) - np.mean(in_sources[:q])) / num_nodes
-        if growth > limit:
-            return GROWING_QUEUES
+    if queue_growth(in_sources, num_nodes) > limit:
+        return GROWING_QUEUES
     return SUSTAINED
+
+
+@njit(cache=True)
+def queue_growth(in_sources, num_nodes):
+    """How much the NIC backlog grew through the window, in packets per node: its mean over the
+    last quarter of the samples minus that over the first (0.0 with fewer than 8 samples)."""
+    n = len(in_sources)
+    if n < 8:
+        return 0.0
+    q = n // 4
+    return (np.mean(in_sources[n - q:]) - np.mean(in_sources[:q])) / num_nodes
 
 
 def in_sources(tally: Tally) -> np.ndarray:
@@ -212,8 +219,7 @@ def saturation_reason(spec: Any, tally: Tally, unfinished: bool, accepted: float
         return (f"throughput: accepted {accepted:.4g} < {THROUGHPUT_RATIO} x offered "
                 f"{offered:.4g} (measured)")
     if rule == GROWING_QUEUES:
-        q = len(s) // 4
-        growth = (np.mean(s[-q:]) - np.mean(s[:q])) / tally.num_nodes
+        growth = queue_growth(s, tally.num_nodes)
         return (f"growing_queues: source queues grew by {growth:.3g} packets per node "
                 f"through the window (> {limit:.3g})")
     return None

@@ -128,3 +128,15 @@ def test_the_early_stop_needs_a_window(capsys):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "run.stop_when_saturated: stops a run as its measurement " \
         "window closes: needs run.mode window and open-loop traffic" in err
+
+
+def test_the_source_queue_rule_fires_on_a_backlog_that_grows_through_the_window():
+    import numpy as np
+
+    from icsim.simulator.results import GROWING_QUEUES, SUSTAINED, queue_growth, window_rule
+
+    ramp = np.arange(21, dtype=np.int64) * 64          # 64 nodes: one packet per node a sample
+    assert queue_growth(ramp, 64) == (np.mean(ramp[-5:]) - np.mean(ramp[:5])) / 64 == 16.0
+    assert window_rule(100, 100, ramp, 64, 1000.0, 1.0, 15.0) == GROWING_QUEUES
+    assert window_rule(100, 100, ramp, 64, 1000.0, 1.0, 16.0) == SUSTAINED
+    assert window_rule(100, 100, ramp[:7], 64, 1000.0, 1.0, 0.5) == SUSTAINED   # too few
