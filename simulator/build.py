@@ -306,9 +306,10 @@ def build(cfg: Config) -> Model:
     rc, lc, nc, run = cfg.router, cfg.link, cfg.nic, cfg.run
     size = cfg.packet.size_bytes
     finite = run.mode == "finite" or cfg.traffic.workload != "open"
-    if finite and run.stop_when_saturated:
-        raise ConfigError("run.stop_when_saturated", "stops a run as its measurement window "
-                          "closes: needs run.mode window and open-loop traffic")
+    if not finite and run.latency_limit_ns is not None:
+        raise ConfigError("run.latency_limit_ns", "stops a finite run once its mean latency is "
+                          "certain to exceed it: needs run.mode finite (window mode stops by "
+                          "run.stop_when_saturated)")
     if finite:
         window = None
         horizon = ps(run.max_time_us * 1000) if run.max_time_us else None
@@ -337,8 +338,10 @@ def build(cfg: Config) -> Model:
         nic_tick_ps=gamma1 * 1000.0 / nc.injection_rate_factor,
         window=window, horizon_ps=horizon,
         watchdog_ps=max(ps(run.watchdog_us * 1000), 2 * hop),
-        gamma1_period_ns=gamma1, seed=cfg.seed, stop_when_saturated=run.stop_when_saturated,
-        growth_limit=growth_limit(cfg.traffic.message_packets))
+        gamma1_period_ns=gamma1, seed=cfg.seed,
+        stop_when_saturated=run.stop_when_saturated and not finite,
+        growth_limit=growth_limit(cfg.traffic.message_packets),
+        latency_limit_ns=run.latency_limit_ns)
     streams = seed_streams(cfg.seed, topo.num_nodes)
     if cfg.traffic.workload == "open":
         workload = open_loop(cfg, topo, prep.pattern, streams["nodes"], window, horizon)

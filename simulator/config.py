@@ -212,6 +212,7 @@ class RunConfig(_Section):
     watchdog_us: float = Num(50.0, gt=0, le=MAX_US)
     max_time_us: float | None = Num(None, gt=0, le=MAX_US)
     stop_when_saturated: bool = Field(False, strict=True)
+    latency_limit_ns: float | None = Num(None, gt=0, le=MAX_US * 1000)
 
 
 class Config(_Section):

@@ -28,6 +28,15 @@ Every packet is measured and the run ends when the last one is consumed
 units.  A single finite run reports ``saturated`` only if it could not finish within
 ``run.max_time_us``; the saturation *point* in finite mode is decided across a sweep (mean
 latency at most 1.2 × that at γ = 0.10, see :mod:`icsim.experiments.pipeline.saturation`).
+
+With ``run.latency_limit_ns`` (a sweep sets it to 1.2 × the baseline's latency under
+``run.stop_when_saturated``) the engines stop a finite run as soon as its mean latency is
+certain to exceed the limit (:func:`latency_rule`): every packet delivered has its latency,
+every packet created and not yet delivered has waited ``now - birth`` already and will wait
+longer, every packet not yet created will take at least 0.  The bound only grows, so the run
+is saturated by the sweep's rule exactly when it would have been had it run to the end; its
+record is saturated, with a reason that says so, and covers the packets delivered by then.  A
+run the rule does not stop is unchanged by the option.
 """
 
 from __future__ import annotations
@@ -45,6 +54,8 @@ VERSION_FALLBACK = "0.0.0"
 THROUGHPUT_RATIO = 0.95
 #: :func:`window_rule`'s verdicts
 SUSTAINED, THROUGHPUT, GROWING_QUEUES = 0, 1, 2
+#: the rule that stopped a finite run (:func:`latency_rule`; ``Tally.stopped_by_rule``)
+LATENCY = 3
 STOPPED_TEXT = "; the run stopped as the window closed (run.stop_when_saturated)"
 
 
@@ -82,6 +93,30 @@ def queue_growth(in_sources, num_nodes):
         return 0.0
     q = n // 4
     return (np.mean(in_sources[n - q:]) - np.mean(in_sources[:q])) / num_nodes
+
+
+@njit(cache=True)
+def latency_rule(latency_sum, waiting, waiting_birth_sum, now, expected, limit_ns):
+    """Finite mode: whether the run's mean latency is already certain to exceed ``limit_ns``
+    (module docstring).  ``latency_sum``: the latencies of the packets delivered (ps);
+    ``waiting`` and ``waiting_birth_sum``: how many packets were created and not delivered, and
+    the sum of their creation times; ``expected``: every packet the run will measure.  The
+    bound ``latency_sum + waiting * now - waiting_birth_sum`` is at most the sum the run ends
+    with; the margin lets a run whose mean could round to the limit itself run to its end
+    (the sweep then judges it as usual).  Numba-compiled:
+    both engines call it after each measured delivery, and nothing else decides it."""
+    if expected <= 0:
+        return False
+    bound = latency_sum + waiting * now - waiting_birth_sum
+    return bound > limit_ns * 1000.0 * expected * (1.0 + 1e-9) + 1.0
+
+
+def latency_stop_text(spec: Any, tally: Tally) -> str:
+    """The saturation reason of a finite run :func:`latency_rule` stopped."""
+    return (f"latency: the mean latency was certain to exceed {spec.latency_limit_ns:.6g} ns "
+            f"(run.latency_limit_ns) at {tally.end_ps / 1e6:.6g} µs, with "
+            f"{tally.expected_measured - tally.measured_delivered} of {tally.expected_measured} "
+            f"packets undelivered; the run stopped there")
 
 
 def in_sources(tally: Tally) -> np.ndarray:
@@ -170,6 +205,8 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
             res["finish_time_ns"] = [t / 1000.0 for t in tally.finish]
         reason = (f"unfinished: {expected - tally.measured_delivered} of {expected} packets "
                   f"undelivered by run.max_time_us" if unfinished else None)
+        if tally.stopped_by_rule == LATENCY:
+            reason = latency_stop_text(spec, tally)
     else:
         w0, w1 = spec.window
         wl_ns = (w1 - w0) / 1000.0

@@ -67,6 +67,9 @@ class NetworkSpec:
         (:func:`icsim.simulator.results.window_rule`) already finds the load saturated.
     growth_limit : float
         The source-queue rule's limit (:func:`icsim.simulator.results.growth_limit`).
+    latency_limit_ns : float or None
+        Finite mode: stop once the mean latency is certain to exceed it
+        (:func:`icsim.simulator.results.latency_rule`; ``run.latency_limit_ns``).
     """
 
     topology: Any
@@ -98,6 +101,7 @@ class NetworkSpec:
     seed: int
     stop_when_saturated: bool
     growth_limit: float
+    latency_limit_ns: float | None
 
     # ------------------------------------------------------------------ sizes
     @property

@@ -41,7 +41,8 @@ class Tally:
     router ports whose queue heads had not moved since the last watchdog check when the run
     ended (:mod:`icsim.simulator.engines.deadlock`).  ``stopped_by_rule``: the window rule
     (:func:`icsim.simulator.results.window_rule`) that stopped the run as its window closed
-    (``run.stop_when_saturated``), 0 if none did.
+    (``run.stop_when_saturated``), or :data:`icsim.simulator.results.LATENCY` when the finite
+    run's latency limit did (``run.latency_limit_ns``), 0 if none did.
     """
 
     num_nodes: int
@@ -100,6 +101,7 @@ class Collector:
         self.tally = tally
         self.window = window
         self.on_measured_done: Callable[[int], None] | None = None
+        self.on_measured: Callable[[Any, int], None] | None = None
         n = tally.num_nodes
         self.accepted = [0] * n             # per destination, consumed inside the window
 
@@ -125,3 +127,5 @@ class Collector:
         tl.deroute.append(DEROUTE_CODE[p.deroute])
         if tl.measured_delivered == tl.expected_measured and self.on_measured_done:
             self.on_measured_done(tl.last_consume)
+        if self.on_measured is not None:
+            self.on_measured(p, t)

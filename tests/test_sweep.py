@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from icsim.experiments.cli import main
+from icsim.experiments.pipeline.execution import SerialExecutor
 from icsim.experiments.pipeline.saturation import load_key
 from icsim.experiments.pipeline.sweep import (ResultsFile, config_hash, curve_hash, make_curves, parse_loads,
                                parse_vary, run_sweep)
@@ -458,3 +459,53 @@ def test_stored_results_still_match_after_the_schema_gains_a_defaulted_key(tmp_p
     assert (tmp_path / "gamma_star.csv").read_text() == summary
     rows = pd.read_csv(tmp_path / "results.csv")
     assert len(rows) == 8 and "config.router.credit_delay_cycles" not in rows.columns
+
+
+# ------------------------------------------------------- finite mode: stopping above the limit
+def test_a_finite_sweep_stops_saturated_runs_and_finds_the_same_gamma_star(tmp_path):
+    """Under run.stop_when_saturated every run after the γ 0.10 baseline carries the curve's
+    limit (1.2 x the baseline's latency) and stops once it is certain to exceed it: γ* and
+    every verdict are those of the sweep without the option, the runs it stopped cost fewer
+    packet-hops, and a second sweep reuses every run."""
+    from icsim.configs import bundled
+    from icsim.simulator.config import load_config
+
+    data = load_config(bundled("ofr", "reference", "k8.yaml"), [
+        "topology.dims=[4,4,4]", "traffic.pattern=transpose3d", "routing.algorithm=abr",
+        "traffic.message_packets=8", "run.messages_per_node=3", "run.engine=simpy"]).to_dict()
+    grid = [0.3, 0.6, 0.9, 1.2]
+    plain = run_sweep(make_curves(data, grid), tmp_path / "plain", plots=False, progress=False)
+    stop = make_curves(data, grid, overrides=["run.stop_when_saturated=true"])
+    early = run_sweep(stop, tmp_path / "early", plots=False, progress=False)
+    a, b = plain.curves[0].result, early.curves[0].result
+    assert b.gamma_star == a.gamma_star and b.gamma_star is not None and b.first_saturated
+    assert {k: v.sustained for k, v in b.verdicts.items()} == \
+        {k: v.sustained for k, v in a.verdicts.items()}
+    rows = pd.read_csv(tmp_path / "early" / "results.csv").set_index("offered_load")
+    full = pd.read_csv(tmp_path / "plain" / "results.csv").set_index("offered_load")
+    limit = 1.2 * rows.loc[0.1, "latency_ns"]
+    assert pd.isna(rows.loc[0.1, "config.run.latency_limit_ns"])
+    assert (rows.drop(index=0.1)["config.run.latency_limit_ns"] == limit).all()
+    stopped = rows[rows["saturation_reason"].fillna("").str.startswith("latency: ")]
+    assert len(stopped) >= 1 and (full.loc[stopped.index, "latency_ns"] > limit).all()
+    assert (stopped["packet_hops"] < full.loc[stopped.index, "packet_hops"]).all()
+    assert rows["curve_hash"].nunique() == 1
+    again = run_sweep(stop, tmp_path / "early", plots=False, progress=False)
+    assert again.ran == 0 and again.curves[0].result.gamma_star == b.gamma_star
+
+    class TwoAtOnce(SerialExecutor):
+        """Two runs in flight: the first grid load starts beside the baseline, without a
+        limit; resuming serially reuses it all the same."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.slots = 2
+
+    side = run_sweep(stop, tmp_path / "side", executor=TwoAtOnce(), plots=False,
+                     progress=False)
+    limits = pd.read_csv(tmp_path / "side" / "results.csv").set_index("offered_load")[
+        "config.run.latency_limit_ns"]
+    assert limits[[0.1, 0.3]].isna().all() and (limits.drop(index=[0.1, 0.3]) == limit).all()
+    assert side.curves[0].result.gamma_star == a.gamma_star
+    resumed = run_sweep(stop, tmp_path / "side", plots=False, progress=False)
+    assert resumed.ran == 0 and resumed.curves[0].result.gamma_star == a.gamma_star

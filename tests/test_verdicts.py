@@ -4,6 +4,8 @@ saturation, γ* does not depend on the arrival process (the issue's cases, re-ru
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icsim.simulator.config import config_from_dict
 from icsim.simulator.engines import DeadlockError
@@ -119,15 +121,79 @@ def test_both_engines_stop_a_saturated_run_identically():
     assert stop_pair(1.0, "simpy")[1] == stop_pair(1.0, "compiled")[1]
 
 
-def test_the_early_stop_needs_a_window(capsys):
+def test_a_latency_limit_needs_a_finite_run(capsys):
     from icsim.configs import bundled
     from icsim.experiments.cli import main
 
-    assert main(["run", str(bundled("ofr", "reference", "k8.yaml")), "--set",
-                 "run.stop_when_saturated=true"]) == 2
+    assert main(["run", str(bundled("ofr", "clean", "k8.yaml")), "--set",
+                 "run.latency_limit_ns=5000"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "run.stop_when_saturated: stops a run as its measurement " \
-        "window closes: needs run.mode window and open-loop traffic" in err
+    assert err.count("\n") == 0 and "run.latency_limit_ns: stops a finite run once its mean " \
+        "latency is certain to exceed it: needs run.mode finite" in err
+
+
+# ------------------------------------------------- stopping a finite run above its latency limit
+def finite(load, engine, limit=None):
+    """A small reference-profile (finite mode) run; ``limit``: run.latency_limit_ns."""
+    from icsim.configs import bundled
+    from icsim.simulator.config import load_config
+
+    overrides = ["topology.dims=[4,4,4]", "traffic.pattern=transpose3d", "routing.algorithm=abr",
+                 f"traffic.load={load}", "traffic.message_packets=8", "run.messages_per_node=3"]
+    if limit is not None:
+        overrides.append(f"run.latency_limit_ns={limit!r}")
+    r = dict(run(load_config(bundled("ofr", "reference", "k8.yaml"), overrides), engine=engine))
+    for volatile in ("wall_s", "engine", "config"):
+        r.pop(volatile)
+    return r
+
+
+@pytest.mark.parametrize("engine", ["simpy", "compiled"])
+def test_a_finite_run_stops_once_its_mean_latency_must_exceed_the_limit(engine):
+    """The sweep's limit is 1.2 x the latency at γ 0.10: at γ 0.9 the full run's mean is above
+    it, and the limited run stops early, saturated, saying why; at γ 0.5 the full run's mean is
+    below it and the limited run is the full run."""
+    limit = 1.2 * finite(0.1, engine)["latency_ns"]
+    full, stopped = finite(0.9, engine), finite(0.9, engine, limit)
+    assert full["latency_ns"] > limit and not full["saturated"]
+    assert stopped["saturated"] and stopped["saturation_reason"].startswith(
+        f"latency: the mean latency was certain to exceed {limit:.6g} ns "
+        f"(run.latency_limit_ns) at ")
+    assert stopped["saturation_reason"].endswith("undelivered; the run stopped there")
+    assert stopped["packets_delivered"] < full["packets_delivered"] == full["packets_measured"]
+    assert stopped["packet_hops"] < full["packet_hops"]
+    assert stopped["sim_time_ns"] < full["sim_time_ns"]
+    sustained = finite(0.5, engine)
+    assert sustained["latency_ns"] <= limit and finite(0.5, engine, limit) == sustained
+
+
+def test_both_engines_stop_a_finite_run_identically():
+    limit = 1.2 * finite(0.1, "simpy")["latency_ns"]
+    assert finite(0.9, "simpy", limit) == finite(0.9, "compiled", limit)
+
+
+@settings(max_examples=12, deadline=None)
+@given(load=st.sampled_from([0.6, 0.9, 1.2]), ratio=st.floats(0.7, 1.6))
+def test_the_latency_limit_stops_exactly_the_runs_whose_mean_exceeds_it(load, ratio):
+    """Whatever the limit: a run it stops would have ended above it, and a run it does not stop
+    is the full run."""
+    full = finite(load, "simpy")
+    limit = ratio * full["latency_ns"]
+    limited = finite(load, "simpy", limit)
+    if limited["saturated"]:
+        assert full["latency_ns"] > limit
+    else:
+        assert limited == full
+
+
+def test_the_latency_rule_bounds_the_final_mean_from_below():
+    from icsim.simulator.results import latency_rule
+
+    # 2 packets delivered after 10 and 30 ps; 2 created at 2 ps still waiting at now = 50; 4
+    # not yet created: at least (40 + 2 * (50 - 2) + 4 * 0) / 8 = 17 ps each
+    assert latency_rule(40, 2, 4, 50, 8, 0.016)
+    assert not latency_rule(40, 2, 4, 50, 8, 0.017)
+    assert not latency_rule(0, 0, 0, 0, 0, 0.001)
 
 
 def test_the_source_queue_rule_fires_on_a_backlog_that_grows_through_the_window():

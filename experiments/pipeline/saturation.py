@@ -262,6 +262,17 @@ class CurveSearch:
             return True, None, failure
         return True, as_float(point.get("latency_ns")), None
 
+    def latency_limit(self, load: float) -> float | None:
+        """Finite mode: the mean latency above which a run at ``load`` is saturated (``factor``
+        × the baseline's), once the baseline is judged usable; ``None`` for the baseline load
+        itself, before, or in window mode.  A sweep under ``run.stop_when_saturated`` gives it
+        to the run as ``run.latency_limit_ns``, so the engine stops a run it already finds
+        saturated (:func:`icsim.simulator.results.latency_rule`)."""
+        if self.baseline is None or load_key(load) == self.baseline:
+            return None
+        known, base, _ = self._baseline()
+        return self.factor * base if known and base is not None else None
+
     def verdict(self, load: float) -> Verdict | None:
         """The verdict on a finished load, or ``None`` if not run or not yet judgeable."""
         point = self.points.get(load_key(load))

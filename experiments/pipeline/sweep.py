@@ -260,10 +260,15 @@ def config_hash(config: Mapping[str, Any]) -> str:
 
 
 def curve_hash(config: Mapping[str, Any]) -> str:
-    """Stable hash of a resolved config's :func:`identity` without its load: equal for every
-    run of one curve."""
+    """Stable hash of a resolved config's :func:`identity` without its load and its latency
+    limit (which a sweep sets per run from the curve's baseline): equal for every run of one
+    curve."""
     d = identity(config)
     d.get("traffic", {}).pop("load", None)
+    run = d.get("run", {})
+    run.pop("latency_limit_ns", None)
+    if "run" in d and not run:
+        d.pop("run")
     return hashlib.sha256(_canonical(d).encode()).hexdigest()[:16]
 
 
@@ -658,6 +663,25 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
 
     stalled: set[int] = set()      # run_missing=False: curves whose next point is not run
 
+    def point_config(ci: int, load: float) -> tuple[dict[str, Any], str, str | None]:
+        """The config of curve ``ci``'s run at ``load``, its key, and the key of a finished run
+        that serves as well (or ``None``).  Under ``run.stop_when_saturated`` a finite-mode run
+        after the baseline gets the curve's latency limit (:meth:`CurveSearch.latency_limit`),
+        so that it stops once it is saturated for sure; a run of the same point made without
+        the limit (one that started before the baseline was known) serves as well."""
+        cfg = curves[ci].config(load).to_dict()
+        plain = point_key(config_hash(cfg), cfg["seed"])
+        run = cfg["run"]
+        limit = searches[ci].latency_limit(load)
+        if run["stop_when_saturated"] and run["latency_limit_ns"] is None and limit is not None:
+            run["latency_limit_ns"] = limit
+            return cfg, point_key(config_hash(cfg), cfg["seed"]), plain
+        return cfg, plain, None
+
+    def finished_row(key: str, alias: str | None) -> dict[str, Any] | None:
+        row = finished.get(key)
+        return row if row is not None or alias is None else finished.get(alias)
+
     def fill() -> None:
         nonlocal reused
         while len(handles) < executor.slots:
@@ -669,10 +693,9 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
                 if proposal is None:
                     continue
                 load, role = proposal
-                cfg = curves[ci].config(load).to_dict()
-                key = point_key(config_hash(cfg), cfg["seed"])
-                if key in finished:
-                    row = finished[key]
+                cfg, key, alias = point_config(ci, load)
+                row = finished_row(key, alias)
+                if row is not None:
                     commit = str(row.get("git_commit") or "")
                     if commit and commit != provenance["git_commit"]:
                         old_commits.add(commit)
@@ -701,9 +724,10 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
                   f"their points run again", file=sys.stderr)
         if search == "bisect":
             for ci, c in enumerate(curves):
-                for load in c.grid:
-                    cfg = c.config(load).to_dict()
-                    row = finished.get(point_key(config_hash(cfg), cfg["seed"]))
+                # the finite-mode baseline first: the other loads' configs depend on it
+                base = searches[ci].baseline
+                for load in sorted(c.grid, key=lambda x: load_key(x) != base):
+                    row = finished_row(*point_config(ci, load)[1:])
                     if row is not None:
                         record(ci, load, row, "grid")
                         reused += 1

@@ -199,10 +199,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "paper's γ* and gallop outward from it (the same γ*; two runs "
                              "plus the baseline where the paper's value holds)")
     parser.add_argument("--stop-when-saturated", action="store_true",
-                        help="window-mode profiles (clean): stop a run as its window closes "
-                             "when it is already saturated by throughput or source queues "
-                             "(run.stop_when_saturated; the same γ*, about a third less time "
-                             "per saturated run; runs made without it are not reused)")
+                        help="stop a run once it is saturated for sure "
+                             "(run.stop_when_saturated): a window-mode run (clean) as its window "
+                             "closes when throughput or source queues already say so, a "
+                             "finite-mode run (reference) once its mean latency is certain to "
+                             "exceed 1.2 x the baseline's; the same γ* in less time; runs made "
+                             "without it are not reused")
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing: write the tables, figures and report from the runs "
                              "already in --out (unfinished searches marked incomplete)")
@@ -228,8 +230,8 @@ def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithm
                  stop_when_saturated: bool = False) -> list[Curve]:
     """Patterns × algorithms curves of one profile's config; ``guess="paper"`` gives each the
     paper's γ* at this k (where it has one) as where a bisecting search starts;
-    ``stop_when_saturated`` sets ``run.stop_when_saturated`` where the profile measures in a
-    window."""
+    ``stop_when_saturated`` sets ``run.stop_when_saturated`` (in finite mode the sweep then
+    gives each run after the baseline its latency limit)."""
     paper = (paper_table2().set_index(["pattern", "algorithm", "k"])["gamma_star"]
              if guess == "paper" else None)
     user_keys = {".".join(parse_override(o)[0]) for o in overrides}
@@ -248,7 +250,7 @@ def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithm
                 for key, value in QUICK_OVERRIDES.items():
                     if key not in user_keys:
                         set_path(d, key, value)
-            if stop_when_saturated and d.get("run", {}).get("mode", "window") == "window":
+            if stop_when_saturated:
                 set_path(d, "run.stop_when_saturated", True)
             if "topology.dims" not in user_keys:
                 set_path(d, "topology.dims", list(QUICK_DIMS if quick else torus_dims(pattern, k)))
@@ -592,8 +594,10 @@ def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
         how += (", starting each curve at the paper's γ* and galloping outward from it (the "
                 "same γ* as from anywhere else, in fewer runs)")
     if prov.get("stop_when_saturated"):
-        how += ("; window-mode runs saturated by throughput or source queues stopped as their "
-                "window closed (run.stop_when_saturated)")
+        how += ("; saturated runs stopped early (run.stop_when_saturated): window-mode runs "
+                "as their window closed when throughput or source queues already found them "
+                "saturated, finite-mode runs once their mean latency was certain to exceed "
+                "1.2 × the baseline's")
     lines += ["", f"γ* is the largest load of the grid (0.10 to the pattern's limit, step "
               f"{step:.2f}) such that it and every lower grid load are sustained; {how}.", "",
               "## Table 2 — maximum sustained load γ* (γ0 units)", "",

@@ -176,6 +176,7 @@ class CompiledEngine:
         fprm[kn.F_WINDOW_NS] = (w[1] - w[0]) / 1000.0
         fprm[kn.F_GAMMA1_NS] = spec.gamma1_period_ns
         fprm[kn.F_GROWTH_LIMIT] = spec.growth_limit
+        fprm[kn.F_LATENCY_LIMIT] = spec.latency_limit_ns or 0.0
         a["fprm"] = fprm
         ctr = np.zeros(kn.C_NCTR, np.int64)
         ctr[kn.C_STOP_AT] = -1

@@ -51,7 +51,7 @@ from numba.extending import intrinsic
 
 from icsim.simulator.engines.compiled.pcg import random
 from icsim.simulator.engines.compiled.planners import choose_idn, choose_orthant
-from icsim.simulator.results import window_rule
+from icsim.simulator.results import LATENCY, latency_rule, window_rule
 
 # ----------------------------------------------------------------------------- event kinds
 EV_NOOP, EV_POST, EV_TX_END, EV_READY, EV_NIC_TX_END, EV_NIC_WAKE, EV_NIC_ACK = 0, 1, 2, 3, 4, 5, 6
@@ -71,7 +71,8 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  C_DELIVERED, C_MEAS_DELIV, C_WIN_DELIV, C_GENERATED, C_MEASURED, C_EXPECTED, C_LAST_CONSUME,
  C_STOP_AT, C_STOPPED, C_STOP_SEQ, C_CUR_SLOT, C_LAST_BATCH, C_WHEEL_N, C_HEAP_N, C_EV_FREE,
  C_EV_FREE_N, C_PK_FREE, C_PK_FREE_N, C_DIRTY_N, C_ARR_N, C_NSAMPLES, C_YIELD, C_END,
- C_DEAD_SINCE, C_SLOT_BATCH, C_SNAP_SAMPLES, C_STOP_RULE, C_NCTR) = range(36)
+ C_DEAD_SINCE, C_SLOT_BATCH, C_SNAP_SAMPLES, C_STOP_RULE, C_LAT_SUM, C_WAIT_BIRTH,
+ C_NCTR) = range(38)
 
 # ----------------------------------------------------------------------------- prm
 (K_N, K_P1, K_NPORTS, K_V, K_NP, K_CAP, K_INJ_MIN, K_ORDERED, K_ESCAPE_FIRST, K_CUT,
@@ -80,7 +81,7 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE, K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED,
  K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_EVB, K_EVBLOCKS, K_STOP_SATURATED, K_NPRM) = range(45)
 # after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
-F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_NPRM = range(6)
+F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_NPRM = range(7)
 
 # ----------------------------------------------------------------------------- columns
 # a packet's row: what a hop reads or writes first (one cache line: the pool is allocated
@@ -714,8 +715,9 @@ def finish(ctr, prm, ev, wheel, heap, t):
 
 
 @njit(cache=True, inline="always")
-def sink(ctr, prm, ev, wheel, heap, pk, nd, rec, p, t):
-    """The collector: a packet is consumed at t (``simulator.stats.Collector``)."""
+def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, p, t):
+    """The collector: a packet is consumed at t (``simulator.stats.Collector``); with a latency
+    limit (``F_LATENCY_LIMIT`` > 0, finite mode) the SimPy engine's ``latency_check``."""
     ctr[C_DELIVERED] += 1
     if t > ctr[C_LAST_CONSUME]:
         ctr[C_LAST_CONSUME] = t
@@ -736,6 +738,15 @@ def sink(ctr, prm, ev, wheel, heap, pk, nd, rec, p, t):
         rec[i, R_DER] = pk[p, P_DER]
         if i + 1 == ctr[C_EXPECTED]:
             finish(ctr, prm, ev, wheel, heap, ctr[C_LAST_CONSUME])
+        if fprm[F_LATENCY_LIMIT] > 0:
+            birth = pk[p, P_BIRTH]
+            ctr[C_LAT_SUM] += t - birth
+            ctr[C_WAIT_BIRTH] -= birth
+            if ctr[C_STOP_AT] < 0 and latency_rule(
+                    ctr[C_LAT_SUM], ctr[C_MEASURED] - ctr[C_MEAS_DELIV], ctr[C_WAIT_BIRTH],
+                    ctr[C_NOW], ctr[C_EXPECTED], fprm[F_LATENCY_LIMIT]):
+                ctr[C_STOP_RULE] = LATENCY
+                finish(ctr, prm, ev, wheel, heap, ctr[C_NOW])
 
 
 # ============================================================================= NIC
@@ -789,12 +800,12 @@ def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
 
 # ============================================================================= credit
 @njit(cache=True, inline="always")
-def forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, dorp,
+def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, dorp,
             masks, route, rhops, cand, gend, rng, rec, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
     port = pid % prm[K_P1]
     if port == prm[K_NPORTS]:
-        eject(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p)
+        eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p)
         return True
     v = pt[pid, T_DOWN]
     ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
@@ -841,7 +852,7 @@ def ready(ctr, prm, pk, qs, qbuf, pt, dl, p, q2):
 
 
 @njit(cache=True, inline="always")
-def eject(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
+def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
     """The head of an ejection queue crosses the ejection link to the sink."""
     now = ctr[C_NOW]
     src_q = pid * prm[K_V]
@@ -851,7 +862,7 @@ def eject(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
     ctr[C_IN_NETWORK] -= 1
     t_end = now + prm[K_SER_NIC]
     at(ctr, prm, ev, wheel, heap, t_end, EV_TX_END, pid, src_q)
-    sink(ctr, prm, ev, wheel, heap, pk, nd, rec, p, t_end + prm[K_LAT_NIC])
+    sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, p, t_end + prm[K_LAT_NIC])
     packet_free(ctr, pk, p)
 
 
@@ -985,7 +996,7 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
                        dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, pid - NP,
                        hd[i, H_PKT])
         else:
-            forward(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes,
+            forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes,
                     dorp, masks, route, rhops, cand, gend, rng, rec, pid, hd[i, H_VC],
                     hd[i, H_PKT])
 
@@ -1128,7 +1139,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
         base = pid * V
         if port == prm[K_NPORTS]:
             if qs[base, Q_LEN] and not pt[pid, T_BUSY]:
-                eject(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid,
+                eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid,
                       q_at(prm, qs, qbuf, base, 0))
             continue
         fa = pt[pid, T_FREE_AT]
@@ -1219,6 +1230,7 @@ def post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, i):
         ctr[C_GENERATED] += k
         if measured:
             ctr[C_MEASURED] += k
+            ctr[C_WAIT_BIRTH] += k * t
         i += 1
     if i < n:
         at(ctr, prm, ev, wheel, heap, wl[i, W_TIME], EV_POST, i, 0)

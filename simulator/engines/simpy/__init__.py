@@ -24,7 +24,7 @@ from icsim.simulator.engines.simpy.credit import CreditFlow
 from icsim.simulator.engines.simpy.fabric import Fabric
 from icsim.simulator.engines.simpy.nic import Nic
 from icsim.simulator.engines.simpy.watchdog import Watchdog
-from icsim.simulator.results import in_sources, window_rule
+from icsim.simulator.results import LATENCY, in_sources, latency_rule, window_rule
 from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.stats import Collector, Tally
 from icsim.traffic.workloads import Workload
@@ -94,6 +94,10 @@ class SimpyEngine:
         self._util0: list[int] | None = None
         self._packets0: list[int] | None = None
         self._occ_sum: np.ndarray | None = None
+        # run.latency_limit_ns: the latencies delivered, the creation times of the measured
+        # packets not yet delivered (``latency_rule``)
+        self._latency_sum = 0
+        self._waiting_birth = 0
 
     # ------------------------------------------------------------------ the workload
     def start_workload(self) -> None:
@@ -115,6 +119,7 @@ class SimpyEngine:
             tl.generated += k
             if measured:
                 tl.measured += k
+                self._waiting_birth += k * t
             i += 1
         if i < n:
             self.cal.at(int(times[i]), self._post, i)
@@ -135,6 +140,19 @@ class SimpyEngine:
                 cal.at(max(t, cal.now), stop)
 
         self.collector.on_measured_done = finish
+        if spec.latency_limit_ns is not None:
+            def latency_check(p: Any, t: int) -> None:
+                tl = self.tally
+                self._latency_sum += t - p.birth
+                self._waiting_birth -= p.birth
+                if not stop_at and latency_rule(
+                        self._latency_sum, tl.measured - tl.measured_delivered,
+                        self._waiting_birth, cal.now, tl.expected_measured,
+                        spec.latency_limit_ns):
+                    tl.stopped_by_rule = LATENCY
+                    finish(cal.now)
+
+            self.collector.on_measured = latency_check
         horizon = spec.horizon_ps
         if not spec.finite:
             w0, w1 = spec.window
