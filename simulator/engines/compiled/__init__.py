@@ -83,6 +83,16 @@ def _chain(n: int, start: int = 0) -> np.ndarray:
 _ANNOUNCED = False
 
 
+def kernel_cached() -> bool:
+    """Whether numba's cache (``NUMBA_CACHE_DIR`` if set, else next to the kernel or in the
+    user's cache) has the kernel's machine code: if not, the first run in a process compiles
+    it."""
+    places = [Path(kn.__file__).parent / "__pycache__", Path.home() / ".cache" / "numba"]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        places = [Path(os.environ["NUMBA_CACHE_DIR"])]
+    return any(any(place.rglob("kernel.run-*.nbi")) for place in places if place.is_dir())
+
+
 def announce_compilation() -> None:
     """Say on stderr, once per process, that the machine code is being compiled when numba's
     cache has none for the kernel yet (the first use on a machine: about three minutes, nothing
@@ -91,10 +101,7 @@ def announce_compilation() -> None:
     if _ANNOUNCED:
         return
     _ANNOUNCED = True
-    places = [Path(kn.__file__).parent / "__pycache__", Path.home() / ".cache" / "numba"]
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        places.append(Path(os.environ["NUMBA_CACHE_DIR"]))
-    if not any(any(place.rglob("kernel.run-*.nbi")) for place in places if place.is_dir()):
+    if not kernel_cached():
         print("icsim: compiling the compiled engine (first use on this machine, about three "
               "minutes; cached for every later run)", file=sys.stderr, flush=True)
 
