@@ -52,21 +52,22 @@ def table1():
 
 
 # ------------------------------------------------------------- compiling beside the first tests
-#: test modules that never run the compiled engine, and single tests that run only the SimPy
-#: engine (the SimPy half of a long golden case): they run first, beside the background
-#: compile.  One listed wrongly only waits for the compile, as it would have compiled itself.
+#: test modules that never run the compiled engine (none starts a process that might), and the
+#: golden cases' SimPy halves: they run first, beside the background compile.  A test listed
+#: wrongly only waits for the compile, as it would have compiled itself.
 ENGINE_FREE_MODULES = {
-    "test_angara_check.py", "test_angara_experiments.py", "test_angara_metrics.py",
-    "test_angara_optimal.py", "test_angara_refine.py", "test_angara_routing_graph.py",
+    "test_angara_beyond.py", "test_angara_check.py", "test_angara_experiments.py",
+    "test_angara_generators.py", "test_angara_metrics.py", "test_angara_optimal.py",
+    "test_angara_refine.py", "test_angara_routing_graph.py", "test_compiled_planners.py",
     "test_deadlock.py", "test_layers_assign.py", "test_layers_experiments.py",
-    "test_layers_minimal.py", "test_layers_verify.py", "test_outflank.py", "test_topology.py"}
-ENGINE_FREE_TESTS = ("test_golden.py::test_a_fixed_config_gives_exactly_its_pinned_result_in_"
-                     "both_engines[ref-k8-butterfly-abr-0.10-simpy]",)
+    "test_layers_minimal.py", "test_layers_verify.py", "test_outflank.py", "test_patterns.py",
+    "test_plots.py", "test_run_figures.py", "test_topology.py", "test_trace.py"}
 _background: list[subprocess.Popen] = []
 
 
 def _engine_free(item: pytest.Item) -> bool:
-    return item.path.name in ENGINE_FREE_MODULES or item.nodeid.endswith(ENGINE_FREE_TESTS)
+    return item.path.name in ENGINE_FREE_MODULES or (
+        item.path.name == "test_golden.py" and item.nodeid.endswith("-simpy]"))
 
 
 def pytest_collection_modifyitems(config, items):

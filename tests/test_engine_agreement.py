@@ -58,3 +58,20 @@ def test_random_tie_breaks_and_uniform_traffic_give_the_same_record_too(algorith
     simpy = result("clean", "[4,4,4]", "uniform", algorithm, load, "simpy")
     compiled = result("clean", "[4,4,4]", "uniform", algorithm, load, "compiled")
     assert compiled == simpy
+
+
+def test_kernel_cached_says_whether_a_first_run_must_compile(tmp_path):
+    """After a compiled run in this process numba's cache holds the kernel; an empty cache
+    directory does not (the test session's background compile starts on that answer)."""
+    import os
+    import subprocess
+    import sys
+
+    from icsim.simulator.engines.compiled import kernel_cached
+
+    result("reference", "[4,4]", "transpose", "abr", 0.1, "compiled")
+    assert kernel_cached()
+    code = "from icsim.simulator.engines.compiled import kernel_cached; print(kernel_cached())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, check=True)
+    assert out.stdout.strip() == "False"

@@ -84,13 +84,16 @@ _ANNOUNCED = False
 
 
 def kernel_cached() -> bool:
-    """Whether numba's cache (``NUMBA_CACHE_DIR`` if set, else next to the kernel or in the
-    user's cache) has the kernel's machine code: if not, the first run in a process compiles
-    it."""
-    places = [Path(kn.__file__).parent / "__pycache__", Path.home() / ".cache" / "numba"]
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        places = [Path(os.environ["NUMBA_CACHE_DIR"])]
-    return any(any(place.rglob("kernel.run-*.nbi")) for place in places if place.is_dir())
+    """Whether numba's cache holds machine code for this source of the kernel (else the first
+    run in a process compiles it): numba's own index of :func:`.kernel.run`, which it ignores
+    once the source changed; should numba's internals move, any index file of it."""
+    try:
+        return bool(kn.run._cache._cache_file._load_index())
+    except Exception:
+        places = [Path(kn.__file__).parent / "__pycache__", Path.home() / ".cache" / "numba"]
+        if os.environ.get("NUMBA_CACHE_DIR"):
+            places = [Path(os.environ["NUMBA_CACHE_DIR"])]
+        return any(any(place.rglob("kernel.run-*.nbi")) for place in places if place.is_dir())
 
 
 def announce_compilation() -> None:
