@@ -174,7 +174,7 @@ def test_both_engines_stop_a_finite_run_identically():
 
 @settings(max_examples=12, deadline=None)
 @given(load=st.sampled_from([0.6, 0.9, 1.2]), ratio=st.floats(0.7, 1.6))
-def test_the_latency_limit_stops_exactly_the_runs_whose_mean_exceeds_it(load, ratio):
+def test_the_latency_limit_stops_only_runs_whose_mean_exceeds_it(load, ratio):
     """Whatever the limit: a run it stops would have ended above it, and a run it does not stop
     is the full run."""
     full = finite(load, "simpy")
