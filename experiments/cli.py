@@ -351,7 +351,7 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                                         + ", ".join(c[0] for c in CASES) + ")")
     p.add_argument("--compile", action="store_true",
                    help="also time a cold compile of the compiled engine (a fresh process "
-                        "with an empty numba cache; about three minutes)")
+                        "with an empty numba cache; about a minute)")
     p.add_argument("--tables", action="store_true",
                    help="time Angara SSSP/BFS table generation instead (90-node 4D and "
                         "150-node 3D tori)")

@@ -98,15 +98,15 @@ def kernel_cached() -> bool:
 
 def announce_compilation() -> None:
     """Say on stderr, once per process, that the machine code is being compiled when numba's
-    cache has none for the kernel yet (the first use on a machine: about three minutes, nothing
+    cache has none for the kernel yet (the first use on a machine: about a minute, nothing
     else would be printed meanwhile)."""
     global _ANNOUNCED
     if _ANNOUNCED:
         return
     _ANNOUNCED = True
     if not kernel_cached():
-        print("icsim: compiling the compiled engine (first use on this machine, about three "
-              "minutes; cached for every later run)", file=sys.stderr, flush=True)
+        print("icsim: compiling the compiled engine (first use on this machine, about a "
+              "minute; cached for every later run)", file=sys.stderr, flush=True)
 
 
 class CompiledEngine:

@@ -33,13 +33,17 @@ entering it by its input i; the NIC last), where the SimPy engine keeps lists; a
 at batch boundaries to report progress or to grow a pool (``ST_*``) and resumes where it
 stopped.
 
-What runs per event or per decision phase is inlined into :func:`run` (``inline="always"``): a
-call passes every array as its eight-word descriptor and counts a reference to each, which for
-the thirty arrays of a decision phase cost as much as the phase's work (inlining
-``decide_credit`` made the 8x8x8 OFR case 1.7x as fast).  A function inlined so takes at most 29
-arguments: CPython compiles a call with more as ``f(*args)``, which numba's inliner rejects; so
-the per-VC numbers live at the end of ``prm`` (:func:`vc_info`) and the ACK/NAK rings at the end
-of ``arr``.
+What runs per event or per decision phase is inlined into :func:`run` by LLVM
+(``forceinline=True``, LLVM's ``alwaysinline``): a call passes every array as its eight-word
+descriptor and counts a reference to each, which for the thirty arrays of a decision phase cost
+as much as the phase's work (inlining ``decide_credit`` made the 8x8x8 OFR case 1.7x as fast).
+Numba's own inlining (``inline="always"``) ran as fast (measured) but copies the callee's
+IR at every call site and level, which made the first compile take 3-10 minutes; left to LLVM
+it takes about one.  A callee compiled for a ``forceinline`` function inherits the flag, so the
+functions that stay calls (the rare or long paths: ``heap_pop``, ``sort_heads``, the plan
+decisions, ...) say ``forceinline=False``.  The per-VC numbers live at the end of ``prm``
+(:func:`vc_info`) and the ACK/NAK rings at the end of ``arr``, which keeps the argument lists
+short.
 """
 
 from __future__ import annotations
@@ -146,7 +150,7 @@ def raw(a):
     to keep.  The engine holds the arrays themselves for the whole run."""
     return carray(_address(a.ctypes.data), a.shape, a.dtype)
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def vc_info(prm, vc, col):
     """A VC's ``V_*`` number (bubble rule, escape-priority order and rank), kept after the
     ``K_*`` numbers."""
@@ -154,13 +158,13 @@ def vc_info(prm, vc, col):
 
 
 # ============================================================================= calendar
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def slot_of(t, cyc):
     """The clock cycle whose edge ends the interval (edge - cycle, edge] holding t."""
     return (t + cyc - 1) // cyc
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def ev_before(ev, e1, e2):
     """(time, seq) order of two events."""
     t1 = ev[e1, E_TIME]
@@ -168,7 +172,7 @@ def ev_before(ev, e1, e2):
     return t1 < t2 or (t1 == t2 and ev[e1, E_SEQ] < ev[e2, E_SEQ])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def wheel_insert(ctr, prm, ev, wheel, e):
     """Put event e in its slot's list, keeping (time, seq) order.  e's seq is higher than any in
     its slot (a slot takes the heap's events, in order, when it comes into the wheel's range,
@@ -207,7 +211,7 @@ def wheel_insert(ctr, prm, ev, wheel, e):
     ctr[C_WHEEL_N] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def heap_push(ctr, ev, heap, e):
     i = ctr[C_HEAP_N]
     ctr[C_HEAP_N] = i + 1
@@ -221,7 +225,7 @@ def heap_push(ctr, ev, heap, e):
             break
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def heap_pop(ctr, ev, heap):
     top = heap[0]
     n = ctr[C_HEAP_N] - 1
@@ -245,7 +249,7 @@ def heap_pop(ctr, ev, heap):
     return top
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def at(ctr, prm, ev, wheel, heap, t, kind, a, b):
     """Schedule an action at time t ps (>= now), after every action scheduled before it.
 
@@ -278,7 +282,7 @@ def at(ctr, prm, ev, wheel, heap, t, kind, a, b):
         heap_push(ctr, ev, heap, e)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def at_edge(ctr, prm, ev, wheel, heap, t, kind, a, b, delay):
     """``at`` the first clock edge at or after t, plus ``delay`` (the SimPy ``at_edge``)."""
     cyc = prm[K_CYC]
@@ -288,7 +292,7 @@ def at_edge(ctr, prm, ev, wheel, heap, t, kind, a, b, delay):
     at(ctr, prm, ev, wheel, heap, t + delay, kind, a, b)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def ev_free(ctr, prm, ev, e):
     """Give back a row of the free list (a slot's block comes back whole, ``advance_slot``)."""
     if e >= prm[K_EVBLOCKS]:
@@ -297,7 +301,7 @@ def ev_free(ctr, prm, ev, e):
         ctr[C_EV_FREE_N] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def advance_slot(ctr, prm, ev, wheel, heap):
     """Move to the next slot holding an event (pulling heap events into the wheel as they come
     into range).  False when no event is left anywhere."""
@@ -322,7 +326,7 @@ def advance_slot(ctr, prm, ev, wheel, heap):
 
 
 # ============================================================================= packets
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def packet_new(ctr, prm, pk, src, dst, birth, age_lo, measured, avail):
     p = ctr[C_PK_FREE]
     ctr[C_PK_FREE] = pk[p, P_NEXT]
@@ -349,14 +353,14 @@ def packet_new(ctr, prm, pk, src, dst, birth, age_lo, measured, avail):
     return p
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def packet_free(ctr, pk, p):
     pk[p, P_NEXT] = ctr[C_PK_FREE]
     ctr[C_PK_FREE] = p
     ctr[C_PK_FREE_N] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def older(pk, p1, p2):
     """Whether packet p1 is older than p2 (the SimPy engine's ``p1.age < p2.age``)."""
     h1 = pk[p1, P_HI]
@@ -365,19 +369,19 @@ def older(pk, p1, p2):
 
 
 # ============================================================================= queues
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def wrap(x, cap):
     """``x % cap`` for 0 <= x < 2 * cap (a ring buffer's index), without a division."""
     return x - cap if x >= cap else x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def q_at(prm, qs, qbuf, q, i):
     cap = prm[K_CAP]
     return qbuf[q * cap + wrap(qs[q, Q_HEAD] + i, cap)]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def q_pop(prm, qs, qbuf, q):
     cap = prm[K_CAP]
     h = qs[q, Q_HEAD]
@@ -387,7 +391,7 @@ def q_pop(prm, qs, qbuf, q):
     return p
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def q_insert(prm, qs, qbuf, q, i, p):
     """Insert p before position i (shifting the later ones back)."""
     cap = prm[K_CAP]
@@ -401,13 +405,13 @@ def q_insert(prm, qs, qbuf, q, i, p):
     qs[q, Q_LEN] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def low32(t):
     """The low 32 bits of t as the signed number an int32 column stores."""
     return ((t + 0x80000000) & 0xFFFFFFFF) - 0x80000000
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def q_append_ready(prm, pk, qs, qbuf, q, p):
     """``ready``'s canonical order: among packets becoming ready together, oldest first.  The
     queue keeps the low bits of its last such time (``Q_READY_LO``): where they differ from
@@ -426,7 +430,7 @@ def q_append_ready(prm, pk, qs, qbuf, q, p):
     q_insert(prm, qs, qbuf, q, i, p)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def q_insert_by_order(prm, pk, qs, qbuf, q, p):
     """A NAKed packet goes back to its old place: before the first with a later
     (ready, age)."""
@@ -441,7 +445,7 @@ def q_insert_by_order(prm, pk, qs, qbuf, q, p):
     q_insert(prm, qs, qbuf, q, n, p)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def srcq_append(pk, nd, node, p):
     pk[p, P_NEXT] = -1
     tail = nd[node, N_SRCT]
@@ -452,7 +456,7 @@ def srcq_append(pk, nd, node, p):
     nd[node, N_SRCT] = p
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def srcq_popleft(ctr, prm, pk, nd, node):
     """Take the head packet off the NIC queue.  A row of the queue stands for ``P_LEFT``
     packets, itself and the next ones of its message (``post``): the next one gets its own row
@@ -476,7 +480,7 @@ def srcq_popleft(ctr, prm, pk, nd, node):
     return p
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def srcq_insert_by_age(pk, nd, node, p):
     """A NAKed packet goes back into the NIC queue in age order (a row standing for several
     packets stands for its first one's age and the next ones': p, once split from such a row,
@@ -495,7 +499,7 @@ def srcq_insert_by_age(pk, nd, node, p):
         nd[node, N_SRCT] = p
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def mark_dirty(ctr, pt, dl, pid):
     if not pt[pid, T_DIRTY]:
         pt[pid, T_DIRTY] = 1
@@ -504,13 +508,13 @@ def mark_dirty(ctr, pt, dl, pid):
 
 
 # ============================================================================= waiting
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def wait_on(prm, qs, q, slot):
     """The upstream port entering q's router by its input ``slot`` waits for room in q."""
     qs[q, Q_WAIT + (slot >> 5)] |= np.int64(1) << (slot & 31)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def wake(ctr, prm, qs, pt, dl, ups, q):
     """Queue q has room: every port waiting on it is marked dirty (and stops waiting on it),
     in input order.  Bits in the queue's own row, where nobody waits as a rule."""
@@ -530,7 +534,7 @@ def wake(ctr, prm, qs, pt, dl, ups, q):
 
 
 # ============================================================================= routing
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def mask_groups(prm, cand, gend, mask, escape_vc):
     """Group 1: the adaptive queues of the allowed ports (port order); group 2: the escape
     queue of the lowest allowed port (``routing.algorithms.adaptive.mask_groups``)."""
@@ -550,7 +554,7 @@ def mask_groups(prm, cand, gend, mask, escape_vc):
     return 2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def one_candidate(cand, gend, port, vc):
     cand[0, 0] = port
     cand[0, 1] = vc
@@ -558,7 +562,7 @@ def one_candidate(cand, gend, port, vc):
     return 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p):
     """The routing algorithm's candidate groups for packet p at ``node`` into ``cand``
     (group g ends at row ``gend[g]``); returns the group count (``Routing.candidates``)."""
@@ -598,7 +602,7 @@ def candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p):
     return mask_groups(prm, cand, gend, mask, 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def admitted(prm, pk, p, q2):
     """``Routing.admitted``: OFR leaves its IDN behind, table routing moves along its route."""
     kind = prm[K_RKIND]
@@ -611,7 +615,7 @@ def admitted(prm, pk, p, q2):
 
 
 # ============================================================================= admission
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def free_for(prm, qs, q, port, vc, from_port, from_vc, need_min):
     """Free slots of queue q if it admits the packet, else -1 (the bubble rule)."""
     free = prm[K_CAP] - qs[q, Q_OCC]
@@ -623,7 +627,7 @@ def free_for(prm, qs, q, port, vc, from_port, from_vc, need_min):
     return free if free >= need else -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def select(prm, qs, cand, gend, rng, ngroups, node, from_port, from_vc,
            need_min, wait_input):
     """Admission and selection over the candidate groups (the SimPy ``select``); when nothing
@@ -670,7 +674,7 @@ def select(prm, qs, cand, gend, rng, ngroups, node, from_port, from_vc,
     return -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def local_adaptive_used(prm, qs, pt, used, node):
     """Used slots of the adaptive queue of each direction port of ``node`` (-1: absent)."""
     base = node * prm[K_P1]
@@ -683,7 +687,7 @@ def local_adaptive_used(prm, qs, pt, used, node):
             used[port] = -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p):
     """The routing algorithm's injection-time decision (``Routing.inject``)."""
     kind = prm[K_RKIND]
@@ -705,7 +709,7 @@ def inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p):
 
 
 # ============================================================================= sink
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def finish(ctr, prm, ev, wheel, heap, t):
     """All measured packets are consumed (or the window says so): stop at t."""
     if ctr[C_STOP_AT] < 0:
@@ -714,7 +718,7 @@ def finish(ctr, prm, ev, wheel, heap, t):
         at(ctr, prm, ev, wheel, heap, t if t > now else now, EV_STOP, 0, 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, p, t):
     """The collector: a packet is consumed at t (``simulator.stats.Collector``); with a latency
     limit (``F_LATENCY_LIMIT`` > 0, finite mode) the SimPy engine's ``latency_check``."""
@@ -750,7 +754,7 @@ def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, p, t):
 
 
 # ============================================================================= NIC
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def next_tick(tick, t):
     """The first polling tick at or after t (ticks at k * tick from 0)."""
     k = np.int64(t // tick)
@@ -759,7 +763,7 @@ def next_tick(tick, t):
     return np.int64(np.round(k * tick))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
     """Availability and handshake rules of the NIC; schedules a wake-up if not yet."""
     if prm[K_SAW]:
@@ -778,7 +782,7 @@ def may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
     """The router's ACK (nak < 0) or NAK (the packet comes back) reaches the NIC."""
     now = ctr[C_NOW]
@@ -799,7 +803,7 @@ def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
 
 
 # ============================================================================= credit
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, dorp,
             masks, route, rhops, cand, gend, rng, rec, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
@@ -834,7 +838,7 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, do
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def tx_end(ctr, prm, qs, pt, dl, ups, pid, src_q):
     """End of serialisation: the channel and the upstream slot are free again."""
     pt[pid, T_BUSY] = 0
@@ -843,7 +847,7 @@ def tx_end(ctr, prm, qs, pt, dl, ups, pid, src_q):
     wake(ctr, prm, qs, pt, dl, ups, src_q)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def ready(ctr, prm, pk, qs, qbuf, pt, dl, p, q2):
     """The packet is visible in queue q2."""
     pk[p, P_READY] = ctr[C_NOW]
@@ -851,7 +855,7 @@ def ready(ctr, prm, pk, qs, qbuf, pt, dl, p, q2):
     mark_dirty(ctr, pt, dl, q2 // prm[K_V])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
     """The head of an ejection queue crosses the ejection link to the sink."""
     now = ctr[C_NOW]
@@ -866,7 +870,7 @@ def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
     packet_free(ctr, pk, p)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, dorp,
                masks, route, rhops, cand, gend, used, ofrp, porp, rng, node, p):
     """A NIC offers its head packet to its router (SimPy ``try_inject``)."""
@@ -904,7 +908,7 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, dorp,
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def sort_heads(hd, order, n):
     """``order[:n]`` = the first n heads oldest first (age = the pair (hi, lo)): an insertion
     sort for the few heads of a usual phase, a stable double argsort for many."""
@@ -926,7 +930,7 @@ def sort_heads(hd, order, n):
     order[:n] = o1[o2]
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def escape_priority(prm, pt, hd, order, n):
     """Within a port, its VCs in priority order (escape first), ports in the order of their
     oldest head (the SimPy ``escape_priority``)."""
@@ -945,7 +949,7 @@ def escape_priority(prm, pt, hd, order, n):
     order[:n] = order[:n][o]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, 
                   codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd,
                   order):
@@ -1002,7 +1006,7 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
 
 
 # ============================================================================= ack/nak
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
             route, rhops, cand, gend, rng, arr, p, src):
     """Accept (ACK) or reject (NAK) an arrived packet with this router's state; ``src`` is the
@@ -1057,7 +1061,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
            nak)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, src_q, nak):
     """An ACK (nak < 0: the sender's slot is free) or a NAK (the packet goes back to its old
     place in its queue) reaches the sender."""
@@ -1075,7 +1079,7 @@ def ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, src_q, nak):
     mark_dirty(ctr, pt, dl, pid)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
     now = ctr[C_NOW]
     if not may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
@@ -1090,7 +1094,7 @@ def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
     at(ctr, prm, ev, wheel, heap, t_end + prm[K_LAT_NIC], EV_ARRIVAL, p, -1 - node)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, 
                   ups, codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec,
                   hd, order, arr):
@@ -1204,7 +1208,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
 
 
 # ============================================================================= the loop
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, i):
     """Post every message created at the time of message i; schedule the next time."""
     t = wl[i, W_TIME]
@@ -1236,7 +1240,7 @@ def post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, i):
         at(ctr, prm, ev, wheel, heap, wl[i, W_TIME], EV_POST, i, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def sample(ctr, qs, pt, nd, smp, which):
     """``which`` -1: a window sample (time, packets at NICs; queue occupancies summed);
     0 and 1: the statistics at the start and the end of the window."""
@@ -1257,7 +1261,7 @@ def sample(ctr, qs, pt, nd, smp, which):
         ctr[C_SNAP_SAMPLES] = ctr[C_NSAMPLES]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def pending(ctr):
     return ctr[C_DIRTY_N] > 0 or ctr[C_ARR_N] > 0
 

@@ -51,7 +51,7 @@ def _mulhi64(a, b):
     return a_hi * b_hi + (p1 >> _S32) + (p2 >> _S32) + (mid >> _S32)
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def random(rng):
     """The next uniform double of the stream (state = state * mult + inc mod 2^128; output the
     XSL-RR rotation of its two halves; a double from its top 53 bits)."""

@@ -468,7 +468,7 @@ def choose_reference(x, plan, used, capacity, eta):
     return j_o
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def choose_idn(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
     """OFR at injection, as :meth:`OutflankPlanner.choose_idn`.
 
@@ -516,7 +516,7 @@ def choose_idn(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
     return idn, np.int64(x.cand_kind[c])
 
 
-@njit(cache=True)
+@njit(cache=True, forceinline=False)
 def choose_orthant(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
     """POR at injection, as :meth:`OrthantPlanner.choose_orthant` followed by the port
     bitmask :meth:`PickOrthant.inject` stores.
