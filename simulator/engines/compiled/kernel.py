@@ -88,10 +88,11 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
 F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_NPRM = range(7)
 
 # ----------------------------------------------------------------------------- columns
-# a packet's row: what a hop reads or writes first (one cache line: the pool is allocated
-# 64-byte aligned), then the rest; 24 columns, so that every row starts a cache line
-(P_HI, P_LO, P_DST, P_RS, P_READY, P_HOPS, P_FPORT, P_FVC, P_RI, P_QID, P_SRC, P_BIRTH, P_MEAS,
- P_DER, P_AVAIL, P_ENTER, P_RETRIES, P_NEXT, P_LEFT) = range(19)
+# a packet's row: what a hop reads or writes (one cache line: the pool is allocated 64-byte
+# aligned), then what its NIC queue and the sink read (the second line), then its time of
+# entering the network; 24 columns, so that every row starts a cache line
+(P_HI, P_LO, P_DST, P_RS, P_READY, P_HOPS, P_FPORT, P_FVC, P_RI, P_AVAIL, P_NEXT, P_LEFT, P_SRC,
+ P_BIRTH, P_MEAS, P_DER, P_ENTER) = range(17)
 P_NCOL = 24
 # the rows of the event pool, the timing wheel, the queues and the ports are padded to whole
 # cache lines (a queue's to half of one) and allocated 64-byte aligned (``aligned_zeros``): an
@@ -344,10 +345,8 @@ def packet_new(ctr, prm, pk, src, dst, birth, age_lo, measured, avail):
     pk[p, P_AVAIL] = avail
     pk[p, P_ENTER] = -1
     pk[p, P_READY] = 0
-    pk[p, P_QID] = -1
     pk[p, P_FPORT] = -1
     pk[p, P_FVC] = -1
-    pk[p, P_RETRIES] = 0
     pk[p, P_NEXT] = -1
     pk[p, P_LEFT] = 1
     return p
@@ -831,7 +830,6 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, do
     pk[p, P_HOPS] += 1
     pk[p, P_FPORT] = port
     pk[p, P_FVC] = vc
-    pk[p, P_QID] = q2
     admitted(prm, pk, p, q2)
     at_edge(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else t_end) + prm[K_LAT], EV_READY,
             p, q2, prm[K_DELAY])
@@ -901,7 +899,6 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, dorp,
         nd[node, N_OUTSTANDING] += 1
         at(ctr, prm, ev, wheel, heap, enter + prm[K_SER_ACK_NIC] + prm[K_LAT_NIC], EV_NIC_ACK,
            node, -1)
-    pk[p, P_QID] = q2
     admitted(prm, pk, p, q2)
     at_edge(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else t_end) + prm[K_LAT_NIC],
             EV_READY, p, q2, prm[K_DELAY])
@@ -1029,7 +1026,6 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
     if q2 >= 0:
         qs[q2, Q_OCC] += 1
         ctr[C_PROGRESS_PS] = now
-        pk[p, P_QID] = q2
         if src >= 0:
             pk[p, P_HOPS] += 1
             ctr[C_LINK_HOPS] += 1
@@ -1043,7 +1039,6 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
         else:
             ready(ctr, prm, pk, qs, qbuf, pt, dl, p, q2)   # visible at once, this same phase
     else:
-        pk[p, P_RETRIES] += 1
         ctr[C_RETRANS] += 1
         nak = p
     if src >= 0:
