@@ -62,7 +62,7 @@ def test_random_tie_breaks_and_uniform_traffic_give_the_same_record_too(algorith
 
 def test_kernel_cached_says_whether_a_first_run_must_compile(tmp_path):
     """After a compiled run in this process numba's cache holds the kernel; an empty cache
-    directory does not (the test session's background compile starts on that answer)."""
+    directory does not (the first run's compile announcement depends on that answer)."""
     import os
     import subprocess
     import sys
