@@ -177,6 +177,8 @@ class CompiledEngine:
                      kn.K_AVAIL: wl.avail_period_ps,
                      kn.K_PROFIT: routing.get("profit", 0),
                      kn.K_MDD: routing.get("min_deroute_distance", 1),
+                     kn.K_CYC_INV: kn.inverse(spec.cycle_ps), kn.K_V_INV: kn.inverse(V),
+                     kn.K_P1_INV: kn.inverse(P1), kn.K_NPV_NODE_INV: kn.inverse(npv_node),
                      kn.K_STOP_SATURATED: spec.stop_when_saturated}.items():
             prm[k] = int(v)
         a["prm"] = prm

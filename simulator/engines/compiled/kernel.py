@@ -79,11 +79,13 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  C_NCTR) = range(38)
 
 # ----------------------------------------------------------------------------- prm
-(K_N, K_P1, K_NPORTS, K_V, K_NP, K_CAP, K_INJ_MIN, K_ORDERED, K_ESCAPE_FIRST, K_CUT,
- K_ACKNAK, K_SAW, K_CYC, K_DELAY, K_SER, K_LAT, K_SER_NIC, K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC,
- K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE, K_WMASK, K_NPV_NODE, K_WWORDS,
- K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE, K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED,
- K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_EVB, K_EVBLOCKS, K_STOP_SATURATED, K_NPRM) = range(45)
+(K_N, K_P1, K_P1_INV, K_NPORTS, K_V, K_V_INV, K_NP, K_CAP, K_INJ_MIN, K_ORDERED,
+ K_ESCAPE_FIRST, K_CUT, K_ACKNAK, K_SAW, K_CYC, K_CYC_INV, K_DELAY, K_SER, K_LAT, K_SER_NIC,
+ K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC, K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE,
+ K_WMASK, K_NPV_NODE, K_NPV_NODE_INV, K_WWORDS, K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE,
+ K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED, K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_EVB,
+ K_EVBLOCKS, K_STOP_SATURATED, K_NPRM) = range(49)
+# a divisor K_X is followed by K_X_INV, the bits of the float64 1.0 / prm[K_X] (``divide``)
 # after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
 F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_NPRM = range(7)
 
@@ -158,11 +160,48 @@ def vc_info(prm, vc, col):
     return prm[K_NPRM + vc * V_NCOL + col]
 
 
+# ============================================================================= division
+#: below this, :func:`divide` multiplies; at or above it, it divides
+DIVIDE_EXACT = 1 << 50
+
+
+def inverse(d: int) -> int:
+    """The bits of the float64 ``1.0 / d``, as ``prm`` keeps it after the divisor ``d``."""
+    return int(np.array([1.0 / d]).view(np.int64)[0])
+
+
+@njit(cache=True, forceinline=True)
+def divide(prm, x, k):
+    """``x // prm[k]`` for ``x >= 0`` by a multiplication: ``prm[k + 1]`` holds the bits of
+    ``1.0 / prm[k]`` (:func:`inverse`).  The loop divides on every event (a time in ps by the
+    cycle, a port or queue id by the ports or VCs per router), and a 64-bit integer division
+    takes 40-90 cycles on Intel cores before Ice Lake (a time passes 2**32 ps after 4.3 ms);
+    the product takes a few.  Below 2**50, x is exact as a float64 and the product is within
+    0.25 of x / d, so one step corrects it; from 2**50 on (about 19 simulated minutes), it
+    divides."""
+    d = prm[k]
+    if x >= DIVIDE_EXACT:
+        return x // d
+    q = np.int64(x * np.int64(prm[k + 1]).view(np.float64))
+    r = x - q * d
+    if r < 0:
+        q -= 1
+    elif r >= d:
+        q += 1
+    return q
+
+
+@njit(cache=True, forceinline=True)
+def port_of(prm, pid):
+    """The port (0 .. K_NPORTS; K_NPORTS is the ejection port) of port id ``pid``."""
+    return pid - divide(prm, pid, K_P1) * prm[K_P1]
+
+
 # ============================================================================= calendar
 @njit(cache=True, forceinline=True)
-def slot_of(t, cyc):
+def slot_of(prm, t):
     """The clock cycle whose edge ends the interval (edge - cycle, edge] holding t."""
-    return (t + cyc - 1) // cyc
+    return divide(prm, t + prm[K_CYC] - 1, K_CYC)
 
 
 @njit(cache=True, forceinline=True)
@@ -174,16 +213,17 @@ def ev_before(ev, e1, e2):
 
 
 @njit(cache=True, forceinline=True)
-def wheel_insert(ctr, prm, ev, wheel, e):
+def wheel_insert(ctr, prm, ev, wheel, e, slot):
     """Put event e in its slot's list, keeping (time, seq) order.  e's seq is higher than any in
     its slot (a slot takes the heap's events, in order, when it comes into the wheel's range,
     before any other), so e goes after every event of its slot whose time is not later: most
     go at the tail.  One that goes before the tail is searched for from the slot's last such
     insertion (its hint) when that one goes before e, else from the head: many events at one
     time before a later tail (every NIC polling at the same tick) would otherwise each walk the
-    whole list.  The times kept beside tail and hint spare reading their events' rows."""
+    whole list.  The times kept beside tail and hint spare reading their events' rows.  The
+    caller gives e's slot (``slot_of``)."""
     t = ev[e, E_TIME]
-    pos = slot_of(t, prm[K_CYC]) & prm[K_WMASK]
+    pos = slot & prm[K_WMASK]
     tail = wheel[pos, S_TAIL]
     ev[e, E_NEXT] = NO_EVENT
     if tail == NO_EVENT:
@@ -258,7 +298,7 @@ def at(ctr, prm, ev, wheel, heap, t, kind, a, b):
     turn and all given back when the slot is left, so that a slot's events, read one after the
     other when its time comes, lie side by side (rows taken from a free list lie anywhere and
     are long out of cache by then); past the block, and beyond the wheel, the free list."""
-    slot = slot_of(t, prm[K_CYC])
+    slot = slot_of(prm, t)
     in_wheel = slot < ctr[C_CUR_SLOT] + prm[K_WSIZE]
     e = NO_EVENT
     if in_wheel:
@@ -278,7 +318,7 @@ def at(ctr, prm, ev, wheel, heap, t, kind, a, b):
     ev[e, E_A] = a
     ev[e, E_B] = b
     if in_wheel:
-        wheel_insert(ctr, prm, ev, wheel, e)
+        wheel_insert(ctr, prm, ev, wheel, e, slot)
     else:
         heap_push(ctr, ev, heap, e)
 
@@ -286,11 +326,7 @@ def at(ctr, prm, ev, wheel, heap, t, kind, a, b):
 @njit(cache=True, forceinline=True)
 def at_edge(ctr, prm, ev, wheel, heap, t, kind, a, b, delay):
     """``at`` the first clock edge at or after t, plus ``delay`` (the SimPy ``at_edge``)."""
-    cyc = prm[K_CYC]
-    r = t % cyc
-    if r:
-        t += cyc - r
-    at(ctr, prm, ev, wheel, heap, t + delay, kind, a, b)
+    at(ctr, prm, ev, wheel, heap, slot_of(prm, t) * prm[K_CYC] + delay, kind, a, b)
 
 
 @njit(cache=True, forceinline=True)
@@ -306,13 +342,12 @@ def ev_free(ctr, prm, ev, e):
 def advance_slot(ctr, prm, ev, wheel, heap):
     """Move to the next slot holding an event (pulling heap events into the wheel as they come
     into range).  False when no event is left anywhere."""
-    cyc = prm[K_CYC]
     while True:
         wheel[ctr[C_CUR_SLOT] & prm[K_WMASK], S_USED] = 0      # the slot left is empty
         if ctr[C_WHEEL_N] == 0:
             if ctr[C_HEAP_N] == 0:
                 return False
-            nxt = slot_of(ev[heap[0], E_TIME], cyc)
+            nxt = slot_of(prm, ev[heap[0], E_TIME])
             if nxt <= ctr[C_CUR_SLOT]:
                 nxt = ctr[C_CUR_SLOT] + 1
             ctr[C_CUR_SLOT] = nxt
@@ -320,8 +355,11 @@ def advance_slot(ctr, prm, ev, wheel, heap):
             ctr[C_CUR_SLOT] += 1
         ctr[C_SLOT_BATCH] = 0
         limit = ctr[C_CUR_SLOT] + prm[K_WSIZE]
-        while ctr[C_HEAP_N] > 0 and slot_of(ev[heap[0], E_TIME], cyc) < limit:
-            wheel_insert(ctr, prm, ev, wheel, heap_pop(ctr, ev, heap))
+        while ctr[C_HEAP_N] > 0:
+            slot = slot_of(prm, ev[heap[0], E_TIME])
+            if slot >= limit:
+                break
+            wheel_insert(ctr, prm, ev, wheel, heap_pop(ctr, ev, heap), slot)
         if wheel[ctr[C_CUR_SLOT] & prm[K_WMASK], S_HEAD] != NO_EVENT:
             return True
 
@@ -524,7 +562,7 @@ def wake(ctr, prm, qs, pt, dl, ups, q):
             anyone = True
     if not anyone:
         return
-    node = q // prm[K_NPV_NODE]
+    node = divide(prm, q, K_NPV_NODE)
     for i in range(prm[K_P1]):               # the ports leading into the router, and its NIC
         if (qs[q, Q_WAIT + (i >> 5)] >> (i & 31)) & 1:
             mark_dirty(ctr, pt, dl, ups[node, i])
@@ -606,10 +644,10 @@ def admitted(prm, pk, p, q2):
     """``Routing.admitted``: OFR leaves its IDN behind, table routing moves along its route."""
     kind = prm[K_RKIND]
     if kind == R_OFR:
-        if pk[p, P_RS] == q2 // prm[K_NPV_NODE]:
+        if pk[p, P_RS] == divide(prm, q2, K_NPV_NODE):
             pk[p, P_RS] = -1              # IDN reached: on to the final destination
     elif kind == R_TABLE:
-        if (q2 // prm[K_V]) % prm[K_P1] != prm[K_NPORTS]:
+        if port_of(prm, divide(prm, q2, K_V)) != prm[K_NPORTS]:
             pk[p, P_RI] += 1
 
 
@@ -806,7 +844,7 @@ def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
 def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, dorp,
             masks, route, rhops, cand, gend, rng, rec, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
-    port = pid % prm[K_P1]
+    port = port_of(prm, pid)
     if port == prm[K_NPORTS]:
         eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p)
         return True
@@ -850,7 +888,7 @@ def ready(ctr, prm, pk, qs, qbuf, pt, dl, p, q2):
     """The packet is visible in queue q2."""
     pk[p, P_READY] = ctr[C_NOW]
     q_append_ready(prm, pk, qs, qbuf, q2, p)
-    mark_dirty(ctr, pt, dl, q2 // prm[K_V])
+    mark_dirty(ctr, pt, dl, divide(prm, q2, K_V))
 
 
 @njit(cache=True, forceinline=True)
@@ -1013,7 +1051,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
     now = ctr[C_NOW]
     V = prm[K_V]
     if src >= 0:
-        pid_up = src // V
+        pid_up = divide(prm, src, K_V)
         v = pt[pid_up, T_DOWN]
         ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
         q2 = select(prm, qs, cand, gend, rng, ng, v, pk[p, P_FPORT],
@@ -1043,7 +1081,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
         nak = p
     if src >= 0:
         # the ACK/NAK waits for the reverse channel, where it goes before any data
-        rpid = pt[src // V, T_REV]
+        rpid = pt[divide(prm, src, K_V), T_REV]
         cc = prm[K_CTRL_CAP]
         i = wrap(pt[rpid, T_CHEAD] + pt[rpid, T_CLEN], cc)
         c = prm[K_CTRL0] + rpid * cc + i
@@ -1061,7 +1099,7 @@ def ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, src_q, nak):
     """An ACK (nak < 0: the sender's slot is free) or a NAK (the packet goes back to its old
     place in its queue) reaches the sender."""
     V = prm[K_V]
-    pid = src_q // V
+    pid = divide(prm, src_q, K_V)
     vc = src_q - pid * V
     if nak < 0:
         if pt[pid, T_NAK_VC] == vc:
@@ -1134,7 +1172,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
                 send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node,
                               nd[node, N_SRCH])
             continue
-        port = pid % P1
+        port = port_of(prm, pid)
         base = pid * V
         if port == prm[K_NPORTS]:
             if qs[base, Q_LEN] and not pt[pid, T_BUSY]:
@@ -1372,7 +1410,8 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                 e = wheel[pos, S_HEAD]
             ctr[C_LAST_BATCH] = t
             ctr[C_SLOT_BATCH] = 1
-            decide_now = t % cyc == 0 and pending(ctr)
+            # t is on its slot's edge (the events of the slot's list are of that slot)
+            decide_now = t == ctr[C_CUR_SLOT] * cyc and pending(ctr)
         if decide_now:
             if acknak:
                 decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
