@@ -1081,7 +1081,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
         nak = p
     if src >= 0:
         # the ACK/NAK waits for the reverse channel, where it goes before any data
-        rpid = pt[divide(prm, src, K_V), T_REV]
+        rpid = pt[pid_up, T_REV]
         cc = prm[K_CTRL_CAP]
         i = wrap(pt[rpid, T_CHEAD] + pt[rpid, T_CLEN], cc)
         c = prm[K_CTRL0] + rpid * cc + i
@@ -1161,7 +1161,6 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
         pt[dl[i], T_DIRTY] = 0
     ctr[C_DIRTY_N] = 0
     NP = prm[K_NP]
-    P1 = prm[K_P1]
     V = prm[K_V]
     cc = prm[K_CTRL_CAP]
     for i in range(nd_):
