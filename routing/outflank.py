@@ -830,7 +830,9 @@ class OutflankPlanner(_Planner):
         True
         """
         if self._exported is None:      # made once: a run asks for it several times
-            self._exported = _export_idn(self)
+            self._exported = _export_once(
+                ("ofr", self.topo, self.delta, self.variant, self.both_on_tie),
+                lambda: _export_idn(self))
         return self._exported
 
     def outflank_idns(self, s: int, t: int) -> list[int]:
@@ -1009,7 +1011,8 @@ class OrthantPlanner(_Planner):
         ([21, 22, 25, 26], [False, True, True, True])
         """
         if self._exported is None:      # made once: a run asks for it several times
-            self._exported = _export_orthants(self)
+            self._exported = _export_once(("por", self.topo, self.both_on_tie),
+                                          lambda: _export_orthants(self))
         return self._exported
 
     def orthants(self, s: int, t: int) -> list[Orthant]:
@@ -1324,6 +1327,25 @@ def _offsets(rows) -> np.ndarray:
 
 def _rel_dtype(topo):
     return np.int16 if max(topo.dims) <= np.iinfo(np.int16).max else np.int32
+
+
+#: the last exports made in this process, by what defines them (:func:`_export_once`)
+_EXPORTS: dict[tuple, NamedTuple] = {}
+_EXPORTS_KEPT = 4
+
+
+def _export_once(key: tuple, make) -> NamedTuple:
+    """A planner's export, made once per process for every planner of the same topology and
+    parameters (``key``): each run of a sweep builds its own routing, and flattening the
+    16x16x16 reference-variant OFR plans (29,791 of them, 15 MB) takes about 8 s.  The last
+    :data:`_EXPORTS_KEPT` are kept; the engines only read them."""
+    plans = _EXPORTS.pop(key, None)
+    if plans is None:
+        plans = make()
+        while len(_EXPORTS) >= _EXPORTS_KEPT:
+            del _EXPORTS[next(iter(_EXPORTS))]        # the least recently used
+    _EXPORTS[key] = plans
+    return plans
 
 
 def _export_idn(planner: "OutflankPlanner") -> IdnPlans:

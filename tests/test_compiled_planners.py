@@ -344,3 +344,15 @@ def test_the_export_itself_decides_as_its_record_does():
         for s, t, used in decision_inputs(topo, 8, 3, 200):
             assert (compiled_idn(x, s, t, used, gen_x, 8, 2.0, profit, 1)
                     == compiled_idn(r, s, t, used, gen_r, 8, 2.0, profit, 1))
+
+
+def test_exports_are_made_once_per_process_for_alike_planners():
+    """Every run of a sweep builds its own planner; alike planners (same topology and
+    parameters) share one export, different ones do not."""
+    t = Torus((5, 4))
+    a = OutflankPlanner(t, variant="reference").export()
+    assert OutflankPlanner(Torus((5, 4)), variant="reference").export() is a
+    assert OutflankPlanner(t, variant="paper").export() is not a
+    assert OutflankPlanner(t, variant="reference", delta=1).export() is not a
+    assert OrthantPlanner(t).export() is OrthantPlanner(Torus((5, 4))).export()
+    assert OrthantPlanner(t, both_on_tie=False).export() is not OrthantPlanner(t).export()
