@@ -17,8 +17,7 @@ ALGORITHMS = ("abr", "por", "ofr", "table")
 LOADS = (0.1, 0.9)
 
 
-def result(profile: str, dims: str, pattern: str, algorithm: str, load: float,
-           engine: str) -> dict:
+def config(profile: str, dims: str, pattern: str, algorithm: str, load: float):
     overrides = [f"topology.dims={dims}", f"traffic.pattern={pattern}",
                  f"routing.algorithm={algorithm}", f"traffic.load={load}",
                  "traffic.message_packets=8"]
@@ -28,7 +27,12 @@ def result(profile: str, dims: str, pattern: str, algorithm: str, load: float,
         overrides.append("run.messages_per_node=3")
     else:
         overrides += ["run.warmup_us=5", "run.measure_us=20", "run.drain_us=40"]
-    r = dict(run(load_config(bundled("ofr", profile, "k8.yaml"), overrides), engine=engine))
+    return load_config(bundled("ofr", profile, "k8.yaml"), overrides)
+
+
+def result(profile: str, dims: str, pattern: str, algorithm: str, load: float,
+           engine: str) -> dict:
+    r = dict(run(config(profile, dims, pattern, algorithm, load), engine=engine))
     for volatile in ("wall_s", "engine"):
         r.pop(volatile)
     return r
@@ -75,3 +79,22 @@ def test_kernel_cached_says_whether_a_first_run_must_compile(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("profile,dims,pattern", [("reference", "[4,4,4]", "transpose3d"),
+                                                  ("clean", "[4,4,4]", "uniform")])
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_prefetching_changes_nothing(monkeypatch, profile, dims, pattern, algorithm):
+    """The kernel asks for rows ahead of use only on networks larger than the cache
+    (``PREFETCH_ABOVE_BYTES``); forced on for a small one, at a saturating load, the record is
+    still the SimPy engine's."""
+    from icsim.simulator.engines import compiled
+    from icsim.simulator.engines.compiled import kernel
+    from icsim.simulator.simulation import Simulation
+
+    simpy = result(profile, dims, pattern, algorithm, 0.9, "simpy")
+    cfg = config(profile, dims, pattern, algorithm, 0.9)
+    assert Simulation(cfg, engine="compiled").engine.a["prm"][kernel.K_PREFETCH] == 0
+    monkeypatch.setattr(compiled, "PREFETCH_ABOVE_BYTES", -1)
+    assert Simulation(cfg, engine="compiled").engine.a["prm"][kernel.K_PREFETCH] == 1
+    assert result(profile, dims, pattern, algorithm, 0.9, "compiled") == simpy

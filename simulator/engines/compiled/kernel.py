@@ -49,6 +49,7 @@ short.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
 from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -84,7 +85,7 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC, K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE,
  K_WMASK, K_NPV_NODE, K_NPV_NODE_INV, K_WWORDS, K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE,
  K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED, K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_EVB,
- K_EVBLOCKS, K_STOP_SATURATED, K_NPRM) = range(49)
+ K_EVBLOCKS, K_STOP_SATURATED, K_PREFETCH, K_NPRM) = range(50)
 # a divisor K_X is followed by K_X_INV, the bits of the float64 1.0 / prm[K_X] (``divide``)
 # after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
 F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_NPRM = range(7)
@@ -152,6 +153,24 @@ def raw(a):
     of a kernel that touches a dozen arrays per event — while a view of raw memory has no count
     to keep.  The engine holds the arrays themselves for the whole run."""
     return carray(_address(a.ctypes.data), a.shape, a.dtype)
+
+
+@intrinsic
+def prefetch(typingctx, a, i):
+    """Ask the CPU to bring row i of array ``a`` into cache (``llvm.prefetch``, x86
+    ``prefetcht0``), without waiting for it."""
+    def codegen(context, builder, signature, args):
+        aty = signature.args[0]
+        ary = context.make_array(aty)(context, builder, args[0])
+        idx = [args[1]] + [context.get_constant(types.intp, 0)] * (aty.ndim - 1)
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, idx)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = builder.module.declare_intrinsic(     # named for the pointer type (p0 or p0i8)
+            "llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+    return types.void(a, types.intp), codegen
+
 
 @njit(cache=True, forceinline=True)
 def vc_info(prm, vc, col):
@@ -745,6 +764,76 @@ def inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p):
             pk[p, P_DER] = 3 if der else 0     # DEROUTE_CODE["orthant"]
 
 
+# ============================================================================= prefetching
+# On a network whose state outgrows the cache (``K_PREFETCH``, set by the engine), the rows an
+# event or a decision will read are asked for ahead (``prefetch``): the loop's misses, one
+# after the other on a chain of dependent loads, then overlap.  Nothing here changes state.
+@njit(cache=True, forceinline=True)
+def prefetch_event(prm, ev, pk, qs, pt, e):
+    """The rows event e will touch, asked for while the one before it runs."""
+    kind = ev[e, E_KIND]
+    a = ev[e, E_A]
+    b = ev[e, E_B]
+    if kind == EV_READY:
+        prefetch(pk, a)
+        prefetch(qs, b)
+        prefetch(pt, divide(prm, b, K_V))
+    elif kind == EV_TX_END:
+        prefetch(pt, a)
+        prefetch(qs, b)
+    elif kind == EV_ARRIVAL:
+        prefetch(pk, a)
+        if b >= 0:
+            prefetch(pt, divide(prm, b, K_V))
+    elif kind == EV_ACK:
+        prefetch(qs, a)
+        prefetch(pt, divide(prm, a, K_V))
+    elif kind == EV_CHAN_FREE:
+        prefetch(pt, a)
+
+
+@njit(cache=True, forceinline=True)
+def prefetch_ports(prm, pk, qs, qbuf, dl, n):
+    """The queue rows of the first n dirty ports, then the rows of their head packets."""
+    NP = prm[K_NP]
+    V = prm[K_V]
+    for i in range(n):
+        if dl[i] < NP:
+            prefetch(qs, dl[i] * V)
+            prefetch(qs, dl[i] * V + V - 1)
+    cap = prm[K_CAP]
+    for i in range(n):
+        if dl[i] < NP:
+            for q in range(dl[i] * V, dl[i] * V + V):
+                if qs[q, Q_LEN]:
+                    prefetch(pk, qbuf[q * cap + qs[q, Q_HEAD]])
+
+
+@njit(cache=True, forceinline=True)
+def prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand, gend, node, p):
+    """The rows of the queues packet p may be routed to at ``node``."""
+    ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p)
+    base = node * prm[K_P1]
+    V = prm[K_V]
+    for i in range(gend[ng - 1]):
+        prefetch(qs, (base + cand[i, 0]) * V + cand[i, 1])
+
+
+@njit(cache=True, forceinline=True)
+def prefetch_arrivals(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend, arr, na):
+    """What receiving the na arrived packets will read: the queues each may go to, and the
+    reverse port and control ring its ACK/NAK will take."""
+    for i in range(na):
+        src = arr[i, 1]
+        if src >= 0:
+            pid_up = divide(prm, src, K_V)
+            rpid = pt[pid_up, T_REV]
+            prefetch(pt, rpid)
+            prefetch(arr, prm[K_CTRL0] + rpid * prm[K_CTRL_CAP])
+            prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand, gend,
+                                pt[pid_up, T_DOWN], arr[i, 0])
+
+
 # ============================================================================= sink
 @njit(cache=True, forceinline=True)
 def finish(ctr, prm, ev, wheel, heap, t):
@@ -993,6 +1082,8 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
     n = 0
     NP = prm[K_NP]
     V = prm[K_V]
+    if prm[K_PREFETCH]:
+        prefetch_ports(prm, pk, qs, qbuf, dl, ctr[C_DIRTY_N])
     for i in range(ctr[C_DIRTY_N]):
         pid = dl[i]
         pt[pid, T_DIRTY] = 0
@@ -1022,6 +1113,12 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
     ctr[C_DIRTY_N] = 0
     if n == 0:
         return
+    if prm[K_PREFETCH]:
+        for i in range(n):
+            pid = hd[i, H_PID]
+            if hd[i, H_VC] >= 0 and port_of(prm, pid) != prm[K_NPORTS]:
+                prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand,
+                                    gend, pt[pid, T_DOWN], hd[i, H_PKT])
     sort_heads(hd, order, n)
     if n > 1 and prm[K_ESCAPE_FIRST]:
         escape_priority(prm, pt, hd, order, n)
@@ -1140,6 +1237,9 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
             p = arr[i, 0]
             hd[i, H_HI] = pk[p, P_HI]
             hd[i, H_LO] = pk[p, P_LO]
+        if prm[K_PREFETCH]:
+            prefetch_arrivals(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend,
+                              arr, na)
         sort_heads(hd, order, na)
         for j in range(na):                  # the arrivals in that order (hd's spare columns)
             hd[j, H_PID] = arr[order[j], 0]
@@ -1156,6 +1256,8 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
     if nd_ == 0:
         return
     now = ctr[C_NOW]
+    if prm[K_PREFETCH]:
+        prefetch_ports(prm, pk, qs, qbuf, dl, nd_)
     for i in range(nd_):                     # the dirty ports (hd's first column, now free)
         hd[i, H_HI] = dl[i]
         pt[dl[i], T_DIRTY] = 0
@@ -1316,6 +1418,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
     cyc = prm[K_CYC]
     wmask = prm[K_WMASK]
     acknak = prm[K_ACKNAK]
+    prefetching = prm[K_PREFETCH]
     while True:
         if ctr[C_EV_FREE_N] < prm[K_EV_RESERVE] or ctr[C_PK_FREE_N] < prm[K_PK_RESERVE]:
             return ST_GROW
@@ -1353,6 +1456,8 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                 a = ev[e, E_A]
                 b = ev[e, E_B]
                 ev_free(ctr, prm, ev, e)
+                if prefetching and nxt != NO_EVENT:
+                    prefetch_event(prm, ev, pk, qs, pt, nxt)
                 if kind == EV_READY:
                     ready(ctr, prm, pk, qs, qbuf, pt, dl, a, b)
                 elif kind == EV_TX_END:
