@@ -23,6 +23,29 @@ def test_measured_offered_load_equals_the_configured_load(arrivals, dims, window
     assert r["accepted_load"] == pytest.approx(0.2, rel=0.03)
 
 
+def test_a_window_no_message_is_created_in_is_a_config_error_naming_run_measure_us():
+    """A node creates a 96-packet message every 98.3 µs at load 0.1 on 4x4 (aligned, from
+    t = 0): a 40 µs window after 5 µs of warm-up holds none, and its record, measuring nothing,
+    would read as a sustained load.  A window of 800 µs holds 8 messages of every node."""
+    traffic = {"load": 0.1, "message_packets": 96, "phase": "aligned"}
+    with pytest.raises(ConfigError) as err:
+        run(small_config((4, 4), traffic=traffic,
+                         run={"warmup_us": 5, "measure_us": 40, "drain_us": 5}))
+    assert err.value.path == "run.measure_us"
+    assert ("no message is created inside the measurement window (5 to 45 µs): at load 0.1 a "
+            "node creates a 96-packet message every 98.3 µs") in str(err.value)
+    r = run(small_config((4, 4), traffic=traffic,
+                         run={"warmup_us": 5, "measure_us": 800, "drain_us": 400}))
+    assert r["packets_measured"] == 16 * 8 * 96 and not r["saturated"]
+
+
+def test_a_zero_load_window_run_is_still_allowed():
+    """Load 0 creates no message on purpose (the bench's warm start, an idle network)."""
+    r = run(small_config((3, 3), traffic={"load": 0},
+                         run={"warmup_us": 0.1, "measure_us": 0.1, "drain_us": 0.1}))
+    assert r["packets_measured"] == 0 and r["packet_hops"] == 0
+
+
 def test_aligned_phase_creates_every_nodes_messages_at_the_same_instants():
     cfg = small_config((4, 4), traffic={"load": 0.5, "message_packets": 2, "phase": "aligned"},
                        run={"mode": "finite", "messages_per_node": 3})
