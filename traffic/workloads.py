@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from icsim.simulator.config import ConfigError
 from icsim.simulator.units import ps
 from icsim.traffic.load import gamma1_packet_period_ns
 
@@ -81,7 +82,9 @@ def _sorted(kind: str, rows: list[tuple[int, int, int, int, bool]], avail: int,
 def open_loop(config: Any, topology: Any, pattern: Any, streams: Sequence[np.random.Generator],
               window: tuple[int, int] | None, horizon: int | None) -> Workload:
     """The open-loop schedule: messages of every node until ``horizon`` ps (window mode) or
-    ``run.messages_per_node`` messages each (``window`` None: finite mode).
+    ``run.messages_per_node`` messages each (``window`` None: finite mode).  A window (at a
+    load above 0) in which no message is created is a :class:`ConfigError` naming
+    ``run.measure_us``.
 
     Examples
     --------
@@ -138,6 +141,13 @@ def open_loop(config: Any, topology: Any, pattern: Any, streams: Sequence[np.ran
                 t = t + max(1, int(round(rng.exponential(interval))))
             else:
                 t = first + int(round(idx * interval))
+    if not finite and not any(r[4] for r in rows):
+        # its record would measure nothing and read as a sustained load
+        raise ConfigError("run.measure_us", (
+            f"no message is created inside the measurement window ({window[0] / 1e6:g} to "
+            f"{window[1] / 1e6:g} µs): at load {tc.load:g} a node creates a {M}-packet message "
+            f"every {interval / 1e6:.4g} µs; lengthen run.measure_us or lower "
+            f"traffic.message_packets"))
     expected = N * limit * M if finite else None
     return _sorted("open", rows, avail, expected)
 

@@ -820,6 +820,17 @@ def prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand, gen
 
 
 @njit(cache=True, forceinline=True)
+def prefetch_heads(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend, hd, n):
+    """What forwarding the n heads of a credit decision phase will read: the queues each may
+    go to downstream (NIC heads are routed when injected, ejection heads need none)."""
+    for i in range(n):
+        pid = hd[i, H_PID]
+        if hd[i, H_VC] >= 0 and port_of(prm, pid) != prm[K_NPORTS]:
+            prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand, gend,
+                                pt[pid, T_DOWN], hd[i, H_PKT])
+
+
+@njit(cache=True, forceinline=True)
 def prefetch_arrivals(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend, arr, na):
     """What receiving the na arrived packets will read: the queues each may go to, and the
     reverse port and control ring its ACK/NAK will take."""
@@ -1114,11 +1125,7 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
     if n == 0:
         return
     if prm[K_PREFETCH]:
-        for i in range(n):
-            pid = hd[i, H_PID]
-            if hd[i, H_VC] >= 0 and port_of(prm, pid) != prm[K_NPORTS]:
-                prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand,
-                                    gend, pt[pid, T_DOWN], hd[i, H_PKT])
+        prefetch_heads(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend, hd, n)
     sort_heads(hd, order, n)
     if n > 1 and prm[K_ESCAPE_FIRST]:
         escape_priority(prm, pt, hd, order, n)
