@@ -49,3 +49,67 @@ def test_divide_at_and_just_below_a_multiple(q, d):
     assert kn.divide(prm, q * d, kn.K_CYC) == q
     if q:
         assert kn.divide(prm, q * d - 1, kn.K_CYC) == q - 1
+
+
+def heads_with_ages(ages: list[tuple[int, int]]) -> np.ndarray:
+    hd = np.zeros((len(ages) + 3, kn.H_NCOL), np.int64)     # spare rows, as the engine's
+    hd[:len(ages), kn.H_HI] = [hi for hi, _ in ages]
+    hd[:len(ages), kn.H_LO] = [lo for _, lo in ages]
+    return hd
+
+
+@st.composite
+def distinct_ages(draw):
+    """The ages of a phase's heads: distinct (hi, lo) pairs, hi = birth * N + source, some
+    packets of one message (equal hi), hi spanning a few bits or 2**62 (the double-argsort
+    path)."""
+    span = draw(st.sampled_from([2**8, 2**40, 2**62]))
+    his = draw(st.lists(st.integers(0, span), min_size=1, max_size=30))
+    ages = {(hi, lo) for hi in his for lo in draw(st.lists(st.integers(0, 2**20), min_size=1,
+                                                           max_size=8))}
+    return draw(st.permutations(sorted(ages)))
+
+
+@settings(deadline=None)
+@given(ages=distinct_ages())
+@example(ages=[(7 * (i % 13), 60 - i) for i in range(60)])       # many, runs of equal hi
+@example(ages=[((i % 2) * 2**62 + i, i % 3) for i in range(60)])  # many, hi over 62 bits
+@example(ages=[((i * 7919) % 1000 * 2**30, -i % 7) for i in range(7000)])  # a radix sort
+def test_heads_are_sorted_oldest_first(ages):
+    """``sort_heads`` orders by (hi, lo), on each of its paths (few heads; many, with hi in
+    few bits, by quicksort or radix sort; many, with hi spanning 62 bits)."""
+    assert len(set(ages)) == len(ages)
+    hd = heads_with_ages(ages)
+    order = np.full(len(hd), -1, np.int64)
+    kn.sort_heads(hd, order, len(ages))
+    assert [ages[i] for i in order[:len(ages)]] == sorted(ages)
+
+
+@settings(deadline=None)
+@given(ports=st.lists(st.integers(0, 40), min_size=1, max_size=120),
+       vcs=st.lists(st.integers(-1, 2), min_size=1000, max_size=1000))
+@example(ports=[(7 * i) % 40 for i in range(1000)], vcs=[i % 4 - 1 for i in range(1000)])
+def test_escape_priority_groups_a_ports_heads_by_vc_rank(ports, vcs):
+    """``escape_priority``: ports in the order of their oldest head, within a port the NIC
+    head (vc -1) first, then VCs by rank, and equal keys in their (age) order — the stable
+    sort the SimPy engine makes."""
+    n = len(ports)
+    V = 3
+    prm = np.zeros(kn.K_NPRM + V * kn.V_NCOL, np.int64)
+    prm[kn.K_V] = V
+    rank = [2, 0, 1]
+    for vc in range(V):
+        prm[kn.K_NPRM + vc * kn.V_NCOL + kn.V_RANK] = rank[vc]
+    pt = np.zeros((41, kn.T_NCOL), np.int64)
+    pt[:, kn.T_FIRST] = -1
+    hd = np.zeros((n, kn.H_NCOL), np.int64)
+    hd[:, kn.H_PID] = ports
+    hd[:, kn.H_VC] = vcs[:n]
+    order = np.arange(n)[::-1].copy()                        # the age order, some permutation
+    first = {}
+    for j, i in enumerate(order):
+        first.setdefault(ports[i], j)
+    want = sorted(order, key=lambda i: (first[ports[i]], -1 if vcs[i] < 0 else rank[vcs[i]]))
+    kn.escape_priority(prm, pt, hd, order, n)
+    assert list(order) == want
+    assert (pt[:, kn.T_FIRST] == -1).all()

@@ -123,6 +123,8 @@ S_HEAD, S_TAIL, S_TAIL_T, S_HINT, S_HINT_T, S_USED = range(6)
 S_NCOL = 8
 
 NO_EVENT = -1
+# keys a radix sort orders (``sort_keyed``); fewer, a quicksort
+RADIX_FROM = 512
 
 
 def wait_words(num_inputs):
@@ -1043,10 +1045,53 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, dorp,
     return True
 
 
+@njit(cache=True, forceinline=True)
+def bits_for(x):
+    """The bits an integer 0 <= x needs."""
+    b = 0
+    while (x >> b) > 0:
+        b += 1
+    return b
+
+
+@njit(cache=True, forceinline=True)
+def sort_keyed(key, order, n, nbits):
+    """``order[:n]`` = the row indices packed in the low bits of ``key[:n]`` (keys of nbits
+    bits) in the keys' order.  The index makes every key distinct, so one unstable sort gives
+    the stable order: a quicksort, or for many keys a radix sort, a byte per pass."""
+    if n >= RADIX_FROM:
+        tmp = np.empty(n, np.int64)
+        count = np.empty(256, np.int64)
+        src, dst = key, tmp
+        for shift in range(0, nbits, 8):
+            count[:] = 0
+            for i in range(n):
+                count[(src[i] >> shift) & 255] += 1
+            total = 0
+            for d in range(256):
+                c = count[d]
+                count[d] = total
+                total += c
+            for i in range(n):
+                d = (src[i] >> shift) & 255
+                dst[count[d]] = src[i]
+                count[d] += 1
+            src, dst = dst, src
+        key = src
+    else:
+        key.sort()
+    mask = (np.int64(1) << bits_for(n - 1)) - 1
+    for j in range(n):
+        order[j] = key[j] & mask
+
+
 @njit(cache=True, forceinline=False)
 def sort_heads(hd, order, n):
-    """``order[:n]`` = the first n heads oldest first (age = the pair (hi, lo)): an insertion
-    sort for the few heads of a usual phase, a stable double argsort for many."""
+    """``order[:n]`` = the first n heads oldest first (age = the pair (hi, lo), distinct for
+    distinct packets).  An insertion sort for the few heads of a usual phase; for many, one
+    sort by hi (relative to the phase's least, the row index packed below it), then each run
+    of equal hi (packets of one message) by lo; a stable double argsort when hi spans too
+    many bits for that."""
     if n <= 48:
         for i in range(n):
             j = i
@@ -1060,9 +1105,37 @@ def sort_heads(hd, order, n):
                     break
             order[j] = i
         return
-    o1 = np.argsort(hd[:n, H_LO], kind="mergesort")
-    o2 = np.argsort(hd[:n, H_HI][o1], kind="mergesort")
-    order[:n] = o1[o2]
+    lo = hd[0, H_HI]
+    hi = lo
+    for i in range(1, n):
+        h = hd[i, H_HI]
+        if h < lo:
+            lo = h
+        elif h > hi:
+            hi = h
+    bn = bits_for(n - 1)
+    if bits_for(hi - lo) + bn > 62:
+        o1 = np.argsort(hd[:n, H_LO], kind="mergesort")
+        o2 = np.argsort(hd[:n, H_HI][o1], kind="mergesort")
+        order[:n] = o1[o2]
+        return
+    key = np.empty(n, np.int64)
+    for i in range(n):
+        key[i] = ((hd[i, H_HI] - lo) << bn) | i
+    sort_keyed(key, order, n, bits_for(hi - lo) + bn)
+    j = 0
+    while j < n:                             # runs of equal hi, by lo (insertion sort)
+        h = hd[order[j], H_HI]
+        k = j + 1
+        while k < n and hd[order[k], H_HI] == h:
+            i = order[k]
+            m = k
+            while m > j and hd[order[m - 1], H_LO] > hd[i, H_LO]:
+                order[m] = order[m - 1]
+                m -= 1
+            order[m] = i
+            k += 1
+        j = k
 
 
 @njit(cache=True, forceinline=False)
@@ -1071,17 +1144,23 @@ def escape_priority(prm, pt, hd, order, n):
     oldest head (the SimPy ``escape_priority``)."""
     key = np.empty(n, np.int64)
     V = prm[K_V]
+    bn = bits_for(n - 1)
+    top = 0
     for j in range(n):
         i = order[j]
         pid = hd[i, H_PID]
         if pt[pid, T_FIRST] < 0:
             pt[pid, T_FIRST] = j                # the port's oldest head
         vc = hd[i, H_VC]
-        key[j] = pt[pid, T_FIRST] * (V + 2) + (0 if vc < 0 else vc_info(prm, vc, V_RANK) + 1)
+        rank = pt[pid, T_FIRST] * (V + 2) + (0 if vc < 0 else vc_info(prm, vc, V_RANK) + 1)
+        key[j] = (rank << bn) | j
+        top = max(top, rank)
     for j in range(n):
         pt[hd[order[j], H_PID], T_FIRST] = -1
-    o = np.argsort(key, kind="mergesort")
-    order[:n] = order[:n][o]
+    old = order[:n].copy()
+    sort_keyed(key, order, n, bits_for(top) + bn)
+    for j in range(n):
+        order[j] = old[order[j]]
 
 
 @njit(cache=True, forceinline=True)
