@@ -1,6 +1,8 @@
 """The compiled engine's integer arithmetic: the multiplication that stands in for division
 (``kernel.divide``) gives Python's floor division for every time and id a run can hold, and a
-time's slot is the clock edge at or after it."""
+time's slot is the clock edge at or after it; the packed-key sorts of a decision phase
+(``kernel.sort_heads``, ``kernel.escape_priority``) give the order the SimPy engine's sorts
+give."""
 
 from __future__ import annotations
 
