@@ -832,19 +832,56 @@ def prefetch_heads(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend
                                 pt[pid, T_DOWN], hd[i, H_PKT])
 
 
+# A decision phase of the reference profile holds thousands of arrivals and dirty ports on
+# 16x16x16 (about 2,500 and 1,400).  Their rows are asked for in stages a few items ahead of
+# the one being decided, each stage reading what the one before brought: far enough ahead to
+# overlap the misses, near enough that the rows are still in cache when their item comes.
+PF_STEP = 4
+
+
 @njit(cache=True, forceinline=True)
-def prefetch_arrivals(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend, arr, na):
-    """What receiving the na arrived packets will read: the queues each may go to, and the
-    reverse port and control ring its ACK/NAK will take."""
-    for i in range(na):
-        src = arr[i, 1]
-        if src >= 0:
-            pid_up = divide(prm, src, K_V)
-            rpid = pt[pid_up, T_REV]
-            prefetch(pt, rpid)
-            prefetch(arr, prm[K_CTRL0] + rpid * prm[K_CTRL_CAP])
-            prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand, gend,
-                                pt[pid_up, T_DOWN], arr[i, 0])
+def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend, arr,
+                           hd, j, na):
+    """For the arrivals of an ack/nak phase, in their order in ``hd``: 3 steps ahead, the
+    packet's row and its upstream port's; 2 ahead, the queues it may go to and the reverse
+    port; 1 ahead, the control ring entry its ACK/NAK will take."""
+    k = j + 3 * PF_STEP
+    if 0 <= k < na:
+        prefetch(pk, hd[k, H_PID])
+        if hd[k, H_PKT] >= 0:
+            prefetch(pt, divide(prm, hd[k, H_PKT], K_V))
+    k = j + 2 * PF_STEP
+    if 0 <= k < na and hd[k, H_PKT] >= 0:
+        pid_up = divide(prm, hd[k, H_PKT], K_V)
+        prefetch(pt, pt[pid_up, T_REV])
+        prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand, gend,
+                            pt[pid_up, T_DOWN], hd[k, H_PID])
+    k = j + PF_STEP
+    if 0 <= k < na and hd[k, H_PKT] >= 0:
+        rpid = pt[divide(prm, hd[k, H_PKT], K_V), T_REV]
+        cc = prm[K_CTRL_CAP]
+        prefetch(arr, prm[K_CTRL0] + rpid * cc + wrap(pt[rpid, T_CHEAD] + pt[rpid, T_CLEN], cc))
+
+
+@njit(cache=True, forceinline=True)
+def prefetch_port_stage(prm, pk, qs, qbuf, pt, arr, hd, i, n):
+    """For the dirty ports of an ack/nak phase (``hd[:, H_HI]``): 2 steps ahead, the port's
+    queue rows; 1 ahead, its head packets and the control ring entry it would send."""
+    NP = prm[K_NP]
+    V = prm[K_V]
+    k = i + 2 * PF_STEP
+    if 0 <= k < n and hd[k, H_HI] < NP:
+        prefetch(qs, hd[k, H_HI] * V)
+        prefetch(qs, hd[k, H_HI] * V + V - 1)
+    k = i + PF_STEP
+    if 0 <= k < n and hd[k, H_HI] < NP:
+        pid = hd[k, H_HI]
+        cap = prm[K_CAP]
+        for q in range(pid * V, pid * V + V):
+            if qs[q, Q_LEN]:
+                prefetch(pk, qbuf[q * cap + qs[q, Q_HEAD]])
+        if pt[pid, T_CLEN]:
+            prefetch(arr, prm[K_CTRL0] + pid * prm[K_CTRL_CAP] + pt[pid, T_CHEAD])
 
 
 # ============================================================================= sink
@@ -1323,15 +1360,20 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
             p = arr[i, 0]
             hd[i, H_HI] = pk[p, P_HI]
             hd[i, H_LO] = pk[p, P_LO]
-        if prm[K_PREFETCH]:
-            prefetch_arrivals(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend,
-                              arr, na)
         sort_heads(hd, order, na)
         for j in range(na):                  # the arrivals in that order (hd's spare columns)
             hd[j, H_PID] = arr[order[j], 0]
             hd[j, H_PKT] = arr[order[j], 1]
         ctr[C_ARR_N] = 0
+        prefetching = prm[K_PREFETCH]
+        if prefetching:
+            for j in range(-3 * PF_STEP, 0):
+                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand,
+                                       gend, arr, hd, j, na)
         for j in range(na):
+            if prefetching:
+                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand,
+                                       gend, arr, hd, j, na)
             p = hd[j, H_PID]
             src = hd[j, H_PKT]
             if src < 0:                      # from the NIC: the injection-time decision first
@@ -1342,8 +1384,6 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
     if nd_ == 0:
         return
     now = ctr[C_NOW]
-    if prm[K_PREFETCH]:
-        prefetch_ports(prm, pk, qs, qbuf, dl, nd_)
     for i in range(nd_):                     # the dirty ports (hd's first column, now free)
         hd[i, H_HI] = dl[i]
         pt[dl[i], T_DIRTY] = 0
@@ -1351,7 +1391,13 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
     NP = prm[K_NP]
     V = prm[K_V]
     cc = prm[K_CTRL_CAP]
+    prefetching = prm[K_PREFETCH]
+    if prefetching:
+        for i in range(-2 * PF_STEP, 0):
+            prefetch_port_stage(prm, pk, qs, qbuf, pt, arr, hd, i, nd_)
     for i in range(nd_):
+        if prefetching:
+            prefetch_port_stage(prm, pk, qs, qbuf, pt, arr, hd, i, nd_)
         pid = hd[i, H_HI]
         if pid >= NP:
             node = pid - NP
