@@ -49,9 +49,10 @@ def supports(spec: NetworkSpec) -> str | None:
 
 #: the kernel asks for rows ahead of use (``kernel.K_PREFETCH``) when the rows of the ports,
 #: queues and nodes (:func:`state_bytes`) exceed this.  On a network that fits in cache it
-#: only adds work (8x8x8, 1.3 MB: 2-7 % slower with it, three alternated pairs); on a larger
-#: one it overlaps misses that otherwise come one after the other (16x16x16, 10 MB: 1.12x as
-#: fast with the reference profile, 1.18x with credits, medians of 6 and 8 alternated pairs)
+#: only adds work (8x8x8, 1.3 MB: 2-7 % slower with it, three alternated pairs, and 11 % once
+#: the ack/nak decision phase prefetched in stages); on a larger one it overlaps misses that
+#: otherwise come one after the other (16x16x16, 10 MB: a whole reference-profile run about
+#: 1.2x as fast, the credit bench case 1.18x)
 PREFETCH_ABOVE_BYTES = 4 << 20
 
 

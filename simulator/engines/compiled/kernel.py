@@ -766,10 +766,24 @@ def inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p):
             pk[p, P_DER] = 3 if der else 0     # DEROUTE_CODE["orthant"]
 
 
+# ============================================================================= control rings
+@njit(cache=True, forceinline=True)
+def ctrl_row(prm, pid, i):
+    """The row of ``arr`` holding entry i of port pid's ring of waiting ACKs/NAKs."""
+    return prm[K_CTRL0] + pid * prm[K_CTRL_CAP] + i
+
+
+@njit(cache=True, forceinline=True)
+def ctrl_tail(prm, pt, pid):
+    """The row the next ACK/NAK queued at port pid goes to."""
+    return ctrl_row(prm, pid, wrap(pt[pid, T_CHEAD] + pt[pid, T_CLEN], prm[K_CTRL_CAP]))
+
+
 # ============================================================================= prefetching
 # On a network whose state outgrows the cache (``K_PREFETCH``, set by the engine), the rows an
 # event or a decision will read are asked for ahead (``prefetch``): the loop's misses, one
-# after the other on a chain of dependent loads, then overlap.  Nothing here changes state.
+# after the other on a chain of dependent loads, then overlap.  Nothing here changes the
+# model's state (``candidates`` fills the scratch rows, which are filled again before use).
 @njit(cache=True, forceinline=True)
 def prefetch_event(prm, ev, pk, qs, pt, e):
     """The rows event e will touch, asked for while the one before it runs."""
@@ -795,20 +809,32 @@ def prefetch_event(prm, ev, pk, qs, pt, e):
 
 
 @njit(cache=True, forceinline=True)
+def prefetch_queues(prm, qs, pid):
+    """The rows of router port pid's VC queues."""
+    V = prm[K_V]
+    prefetch(qs, pid * V)
+    prefetch(qs, pid * V + V - 1)
+
+
+@njit(cache=True, forceinline=True)
+def prefetch_head_packets(prm, pk, qs, qbuf, pid):
+    """The rows of the head packets of router port pid's queues (its queue rows read)."""
+    V = prm[K_V]
+    for q in range(pid * V, pid * V + V):
+        if qs[q, Q_LEN]:
+            prefetch(pk, q_at(prm, qs, qbuf, q, 0))
+
+
+@njit(cache=True, forceinline=True)
 def prefetch_ports(prm, pk, qs, qbuf, dl, n):
     """The queue rows of the first n dirty ports, then the rows of their head packets."""
     NP = prm[K_NP]
-    V = prm[K_V]
     for i in range(n):
         if dl[i] < NP:
-            prefetch(qs, dl[i] * V)
-            prefetch(qs, dl[i] * V + V - 1)
-    cap = prm[K_CAP]
+            prefetch_queues(prm, qs, dl[i])
     for i in range(n):
         if dl[i] < NP:
-            for q in range(dl[i] * V, dl[i] * V + V):
-                if qs[q, Q_LEN]:
-                    prefetch(pk, qbuf[q * cap + qs[q, Q_HEAD]])
+            prefetch_head_packets(prm, pk, qs, qbuf, dl[i])
 
 
 @njit(cache=True, forceinline=True)
@@ -858,9 +884,7 @@ def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, ca
                             pt[pid_up, T_DOWN], hd[k, H_PID])
     k = j + PF_STEP
     if 0 <= k < na and hd[k, H_PKT] >= 0:
-        rpid = pt[divide(prm, hd[k, H_PKT], K_V), T_REV]
-        cc = prm[K_CTRL_CAP]
-        prefetch(arr, prm[K_CTRL0] + rpid * cc + wrap(pt[rpid, T_CHEAD] + pt[rpid, T_CLEN], cc))
+        prefetch(arr, ctrl_tail(prm, pt, pt[divide(prm, hd[k, H_PKT], K_V), T_REV]))
 
 
 @njit(cache=True, forceinline=True)
@@ -868,20 +892,15 @@ def prefetch_port_stage(prm, pk, qs, qbuf, pt, arr, hd, i, n):
     """For the dirty ports of an ack/nak phase (``hd[:, H_HI]``): 2 steps ahead, the port's
     queue rows; 1 ahead, its head packets and the control ring entry it would send."""
     NP = prm[K_NP]
-    V = prm[K_V]
     k = i + 2 * PF_STEP
     if 0 <= k < n and hd[k, H_HI] < NP:
-        prefetch(qs, hd[k, H_HI] * V)
-        prefetch(qs, hd[k, H_HI] * V + V - 1)
+        prefetch_queues(prm, qs, hd[k, H_HI])
     k = i + PF_STEP
     if 0 <= k < n and hd[k, H_HI] < NP:
         pid = hd[k, H_HI]
-        cap = prm[K_CAP]
-        for q in range(pid * V, pid * V + V):
-            if qs[q, Q_LEN]:
-                prefetch(pk, qbuf[q * cap + qs[q, Q_HEAD]])
+        prefetch_head_packets(prm, pk, qs, qbuf, pid)
         if pt[pid, T_CLEN]:
-            prefetch(arr, prm[K_CTRL0] + pid * prm[K_CTRL_CAP] + pt[pid, T_CHEAD])
+            prefetch(arr, ctrl_row(prm, pid, pt[pid, T_CHEAD]))
 
 
 # ============================================================================= sink
@@ -1302,9 +1321,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
     if src >= 0:
         # the ACK/NAK waits for the reverse channel, where it goes before any data
         rpid = pt[pid_up, T_REV]
-        cc = prm[K_CTRL_CAP]
-        i = wrap(pt[rpid, T_CHEAD] + pt[rpid, T_CLEN], cc)
-        c = prm[K_CTRL0] + rpid * cc + i
+        c = ctrl_tail(prm, pt, rpid)
         arr[c, 0] = src
         arr[c, 1] = nak
         pt[rpid, T_CLEN] += 1
@@ -1422,7 +1439,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
         if pt[pid, T_CLEN] > 0:
             # an ACK/NAK goes before any data
             j = pt[pid, T_CHEAD]
-            c = prm[K_CTRL0] + pid * cc + j
+            c = ctrl_row(prm, pid, j)
             src_q = arr[c, 0]
             nak = arr[c, 1]
             pt[pid, T_CHEAD] = wrap(j + 1, cc)
