@@ -157,21 +157,34 @@ def raw(a):
     return carray(_address(a.ctypes.data), a.shape, a.dtype)
 
 
+def _prefetch(context, builder, aty, ary, idx):
+    ptr = cgutils.get_item_pointer(context, builder, aty, context.make_array(aty)(context, builder,
+                                                                                  ary), idx)
+    i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+    fn = builder.module.declare_intrinsic(         # named for the pointer type (p0 or p0i8)
+        "llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
+    builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+
+
 @intrinsic
 def prefetch(typingctx, a, i):
     """Ask the CPU to bring row i of array ``a`` into cache (``llvm.prefetch``, x86
     ``prefetcht0``), without waiting for it."""
     def codegen(context, builder, signature, args):
         aty = signature.args[0]
-        ary = context.make_array(aty)(context, builder, args[0])
-        idx = [args[1]] + [context.get_constant(types.intp, 0)] * (aty.ndim - 1)
-        ptr = cgutils.get_item_pointer(context, builder, aty, ary, idx)
-        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-        fn = builder.module.declare_intrinsic(     # named for the pointer type (p0 or p0i8)
-            "llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        zero = context.get_constant(types.intp, 0)
+        _prefetch(context, builder, aty, args[0], [args[1]] + [zero] * (aty.ndim - 1))
         return context.get_dummy_value()
     return types.void(a, types.intp), codegen
+
+
+@intrinsic
+def prefetch_cell(typingctx, a, i, j):
+    """:func:`prefetch` for the line that holds ``a[i, j]`` (a row of several lines)."""
+    def codegen(context, builder, signature, args):
+        _prefetch(context, builder, signature.args[0], args[0], [args[1], args[2]])
+        return context.get_dummy_value()
+    return types.void(a, types.intp, types.intp), codegen
 
 
 @njit(cache=True, forceinline=True)
@@ -785,7 +798,7 @@ def ctrl_tail(prm, pt, pid):
 # after the other on a chain of dependent loads, then overlap.  Nothing here changes the
 # model's state (``candidates`` fills the scratch rows, which are filled again before use).
 @njit(cache=True, forceinline=True)
-def prefetch_event(prm, ev, pk, qs, pt, e):
+def prefetch_event(prm, ev, pk, qs, pt, nd, e):
     """The rows event e will touch, asked for while the one before it runs."""
     kind = ev[e, E_KIND]
     a = ev[e, E_A]
@@ -806,6 +819,10 @@ def prefetch_event(prm, ev, pk, qs, pt, e):
         prefetch(pt, divide(prm, a, K_V))
     elif kind == EV_CHAN_FREE:
         prefetch(pt, a)
+    elif kind == EV_NIC_ACK or kind == EV_NIC_TX_END or kind == EV_NIC_WAKE:
+        prefetch(pt, prm[K_NP] + a)
+        prefetch_cell(nd, a, 0)
+        prefetch_cell(nd, a, N_NCOL - 1)
 
 
 @njit(cache=True, forceinline=True)
@@ -888,18 +905,45 @@ def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, ca
 
 
 @njit(cache=True, forceinline=True)
-def prefetch_port_stage(prm, pk, qs, qbuf, pt, arr, hd, i, n):
-    """For the dirty ports of an ack/nak phase (``hd[:, H_HI]``): 2 steps ahead, the port's
-    queue rows; 1 ahead, its head packets and the control ring entry it would send."""
+def prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, n):
+    """For the dirty ports of an ack/nak phase (``hd[:, H_HI]``): 3 steps ahead, the port's
+    row and its queue rows (a NIC's: its node's row); 2 ahead, the queues' ring buffers (a
+    NIC's: its head message's row); 1 ahead, the head packets and the control ring entry it
+    would send (an ejection port's: the whole head packet and its node's row, for the sink)."""
     NP = prm[K_NP]
+    k = i + 3 * PF_STEP
+    if 0 <= k < n:
+        pid = hd[k, H_HI]
+        prefetch(pt, pid)
+        if pid < NP:
+            prefetch_queues(prm, qs, pid)
+        else:
+            prefetch_cell(nd, pid - NP, 0)
+            prefetch_cell(nd, pid - NP, N_NCOL - 1)
     k = i + 2 * PF_STEP
-    if 0 <= k < n and hd[k, H_HI] < NP:
-        prefetch_queues(prm, qs, hd[k, H_HI])
+    if 0 <= k < n:
+        pid = hd[k, H_HI]
+        if pid < NP:
+            prefetch(qbuf, pid * prm[K_V] * prm[K_CAP])
+        else:
+            p = nd[pid - NP, N_SRCH]
+            if p >= 0:
+                prefetch_cell(pk, p, 0)
+                prefetch_cell(pk, p, P_NEXT)
     k = i + PF_STEP
     if 0 <= k < n and hd[k, H_HI] < NP:
         pid = hd[k, H_HI]
         prefetch_head_packets(prm, pk, qs, qbuf, pid)
-        if pt[pid, T_CLEN]:
+        port = port_of(prm, pid)
+        if port == prm[K_NPORTS]:
+            p = q_at(prm, qs, qbuf, pid * prm[K_V], 0)
+            if qs[pid * prm[K_V], Q_LEN]:
+                prefetch_cell(pk, p, P_SRC)
+                prefetch_cell(pk, p, P_ENTER)
+                node = divide(prm, pid - port, K_P1)
+                prefetch_cell(nd, node, 0)
+                prefetch_cell(nd, node, N_NCOL - 1)
+        elif pt[pid, T_CLEN]:
             prefetch(arr, ctrl_row(prm, pid, pt[pid, T_CHEAD]))
 
 
@@ -1410,11 +1454,11 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
     cc = prm[K_CTRL_CAP]
     prefetching = prm[K_PREFETCH]
     if prefetching:
-        for i in range(-2 * PF_STEP, 0):
-            prefetch_port_stage(prm, pk, qs, qbuf, pt, arr, hd, i, nd_)
+        for i in range(-3 * PF_STEP, 0):
+            prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, nd_)
     for i in range(nd_):
         if prefetching:
-            prefetch_port_stage(prm, pk, qs, qbuf, pt, arr, hd, i, nd_)
+            prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, nd_)
         pid = hd[i, H_HI]
         if pid >= NP:
             node = pid - NP
@@ -1606,7 +1650,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                 b = ev[e, E_B]
                 ev_free(ctr, prm, ev, e)
                 if prefetching and nxt != NO_EVENT:
-                    prefetch_event(prm, ev, pk, qs, pt, nxt)
+                    prefetch_event(prm, ev, pk, qs, pt, nd, nxt)
                 if kind == EV_READY:
                     ready(ctr, prm, pk, qs, qbuf, pt, dl, a, b)
                 elif kind == EV_TX_END:
