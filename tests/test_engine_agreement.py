@@ -98,3 +98,16 @@ def test_prefetching_changes_nothing(monkeypatch, profile, dims, pattern, algori
     monkeypatch.setattr(compiled, "PREFETCH_ABOVE_BYTES", -1)
     assert Simulation(cfg, engine="compiled").engine.a["prm"][kernel.K_PREFETCH] == 1
     assert result(profile, dims, pattern, algorithm, 0.9, "compiled") == simpy
+
+
+@pytest.mark.parametrize("chunks", [(2, 3), (2, 4096)], ids=["exhausted", "many-per-slot"])
+@pytest.mark.parametrize("profile,pattern", [("reference", "butterfly"), ("clean", "uniform")])
+def test_event_chunks_change_nothing(monkeypatch, profile, pattern, chunks):
+    """A wheel slot's events take rows from chunks of the event pool (``event_chunks``); with
+    chunks of two rows — three in all, so that most events fall back to the free list, or
+    thousands, so that a slot chains many — the record is still the SimPy engine's."""
+    from icsim.simulator.engines import compiled
+
+    simpy = result(profile, "[4,4,4]", pattern, "ofr", 0.9, "simpy")
+    monkeypatch.setattr(compiled, "event_chunks", lambda reserve, wsize: chunks)
+    assert result(profile, "[4,4,4]", pattern, "ofr", 0.9, "compiled") == simpy

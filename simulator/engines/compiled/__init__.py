@@ -56,6 +56,14 @@ def supports(spec: NetworkSpec) -> str | None:
 PREFETCH_ABOVE_BYTES = 4 << 20
 
 
+def event_chunks(reserve: int, wsize: int) -> tuple[int, int]:
+    """The timing wheel slots' chunks of event rows (``kernel.at``): rows per chunk, and how
+    many: the event reserve in all, and at least two per slot.  A chunk is 32 rows (2 KB), so
+    that a slot holding a few events takes little, and one holding thousands (the reference
+    profile's bursts) is read a run of rows at a time."""
+    return 32, max(reserve // 32, 2 * wsize)
+
+
 def state_bytes(a: dict[str, np.ndarray]) -> int:
     """Bytes of the per-port, per-queue and per-node rows of a run's arrays ``a``."""
     return sum(a[name].nbytes for name in ("pt", "qs", "qbuf", "nd"))
@@ -156,8 +164,7 @@ class CompiledEngine:
         npv_node = P1 * V
         ctrl_cap = V * cap + 2
         self.ev_reserve = 4 * NP + 4 * N + 64
-        # each wheel slot's block of event rows (``kernel.at``): the reserve in all
-        evb = max(16, self.ev_reserve // wsize)
+        chunk, chunks = event_chunks(self.ev_reserve, wsize)
         # free packet rows a batch may take: a row per message posted at one time, a row per
         # NIC for the next packet of its message (kernel.srcq_popleft)
         self.pk_reserve = self._max_messages_at_once() + N + 64
@@ -182,7 +189,7 @@ class CompiledEngine:
                      kn.K_PROGRESS: progress_every, kn.K_WSIZE: wsize, kn.K_WMASK: wsize - 1,
                      kn.K_NPV_NODE: npv_node, kn.K_WWORDS: kn.wait_words(P1),
                      kn.K_ADAPTIVE_VC: spec.adaptive_vc, kn.K_CTRL_CAP: ctrl_cap,
-                     kn.K_CTRL0: NP + N, kn.K_EVB: evb, kn.K_EVBLOCKS: wsize * evb,
+                     kn.K_CTRL0: NP + N, kn.K_CHUNK: chunk, kn.K_CHUNKS_END: chunks * chunk,
                      kn.K_EV_RESERVE: self.ev_reserve, kn.K_PK_RESERVE: self.pk_reserve,
                      kn.K_RKIND: routing["kind"], kn.K_BASE: getattr(topo, "relative_base", 0),
                      kn.K_EVEN: (sum(1 << (2 * d) for d in range(topo.n))
@@ -208,17 +215,20 @@ class CompiledEngine:
         ctr[kn.C_STOP_AT] = -1
         ctr[kn.C_EXPECTED] = -1 if spec.window is not None else wl.expected_measured
         a["ctr"] = ctr
-        # the free list: the reserve and some (the slots' blocks take most events; it grows)
+        # the free list: the reserve and some (the slots' chunks take most events; it grows)
         n_ev = self.ev_reserve + 4096
-        blocks = wsize * evb
-        ev = aligned_zeros(blocks + n_ev, kn.E_NCOL)
-        ev[blocks:, kn.E_NEXT] = _chain(n_ev, blocks)
-        ctr[kn.C_EV_FREE] = blocks
+        rows = chunks * chunk
+        ev = aligned_zeros(rows + n_ev, kn.E_NCOL)
+        ev[:rows:chunk, kn.E_CHAIN] = _chain(chunks, 0) * chunk
+        ev[rows - chunk, kn.E_CHAIN] = -1
+        ev[rows:, kn.E_NEXT] = _chain(n_ev, rows)
+        ctr[kn.C_CHUNK_FREE] = 0
+        ctr[kn.C_EV_FREE] = rows
         ctr[kn.C_EV_FREE_N] = n_ev
-        a["ev"], a["heap"] = ev, np.zeros(blocks + n_ev, np.int64)
+        a["ev"], a["heap"] = ev, np.zeros(rows + n_ev, np.int64)
         a["wheel"] = aligned_zeros(wsize, kn.S_NCOL)
         a["wheel"][:] = -1
-        a["wheel"][:, kn.S_USED] = 0
+        a["wheel"][:, kn.S_USED] = chunk             # no chunk yet: as if a full one
         n_pk = max(4 * self.pk_reserve, 4096)
         pk = aligned_zeros(n_pk, kn.P_NCOL)
         pk[:, kn.P_NEXT] = _chain(n_pk)

@@ -76,16 +76,16 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  C_DELIVERED, C_MEAS_DELIV, C_WIN_DELIV, C_GENERATED, C_MEASURED, C_EXPECTED, C_LAST_CONSUME,
  C_STOP_AT, C_STOPPED, C_STOP_SEQ, C_CUR_SLOT, C_LAST_BATCH, C_WHEEL_N, C_HEAP_N, C_EV_FREE,
  C_EV_FREE_N, C_PK_FREE, C_PK_FREE_N, C_DIRTY_N, C_ARR_N, C_NSAMPLES, C_YIELD, C_END,
- C_DEAD_SINCE, C_SLOT_BATCH, C_SNAP_SAMPLES, C_STOP_RULE, C_LAT_SUM, C_WAIT_BIRTH,
- C_NCTR) = range(38)
+ C_DEAD_SINCE, C_SLOT_BATCH, C_SNAP_SAMPLES, C_STOP_RULE, C_LAT_SUM, C_WAIT_BIRTH, C_CHUNK_FREE,
+ C_NCTR) = range(39)
 
 # ----------------------------------------------------------------------------- prm
 (K_N, K_P1, K_P1_INV, K_NPORTS, K_V, K_V_INV, K_NP, K_CAP, K_INJ_MIN, K_ORDERED,
  K_ESCAPE_FIRST, K_CUT, K_ACKNAK, K_SAW, K_CYC, K_CYC_INV, K_DELAY, K_SER, K_LAT, K_SER_NIC,
  K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC, K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE,
  K_WMASK, K_NPV_NODE, K_NPV_NODE_INV, K_WWORDS, K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE,
- K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED, K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_EVB,
- K_EVBLOCKS, K_STOP_SATURATED, K_PREFETCH, K_NPRM) = range(50)
+ K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED, K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_CHUNK,
+ K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_NPRM) = range(50)
 # a divisor K_X is followed by K_X_INV, the bits of the float64 1.0 / prm[K_X] (``divide``)
 # after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
 F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_NPRM = range(7)
@@ -101,7 +101,7 @@ P_NCOL = 24
 # cache lines (a queue's to half of one) and allocated 64-byte aligned (``aligned_zeros``): an
 # event or a slot is one line, a queue half of one, a port's per-hop columns the first line of
 # its two
-E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT = range(6)
+E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT, E_CHAIN = range(7)
 E_NCOL = 8
 # a queue's row (int32) ends with its wait bits (``Q_WAIT`` on: a word per 32 inputs of its
 # router), padded to 32 bytes (``q_ncol``)
@@ -118,8 +118,8 @@ H_HI, H_LO, H_PID, H_VC, H_PKT, H_NCOL = range(6)
 W_TIME, W_SRC, W_DST, W_PACKETS, W_MEASURED, W_NCOL = range(6)
 V_BUBBLE, V_ORDER, V_RANK, V_NCOL = range(4)
 # a timing-wheel slot: its list's head and tail, the tail's time, the search hint and its time,
-# the rows of its block of the event pool taken (``at``)
-S_HEAD, S_TAIL, S_TAIL_T, S_HINT, S_HINT_T, S_USED = range(6)
+# its last chunk of the event pool and the rows of it taken (``at``)
+S_HEAD, S_TAIL, S_TAIL_T, S_HINT, S_HINT_T, S_CHUNK, S_USED = range(7)
 S_NCOL = 8
 
 NO_EVENT = -1
@@ -328,19 +328,28 @@ def heap_pop(ctr, ev, heap):
 def at(ctr, prm, ev, wheel, heap, t, kind, a, b):
     """Schedule an action at time t ps (>= now), after every action scheduled before it.
 
-    Its row: each wheel slot owns a block of ``K_EVB`` rows at the start of the pool, taken in
-    turn and all given back when the slot is left, so that a slot's events, read one after the
-    other when its time comes, lie side by side (rows taken from a free list lie anywhere and
-    are long out of cache by then); past the block, and beyond the wheel, the free list."""
+    Its row: a wheel slot's events take rows from chunks of ``K_CHUNK`` side by side at the
+    start of the pool, a chunk at a time, all given back when the slot is left
+    (``advance_slot``), so that a slot's events, read one after the other when its time comes,
+    lie side by side however many there are (rows taken from a free list lie anywhere and are
+    long out of cache by then: the reference profile's slots hold thousands); a slot's chunks
+    are chained through their first rows (``E_CHAIN``), as are the free ones.  Past the
+    chunks, and beyond the wheel, the free list."""
     slot = slot_of(prm, t)
     in_wheel = slot < ctr[C_CUR_SLOT] + prm[K_WSIZE]
     e = NO_EVENT
     if in_wheel:
         pos = slot & prm[K_WMASK]
         used = wheel[pos, S_USED]
-        if used < prm[K_EVB]:
+        if used == prm[K_CHUNK] and ctr[C_CHUNK_FREE] >= 0:
+            c = ctr[C_CHUNK_FREE]
+            ctr[C_CHUNK_FREE] = ev[c, E_CHAIN]
+            ev[c, E_CHAIN] = wheel[pos, S_CHUNK]
+            wheel[pos, S_CHUNK] = c
+            used = 0
+        if used < prm[K_CHUNK]:
             wheel[pos, S_USED] = used + 1
-            e = pos * prm[K_EVB] + used
+            e = wheel[pos, S_CHUNK] + used
     if e == NO_EVENT:
         e = ctr[C_EV_FREE]
         ctr[C_EV_FREE] = ev[e, E_NEXT]
@@ -365,8 +374,8 @@ def at_edge(ctr, prm, ev, wheel, heap, t, kind, a, b, delay):
 
 @njit(cache=True, forceinline=True)
 def ev_free(ctr, prm, ev, e):
-    """Give back a row of the free list (a slot's block comes back whole, ``advance_slot``)."""
-    if e >= prm[K_EVBLOCKS]:
+    """Give back a row of the free list (a slot's chunks come back whole, ``advance_slot``)."""
+    if e >= prm[K_CHUNKS_END]:
         ev[e, E_NEXT] = ctr[C_EV_FREE]
         ctr[C_EV_FREE] = e
         ctr[C_EV_FREE_N] += 1
@@ -377,7 +386,15 @@ def advance_slot(ctr, prm, ev, wheel, heap):
     """Move to the next slot holding an event (pulling heap events into the wheel as they come
     into range).  False when no event is left anywhere."""
     while True:
-        wheel[ctr[C_CUR_SLOT] & prm[K_WMASK], S_USED] = 0      # the slot left is empty
+        pos = ctr[C_CUR_SLOT] & prm[K_WMASK]                    # the slot left is empty
+        c = wheel[pos, S_CHUNK]
+        while c >= 0:
+            nxt = ev[c, E_CHAIN]
+            ev[c, E_CHAIN] = ctr[C_CHUNK_FREE]
+            ctr[C_CHUNK_FREE] = c
+            c = nxt
+        wheel[pos, S_CHUNK] = NO_EVENT
+        wheel[pos, S_USED] = prm[K_CHUNK]
         if ctr[C_WHEEL_N] == 0:
             if ctr[C_HEAP_N] == 0:
                 return False
