@@ -158,6 +158,8 @@ def raw(a):
 
 
 def _prefetch(context, builder, aty, ary, idx):
+    """Emit ``llvm.prefetch`` (read, keep in all cache levels) of the element ``idx`` of the
+    array value ``ary`` of numba type ``aty``."""
     ptr = cgutils.get_item_pointer(context, builder, aty, context.make_array(aty)(context, builder,
                                                                                   ary), idx)
     i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
@@ -953,8 +955,8 @@ def prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, n):
         prefetch_head_packets(prm, pk, qs, qbuf, pid)
         port = port_of(prm, pid)
         if port == prm[K_NPORTS]:
-            p = q_at(prm, qs, qbuf, pid * prm[K_V], 0)
             if qs[pid * prm[K_V], Q_LEN]:
+                p = q_at(prm, qs, qbuf, pid * prm[K_V], 0)
                 prefetch_cell(pk, p, P_SRC)
                 prefetch_cell(pk, p, P_ENTER)
                 node = divide(prm, pid - port, K_P1)
