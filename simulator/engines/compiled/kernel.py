@@ -817,7 +817,7 @@ def ctrl_tail(prm, pt, pid):
 # after the other on a chain of dependent loads, then overlap.  Nothing here changes the
 # model's state (``candidates`` fills the scratch rows, which are filled again before use).
 @njit(cache=True, forceinline=True)
-def prefetch_event(prm, ev, pk, qs, pt, nd, e):
+def prefetch_event(prm, ev, pk, qs, qbuf, pt, nd, e):
     """The rows event e will touch, asked for while the one before it runs."""
     kind = ev[e, E_KIND]
     a = ev[e, E_A]
@@ -836,6 +836,9 @@ def prefetch_event(prm, ev, pk, qs, pt, nd, e):
     elif kind == EV_ACK:
         prefetch(qs, a)
         prefetch(pt, divide(prm, a, K_V))
+        if b >= 0:                              # a NAK: the packet goes back into its queue
+            prefetch(pk, b)
+            prefetch(qbuf, a * prm[K_CAP])
     elif kind == EV_CHAN_FREE:
         prefetch(pt, a)
     elif kind == EV_NIC_ACK or kind == EV_NIC_TX_END or kind == EV_NIC_WAKE:
@@ -1669,7 +1672,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                 b = ev[e, E_B]
                 ev_free(ctr, prm, ev, e)
                 if prefetching and nxt != NO_EVENT:
-                    prefetch_event(prm, ev, pk, qs, pt, nd, nxt)
+                    prefetch_event(prm, ev, pk, qs, qbuf, pt, nd, nxt)
                 if kind == EV_READY:
                     ready(ctr, prm, pk, qs, qbuf, pt, dl, a, b)
                 elif kind == EV_TX_END:
