@@ -843,8 +843,14 @@ def prefetch_event(prm, ev, pk, qs, qbuf, pt, nd, e):
         prefetch(pt, a)
     elif kind == EV_NIC_ACK or kind == EV_NIC_TX_END or kind == EV_NIC_WAKE:
         prefetch(pt, prm[K_NP] + a)
-        prefetch_cell(nd, a, 0)
-        prefetch_cell(nd, a, N_NCOL - 1)
+        prefetch_node(nd, a)
+
+
+@njit(cache=True, forceinline=True)
+def prefetch_node(nd, node):
+    """A node's row (``N_NCOL`` int64, not line-aligned: two lines at most)."""
+    prefetch_cell(nd, node, 0)
+    prefetch_cell(nd, node, N_NCOL - 1)
 
 
 @njit(cache=True, forceinline=True)
@@ -940,8 +946,7 @@ def prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, n):
         if pid < NP:
             prefetch_queues(prm, qs, pid)
         else:
-            prefetch_cell(nd, pid - NP, 0)
-            prefetch_cell(nd, pid - NP, N_NCOL - 1)
+            prefetch_node(nd, pid - NP)
     k = i + 2 * PF_STEP
     if 0 <= k < n:
         pid = hd[k, H_HI]
@@ -962,9 +967,7 @@ def prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, n):
                 p = q_at(prm, qs, qbuf, pid * prm[K_V], 0)
                 prefetch_cell(pk, p, P_SRC)
                 prefetch_cell(pk, p, P_ENTER)
-                node = divide(prm, pid - port, K_P1)
-                prefetch_cell(nd, node, 0)
-                prefetch_cell(nd, node, N_NCOL - 1)
+                prefetch_node(nd, divide(prm, pid - port, K_P1))
         elif pt[pid, T_CLEN]:
             prefetch(arr, ctrl_row(prm, pid, pt[pid, T_CHEAD]))
 
