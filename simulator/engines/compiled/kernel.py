@@ -77,7 +77,7 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  C_STOP_AT, C_STOPPED, C_STOP_SEQ, C_CUR_SLOT, C_LAST_BATCH, C_WHEEL_N, C_HEAP_N, C_EV_FREE,
  C_EV_FREE_N, C_PK_FREE, C_PK_FREE_N, C_DIRTY_N, C_ARR_N, C_NSAMPLES, C_YIELD, C_END,
  C_DEAD_SINCE, C_SLOT_BATCH, C_SNAP_SAMPLES, C_STOP_RULE, C_LAT_SUM, C_WAIT_BIRTH, C_CHUNK_FREE,
- C_NCTR) = range(39)
+ C_LEFT_OFF, C_NCTR) = range(40)
 
 # ----------------------------------------------------------------------------- prm
 (K_N, K_P1, K_P1_INV, K_NPORTS, K_V, K_V_INV, K_NP, K_CAP, K_INJ_MIN, K_ORDERED,
@@ -590,11 +590,30 @@ def srcq_insert_by_age(pk, nd, node, p):
 
 
 @njit(cache=True, forceinline=True)
-def mark_dirty(ctr, pt, dl, pid):
-    if not pt[pid, T_DIRTY]:
-        pt[pid, T_DIRTY] = 1
-        dl[ctr[C_DIRTY_N]] = pid
-        ctr[C_DIRTY_N] += 1
+def mark_dirty(ctr, prm, pt, dl, pid):
+    """Port pid is to be looked at in this slot's decision phase (at the slot's edge), once
+    however often it is marked; the dirty list keeps the order of first marks.  Not marked: a
+    port whose look would be a no-op for sure, left to the event that ends its busy spell,
+    which marks it then (``C_LEFT_OFF`` says that the phase is still due: it counts as an
+    action, and it moves the clock to the edge) —
+    * ack/nak: a channel busy past the edge whose wake-up (``EV_CHAN_FREE`` at
+      ``T_WAKE_AT`` = ``T_FREE_AT``) is already scheduled;
+    * credit: a busy channel (its ``EV_TX_END`` / ``EV_NIC_TX_END``, or the NIC's ACK, marks
+      it).  The credit phase orders its heads by age, whatever the list's order, so marking
+      such a port later changes nothing; the ack/nak phase takes its ports in the list's
+      order, which is why its rule skips only ports that the edge's phase would pass over."""
+    if pt[pid, T_DIRTY]:
+        return
+    if prm[K_ACKNAK]:
+        if pt[pid, T_WAKE_AT] > ctr[C_CUR_SLOT] * prm[K_CYC]:
+            ctr[C_LEFT_OFF] = 1
+            return
+    elif pt[pid, T_BUSY]:
+        ctr[C_LEFT_OFF] = 1
+        return
+    pt[pid, T_DIRTY] = 1
+    dl[ctr[C_DIRTY_N]] = pid
+    ctr[C_DIRTY_N] += 1
 
 
 # ============================================================================= waiting
@@ -618,7 +637,7 @@ def wake(ctr, prm, qs, pt, dl, ups, q):
     node = divide(prm, q, K_NPV_NODE)
     for i in range(prm[K_P1]):               # the ports leading into the router, and its NIC
         if (qs[q, Q_WAIT + (i >> 5)] >> (i & 31)) & 1:
-            mark_dirty(ctr, pt, dl, ups[node, i])
+            mark_dirty(ctr, prm, pt, dl, ups[node, i])
     for w in range(words):
         qs[q, Q_WAIT + w] = 0
 
@@ -1063,7 +1082,7 @@ def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
                 nd[node, N_NIC_WAKE] = t
                 at(ctr, prm, ev, wheel, heap, t, EV_NIC_WAKE, node, 0)
             return
-    mark_dirty(ctr, pt, dl, prm[K_NP] + node)
+    mark_dirty(ctr, prm, pt, dl, prm[K_NP] + node)
 
 
 # ============================================================================= credit
@@ -1106,7 +1125,7 @@ def tx_end(ctr, prm, qs, pt, dl, ups, pid, src_q):
     """End of serialisation: the channel and the upstream slot are free again."""
     pt[pid, T_BUSY] = 0
     qs[src_q, Q_OCC] -= 1
-    mark_dirty(ctr, pt, dl, pid)
+    mark_dirty(ctr, prm, pt, dl, pid)
     wake(ctr, prm, qs, pt, dl, ups, src_q)
 
 
@@ -1115,7 +1134,7 @@ def ready(ctr, prm, pk, qs, qbuf, pt, dl, p, q2):
     """The packet is visible in queue q2."""
     pk[p, P_READY] = ctr[C_NOW]
     q_append_ready(prm, pk, qs, qbuf, q2, p)
-    mark_dirty(ctr, pt, dl, divide(prm, q2, K_V))
+    mark_dirty(ctr, prm, pt, dl, divide(prm, q2, K_V))
 
 
 @njit(cache=True, forceinline=True)
@@ -1394,7 +1413,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
         arr[c, 0] = src
         arr[c, 1] = nak
         pt[rpid, T_CLEN] += 1
-        mark_dirty(ctr, pt, dl, rpid)
+        mark_dirty(ctr, prm, pt, dl, rpid)
     else:
         at(ctr, prm, ev, wheel, heap, now + prm[K_SER_ACK_NIC] + prm[K_LAT_NIC], EV_NIC_ACK, v,
            nak)
@@ -1415,7 +1434,7 @@ def ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, src_q, nak):
         return
     q_insert_by_order(prm, pk, qs, qbuf, src_q, nak)
     pt[pid, T_NAK_VC] = vc
-    mark_dirty(ctr, pt, dl, pid)
+    mark_dirty(ctr, prm, pt, dl, pid)
 
 
 @njit(cache=True, forceinline=True)
@@ -1582,7 +1601,7 @@ def post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, i):
             srcq_append(pk, nd, src, p)
         nd[src, N_NEXT_AVAIL] = start + k * avail
         ctr[C_IN_SOURCES] += k
-        mark_dirty(ctr, pt, dl, NP + src)
+        mark_dirty(ctr, prm, pt, dl, NP + src)
         ctr[C_GENERATED] += k
         if measured:
             ctr[C_MEASURED] += k
@@ -1615,7 +1634,8 @@ def sample(ctr, qs, pt, nd, smp, which):
 
 @njit(cache=True, forceinline=True)
 def pending(ctr):
-    return ctr[C_DIRTY_N] > 0 or ctr[C_ARR_N] > 0
+    """Whether the slot's edge has a decision phase: a port was marked or a packet arrived."""
+    return ctr[C_DIRTY_N] > 0 or ctr[C_ARR_N] > 0 or ctr[C_LEFT_OFF] > 0
 
 
 @njit(cache=True)
@@ -1689,14 +1709,14 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                     ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, a, b)
                 elif kind == EV_CHAN_FREE:
                     pt[a, T_WAKE_AT] = -1
-                    mark_dirty(ctr, pt, dl, a)
+                    mark_dirty(ctr, prm, pt, dl, a)
                 elif kind == EV_NIC_TX_END:
                     pt[prm[K_NP] + a, T_BUSY] = 0
                     if not (prm[K_SAW] and nd[a, N_OUTSTANDING]):
-                        mark_dirty(ctr, pt, dl, prm[K_NP] + a)   # stop-and-wait waits its ACK
+                        mark_dirty(ctr, prm, pt, dl, prm[K_NP] + a)   # stop-and-wait waits its ACK
                 elif kind == EV_NIC_WAKE:
                     nd[a, N_NIC_WAKE] = -1
-                    mark_dirty(ctr, pt, dl, prm[K_NP] + a)
+                    mark_dirty(ctr, prm, pt, dl, prm[K_NP] + a)
                 elif kind == EV_NIC_ACK:
                     nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, a, b)
                 elif kind == EV_POST:
@@ -1743,6 +1763,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                 decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
                               codes, dorp, masks, route, rhops, cand, gend, used, ofrp,
                               porp, rng, rec, hd, order)
+            ctr[C_LEFT_OFF] = 0       # (marks left off while deciding are of this phase too)
         if ctr[C_STOPPED]:
             # SimPy processes the events already scheduled before its stop event — the one
             # batch that existed at the stop time — then nothing more
