@@ -591,17 +591,19 @@ def srcq_insert_by_age(pk, nd, node, p):
 
 @njit(cache=True, forceinline=True)
 def mark_dirty(ctr, prm, pt, dl, pid):
-    """Port pid is to be looked at in this slot's decision phase (at the slot's edge), once
-    however often it is marked; the dirty list keeps the order of first marks.  Not marked: a
-    port whose look would be a no-op for sure, left to the event that ends its busy spell,
-    which marks it then (``C_LEFT_OFF`` says that the phase is still due: it counts as an
-    action, and it moves the clock to the edge) —
-    * ack/nak: a channel busy past the edge whose wake-up (``EV_CHAN_FREE`` at
-      ``T_WAKE_AT`` = ``T_FREE_AT``) is already scheduled;
-    * credit: a busy channel (its ``EV_TX_END`` / ``EV_NIC_TX_END``, or the NIC's ACK, marks
-      it).  The credit phase orders its heads by age, whatever the list's order, so marking
-      such a port later changes nothing; the ack/nak phase takes its ports in the list's
-      order, which is why its rule skips only ports that the edge's phase would pass over."""
+    """Put port pid on the dirty list: the decision phase at this slot's edge looks at it
+    (once, however often it is marked; the list keeps the order of first marks).
+
+    A port whose look would do nothing is left off, and ``C_LEFT_OFF`` keeps the phase due
+    (the phase counts as an action and moves the clock to the edge, as in the SimPy engine);
+    the event that ends its busy spell marks it then:
+
+    * ack/nak: a channel busy past the edge whose wake-up (``EV_CHAN_FREE`` at ``T_WAKE_AT``,
+      which is ``T_FREE_AT``) is already scheduled.  Only those: this phase takes its ports
+      in the list's order;
+    * credit: a busy channel (``EV_TX_END``, ``EV_NIC_TX_END`` or the NIC's ACK marks it).
+      This phase orders the heads it gathers by age, so a port put on the list later than
+      its first mark changes nothing."""
     if pt[pid, T_DIRTY]:
         return
     if prm[K_ACKNAK]:
@@ -1763,7 +1765,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                 decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
                               codes, dorp, masks, route, rhops, cand, gend, used, ofrp,
                               porp, rng, rec, hd, order)
-            ctr[C_LEFT_OFF] = 0       # (marks left off while deciding are of this phase too)
+            ctr[C_LEFT_OFF] = 0       # a mark left off while deciding was this phase's too
         if ctr[C_STOPPED]:
             # SimPy processes the events already scheduled before its stop event — the one
             # batch that existed at the stop time — then nothing more
