@@ -594,23 +594,16 @@ def mark_dirty(ctr, prm, pt, dl, pid):
     """Put port pid on the dirty list: the decision phase at this slot's edge looks at it
     (once, however often it is marked; the list keeps the order of first marks).
 
-    A port whose look would do nothing is left off, and ``C_LEFT_OFF`` keeps the phase due
-    (the phase counts as an action and moves the clock to the edge, as in the SimPy engine);
-    the event that ends its busy spell marks it then:
-
-    * ack/nak: a channel busy past the edge whose wake-up (``EV_CHAN_FREE`` at ``T_WAKE_AT``,
-      which is ``T_FREE_AT``) is already scheduled.  Only those: this phase takes its ports
-      in the list's order;
-    * credit: a busy channel (``EV_TX_END``, ``EV_NIC_TX_END`` or the NIC's ACK marks it).
-      This phase orders the heads it gathers by age, so a port put on the list later than
-      its first mark changes nothing."""
+    With ack/nak, a channel busy past the edge whose wake-up is already scheduled
+    (``EV_CHAN_FREE`` at ``T_WAKE_AT``, which is ``T_FREE_AT``) is left off: its look would
+    do nothing, and the wake-up marks it.  ``C_LEFT_OFF`` keeps the phase due (the phase
+    counts as an action and moves the clock to the edge, as in the SimPy engine).  Only
+    ports whose look would surely do nothing: the phase takes its ports in the list's order,
+    which marking a port later could change.  (The credit phase's busy ports are as idle,
+    but leaving them off gained nothing measurable.)"""
     if pt[pid, T_DIRTY]:
         return
-    if prm[K_ACKNAK]:
-        if pt[pid, T_WAKE_AT] > ctr[C_CUR_SLOT] * prm[K_CYC]:
-            ctr[C_LEFT_OFF] = 1
-            return
-    elif pt[pid, T_BUSY]:
+    if prm[K_ACKNAK] and pt[pid, T_WAKE_AT] > ctr[C_CUR_SLOT] * prm[K_CYC]:
         ctr[C_LEFT_OFF] = 1
         return
     pt[pid, T_DIRTY] = 1
