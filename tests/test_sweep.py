@@ -509,3 +509,31 @@ def test_a_finite_sweep_stops_saturated_runs_and_finds_the_same_gamma_star(tmp_p
     assert side.curves[0].result.gamma_star == a.gamma_star
     resumed = run_sweep(stop, tmp_path / "side", plots=False, progress=False)
     assert resumed.ran == 0 and resumed.curves[0].result.gamma_star == a.gamma_star
+
+
+# ------------------------------------------------------------------ which curve runs next
+def test_every_curves_first_run_starts_before_any_curves_second(tmp_path, fake):
+    """Two slots, three bisecting finite-mode curves: the slots go to the least advanced
+    curves, so the three baselines (which each curve's later runs wait for) run first, and
+    the curves' chains then advance side by side (no curve runs its whole chain alone at the
+    end).  The order of the curves' first three runs is the order they were given."""
+    order: list[tuple[int, float]] = []
+
+    def run(cfg):
+        order.append((cfg.traffic.message_packets, cfg.traffic.load))
+        return counting_run(cfg)
+
+    class TwoAtOnce(SerialExecutor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.slots = 2
+
+    curves = make_curves(small(run={"mode": "finite", "messages_per_node": 2}),
+                         parse_loads("0.1:0.8:0.1"),
+                         vary=[parse_vary("traffic.message_packets=4,5,6")])
+    out = run_sweep(curves, tmp_path, executor=TwoAtOnce(), run_fn=run, search="bisect",
+                    plots=False, progress=False)
+    assert order[:3] == [(4, 0.1), (5, 0.1), (6, 0.1)]
+    runs_before = [sum(1 for m, _ in order[:i] if m == order[i][0]) for i in range(len(order))]
+    assert runs_before == sorted(runs_before)           # the curves advance level by level
+    assert [o.result.gamma_star for o in out.curves] == [0.3, 0.3, 0.3]   # 1.2 x 1100 ns
