@@ -341,9 +341,12 @@ def test_a_bisecting_sweep_resumes_from_a_climbing_one(tmp_path):
 
 
 def test_a_bisecting_sweep_starts_each_curve_at_its_guess(tmp_path):
-    """Saturated above 0.33: guessed right, two runs; guessed low, it gallops up to it."""
+    """Saturated above 0.33: guessed right, two runs; guessed four steps low, it walks up to
+    it (six runs); six steps high, it walks down five steps, then bisects what is left."""
     grid = parse_loads("0.1:0.6:0.05")
-    for guess, loads in ((0.3, [0.3, 0.35]), (0.1, [0.1, 0.15, 0.25, 0.45, 0.35, 0.3])):
+    walked = [0.6, 0.55, 0.5, 0.45, 0.4, 0.35]
+    for guess, loads in ((0.3, [0.3, 0.35]), (0.1, [0.1, 0.15, 0.2, 0.25, 0.3, 0.35]),
+                         (0.6, walked + [0.2, 0.25, 0.3])):
         curves = [dataclasses.replace(c, guess=guess) for c in make_curves(small(), grid, [])]
         CALLS.clear()
         out = run_sweep(curves, tmp_path / str(guess), run_fn=fake_run, search="bisect",

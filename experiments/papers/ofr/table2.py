@@ -196,7 +196,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "starts from the runs already in --out)")
     parser.add_argument("--guess", choices=("paper",), default=None,
                         help="with --search bisect: start each curve's bisection at the "
-                             "paper's γ* and gallop outward from it (the same γ*; two runs "
+                             "paper's γ* and walk outward from it (the same γ*; two runs "
                              "plus the baseline where the paper's value holds)")
     parser.add_argument("--stop-when-saturated", action="store_true",
                         help="stop a run once it is saturated for sure "
@@ -591,7 +591,7 @@ def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
            "are taken as sustained)" if prov.get("search") == "bisect" else
            "a curve stops after two saturated loads in a row")
     if prov.get("guess") == "paper":
-        how += (", starting each curve at the paper's γ* and galloping outward from it (the "
+        how += (", starting each curve at the paper's γ* and walking outward from it (the "
                 "same γ* as from anywhere else, in fewer runs)")
     if prov.get("stop_when_saturated"):
         how += ("; saturated runs stopped early (run.stop_when_saturated): window-mode runs "
