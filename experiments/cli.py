@@ -216,8 +216,8 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
                         "runs; assumes saturation is monotone in load)")
     p.add_argument("--guess", type=float, default=None, metavar="LOAD",
                    help="with --search bisect: where gamma* is expected; each curve runs the "
-                        "grid load nearest to it first and walks, then gallops, outward (the same gamma*, "
-                        "fewer runs when the guess is near)")
+                        "grid load nearest to it first and walks, then gallops, outward (the "
+                        "same gamma*, fewer runs when the guess is near)")
     p.add_argument("--stop-after", type=int, default=2, metavar="N",
                    help="stop a curve after N saturated grid loads in a row (default 2)")
     p.add_argument("--seeds", type=positive_int, default=1, metavar="N",
