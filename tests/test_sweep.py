@@ -45,6 +45,14 @@ def counting_run(cfg):
             "seed": cfg.seed, "version": "test", "wall_s": 0.01, "config": cfg.to_dict()}
 
 
+class TwoAtOnce(SerialExecutor):
+    """The serial executor with two runs in flight (the earlier submitted runs first)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.slots = 2
+
+
 @pytest.fixture
 def fake():
     RAN.clear()
@@ -493,14 +501,8 @@ def test_a_finite_sweep_stops_saturated_runs_and_finds_the_same_gamma_star(tmp_p
     again = run_sweep(stop, tmp_path / "early", plots=False, progress=False)
     assert again.ran == 0 and again.curves[0].result.gamma_star == b.gamma_star
 
-    class TwoAtOnce(SerialExecutor):
-        """Two runs in flight: the first grid load starts beside the baseline, without a
-        limit; resuming serially reuses it all the same."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.slots = 2
-
+    # two runs in flight: the first grid load starts beside the baseline, without a limit;
+    # resuming serially reuses it all the same
     side = run_sweep(stop, tmp_path / "side", executor=TwoAtOnce(), plots=False,
                      progress=False)
     limits = pd.read_csv(tmp_path / "side" / "results.csv").set_index("offered_load")[
@@ -522,11 +524,6 @@ def test_every_curves_first_run_starts_before_any_curves_second(tmp_path, fake):
     def run(cfg):
         order.append((cfg.traffic.message_packets, cfg.traffic.load))
         return counting_run(cfg)
-
-    class TwoAtOnce(SerialExecutor):
-        def __init__(self) -> None:
-            super().__init__()
-            self.slots = 2
 
     curves = make_curves(small(run={"mode": "finite", "messages_per_node": 2}),
                          parse_loads("0.1:0.8:0.1"),

@@ -208,7 +208,7 @@ class CurveSearch:
         Climb the grid from the bottom (default) or bisect it (module docstring).
     guess : float, optional
         Bisecting search: where γ* is expected (e.g. a published value).  The search runs the
-        grid load nearest to it first and gallops outward until it has a bracket
+        grid load nearest to it first and walks, then gallops, outward until it has a bracket
         (:meth:`_probe`); γ* is the same as without a guess, only the number of runs differs.
 
     Examples
