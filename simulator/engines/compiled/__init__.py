@@ -238,17 +238,13 @@ class CompiledEngine:
         a["qs"], a["qbuf"] = qs, aligned_zeros(NPV, cap, np.int32).reshape(-1)
         pt = aligned_zeros(NP + N, kn.T_NCOL)
         pt[:, kn.T_NAK_VC] = -1
-        pt[:, kn.T_WAKE_AT] = -1
-        pt[:, kn.T_FIRST] = -1
+        pt[:, kn.T_FIRST] = -1                    # and T_WAKE_AT, the same column
         pt[:, kn.T_DOWN] = -1
-        pt[:, kn.T_REV] = -1
         pt[:, kn.T_IN] = -1
         nbr = spec.neighbor
         present = nbr >= 0
         router = pt[:NP].reshape(N, P1, kn.T_NCOL)
         router[:, :nports, kn.T_DOWN] = nbr
-        rev = np.where(present, nbr * P1 + spec.reverse_port, -1)
-        router[:, :nports, kn.T_REV] = rev
         router[:, :nports, kn.T_IN] = np.where(present, spec.reverse_port, -1)
         pt[NP:, kn.T_IN] = nports                 # a NIC enters its router by the NIC input
         a["pt"] = pt
@@ -387,7 +383,7 @@ class CompiledEngine:
         tally.wall_s = wall
         end = int(a["ctr"][kn.C_NOW])
         tally.stuck_ports = count_stuck(self.history.since(end, spec.watchdog_ps), self.heads(),
-                                        a["pt"][:, kn.T_BUSY] != 0, spec.num_vcs)
+                                        self.busy(), spec.num_vcs)
         return tally
 
     # ------------------------------------------------------------------ partial deadlocks
@@ -408,7 +404,7 @@ class CompiledEngine:
         a, spec = self.a, self.spec
         c = a["ctr"]
         heads = self.heads()
-        busy = a["pt"][:, kn.T_BUSY] != 0
+        busy = self.busy()
         since, previous = self.history.last
         stuck = stuck_ports(previous, heads, busy, spec.num_vcs)
         now = int(c[kn.C_NOW])
@@ -418,6 +414,18 @@ class CompiledEngine:
             if cycle:
                 raise deadlock_in_cycle(spec, cycle, int(stuck.sum()), since, now)
         self.history.add(now, heads)
+
+    def busy(self) -> np.ndarray:
+        """Per port id: its channel is busy (``T_BUSY``).  An ack/nak network channel's column
+        holds the time it is free (``T_FREE_AT``) instead, and such a channel never counts as
+        busy here (the credit flag is never set for it)."""
+        spec = self.spec
+        busy = self.a["pt"][:, kn.T_BUSY] != 0
+        if spec.flow_control == "ack_nak":
+            P1 = spec.num_ports + 1
+            NP = spec.num_nodes * P1
+            busy[:NP] &= np.arange(NP) % P1 == spec.num_ports
+        return busy
 
     def waits(self, ports: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(port id, queue id) pairs: the queues each of ``ports`` waits for room in, read

@@ -106,10 +106,19 @@ E_NCOL = 8
 # a queue's row (int32) ends with its wait bits (``Q_WAIT`` on: a word per 32 inputs of its
 # router), padded to 32 bytes (``q_ncol``)
 Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_READY_LO, Q_WAIT = range(8)
-# a port's row: T_IN is the input by which its link enters the downstream router (a NIC's:
-# its router's NIC input), where a port that waits for room there sets its wait bit
-(T_BUSY, T_DIRTY, T_DOWN, T_REV, T_IN, T_LINK_BUSY, T_FREE_AT, T_NAK_VC, T_CHEAD, T_CLEN,
- T_WAKE_AT, T_FIRST, T_SNAP_BUSY) = range(13)
+# a port's row: T_DOWN is its link's downstream router and T_IN the input by which the link
+# enters it (a NIC's: its router's NIC input), where a port that waits for room there sets its
+# wait bit; the link's reverse port is that router's port T_IN (``reverse``).  Every column a hop
+# reads is on the row's first cache line, under either flow control, because two columns mean
+# one thing under credit and another under ack/nak (each flow control reads only its own):
+# T_BUSY (credit; with ack/nak, NIC and ejection channels: 1 while the channel is busy) is, for
+# an ack/nak network channel, T_FREE_AT (the time it is free); T_FIRST (credit: the port's
+# oldest head in ``escape_priority``, -1 between phases) is, with ack/nak, T_WAKE_AT (the time
+# of the port's scheduled wake-up, -1: none).  The second line: what a NAK or a window reads.
+(T_BUSY, T_DIRTY, T_DOWN, T_CHEAD, T_IN, T_LINK_BUSY, T_FIRST, T_CLEN, T_NAK_VC,
+ T_SNAP_BUSY) = range(10)
+T_FREE_AT = T_BUSY
+T_WAKE_AT = T_FIRST
 T_NCOL = 16
 (N_SRCH, N_SRCT, N_NEXT_AVAIL, N_SRC_SEQ, N_NIC_WAKE, N_OUTSTANDING, N_NIC_FREE_AT, N_FINISH,
  N_ACCEPTED, N_SNAP_ACCEPTED, N_NCOL) = range(11)
@@ -814,6 +823,13 @@ def inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p):
 
 # ============================================================================= control rings
 @njit(cache=True, forceinline=True)
+def reverse(prm, pt, pid):
+    """The port that carries port pid's link back (where its ACKs/NAKs wait): the downstream
+    router's port by which the link enters it."""
+    return pt[pid, T_DOWN] * prm[K_P1] + pt[pid, T_IN]
+
+
+@njit(cache=True, forceinline=True)
 def ctrl_row(prm, pid, i):
     """The row of ``arr`` holding entry i of port pid's ring of waiting ACKs/NAKs."""
     return prm[K_CTRL0] + pid * prm[K_CTRL_CAP] + i
@@ -938,12 +954,12 @@ def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, ca
     k = j + 2 * PF_STEP
     if 0 <= k < na and hd[k, H_PKT] >= 0:
         pid_up = divide(prm, hd[k, H_PKT], K_V)
-        prefetch(pt, pt[pid_up, T_REV])
+        prefetch(pt, reverse(prm, pt, pid_up))
         prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand, gend,
                             pt[pid_up, T_DOWN], hd[k, H_PID])
     k = j + PF_STEP
     if 0 <= k < na and hd[k, H_PKT] >= 0:
-        prefetch(arr, ctrl_tail(prm, pt, pt[divide(prm, hd[k, H_PKT], K_V), T_REV]))
+        prefetch(arr, ctrl_tail(prm, pt, reverse(prm, pt, divide(prm, hd[k, H_PKT], K_V))))
 
 
 @njit(cache=True, forceinline=True)
@@ -1403,7 +1419,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
         nak = p
     if src >= 0:
         # the ACK/NAK waits for the reverse channel, where it goes before any data
-        rpid = pt[pid_up, T_REV]
+        rpid = reverse(prm, pt, pid_up)
         c = ctrl_tail(prm, pt, rpid)
         arr[c, 0] = src
         arr[c, 1] = nak
