@@ -865,7 +865,8 @@ def prefetch_event(prm, ev, pk, qs, qbuf, pt, nd, e):
             prefetch(pt, divide(prm, b, K_V))
     elif kind == EV_ACK:
         prefetch(qs, a)
-        prefetch(pt, divide(prm, a, K_V))
+        if b >= 0 or not prm[K_ESCAPE_FIRST]:   # the port's row (``ack``)
+            prefetch(pt, divide(prm, a, K_V))
         if b >= 0:                              # a NAK: the packet goes back into its queue
             prefetch(pk, b)
             prefetch(qbuf, a * prm[K_CAP])
@@ -1433,18 +1434,21 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
 @njit(cache=True, forceinline=True)
 def ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, src_q, nak):
     """An ACK (nak < 0: the sender's slot is free) or a NAK (the packet goes back to its old
-    place in its queue) reaches the sender."""
+    place in its queue) reaches the sender.  The VC of the port's last NAK (``T_NAK_VC``) is
+    kept only for the oldest-first arbitration, which reads it (escape priority does not): an
+    ACK then need not read the port's row."""
     V = prm[K_V]
     pid = divide(prm, src_q, K_V)
     vc = src_q - pid * V
     if nak < 0:
-        if pt[pid, T_NAK_VC] == vc:
+        if not prm[K_ESCAPE_FIRST] and pt[pid, T_NAK_VC] == vc:
             pt[pid, T_NAK_VC] = -1
         qs[src_q, Q_OCC] -= 1
         wake(ctr, prm, qs, pt, dl, ups, src_q)
         return
     q_insert_by_order(prm, pk, qs, qbuf, src_q, nak)
-    pt[pid, T_NAK_VC] = vc
+    if not prm[K_ESCAPE_FIRST]:
+        pt[pid, T_NAK_VC] = vc
     mark_dirty(ctr, prm, pt, dl, pid)
 
 
