@@ -604,7 +604,7 @@ def mark_dirty(ctr, prm, pt, dl, pid):
     (once, however often it is marked; the list keeps the order of first marks).
 
     With ack/nak, a channel busy past the edge whose wake-up is already scheduled
-    (``EV_CHAN_FREE`` at ``T_WAKE_AT``, which is ``T_FREE_AT``) is left off: its look would
+    (``EV_CHAN_FREE`` at ``T_WAKE_AT``, set to ``T_FREE_AT``) is left off: its look would
     do nothing, and the wake-up marks it.  ``C_LEFT_OFF`` keeps the phase due (the phase
     counts as an action and moves the clock to the edge, as in the SimPy engine).  Only
     ports whose look would surely do nothing: the phase takes its ports in the list's order,
