@@ -114,7 +114,8 @@ Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_READY_LO, Q_WAIT =
 # T_BUSY (credit; with ack/nak, NIC and ejection channels: 1 while the channel is busy) is, for
 # an ack/nak network channel, T_FREE_AT (the time it is free); T_FIRST (credit: the port's
 # oldest head in ``escape_priority``, -1 between phases) is, with ack/nak, T_WAKE_AT (the time
-# of the port's scheduled wake-up, -1: none).  The second line: what a NAK or a window reads.
+# of the port's scheduled wake-up, -1: none).  The second line: the VC of the port's last NAK
+# (``keeps_nak_vc``) and the window's snapshot.
 (T_BUSY, T_DIRTY, T_DOWN, T_CHEAD, T_IN, T_LINK_BUSY, T_FIRST, T_CLEN, T_NAK_VC,
  T_SNAP_BUSY) = range(10)
 T_FREE_AT = T_BUSY
@@ -865,7 +866,7 @@ def prefetch_event(prm, ev, pk, qs, qbuf, pt, nd, e):
             prefetch(pt, divide(prm, b, K_V))
     elif kind == EV_ACK:
         prefetch(qs, a)
-        if b >= 0 or not prm[K_ESCAPE_FIRST]:   # the port's row (``ack``)
+        if b >= 0 or keeps_nak_vc(prm):         # the port's row (``ack``)
             prefetch(pt, divide(prm, a, K_V))
         if b >= 0:                              # a NAK: the packet goes back into its queue
             prefetch(pk, b)
@@ -1432,22 +1433,28 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
 
 
 @njit(cache=True, forceinline=True)
+def keeps_nak_vc(prm):
+    """Whether ports keep the VC of their last NAK (``T_NAK_VC``): only for the oldest-first
+    arbitration, which reads it (``decide_acknak``; escape priority does not), so that under
+    escape priority an ACK need not read its port's row (``ack``, ``prefetch_event``)."""
+    return not prm[K_ESCAPE_FIRST]
+
+
+@njit(cache=True, forceinline=True)
 def ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, src_q, nak):
     """An ACK (nak < 0: the sender's slot is free) or a NAK (the packet goes back to its old
-    place in its queue) reaches the sender.  The VC of the port's last NAK (``T_NAK_VC``) is
-    kept only for the oldest-first arbitration, which reads it (escape priority does not): an
-    ACK then need not read the port's row."""
+    place in its queue) reaches the sender."""
     V = prm[K_V]
     pid = divide(prm, src_q, K_V)
     vc = src_q - pid * V
     if nak < 0:
-        if not prm[K_ESCAPE_FIRST] and pt[pid, T_NAK_VC] == vc:
+        if keeps_nak_vc(prm) and pt[pid, T_NAK_VC] == vc:
             pt[pid, T_NAK_VC] = -1
         qs[src_q, Q_OCC] -= 1
         wake(ctr, prm, qs, pt, dl, ups, src_q)
         return
     q_insert_by_order(prm, pk, qs, qbuf, src_q, nak)
-    if not prm[K_ESCAPE_FIRST]:
+    if keeps_nak_vc(prm):
         pt[pid, T_NAK_VC] = vc
     mark_dirty(ctr, prm, pt, dl, pid)
 
