@@ -36,7 +36,7 @@ from icsim.traffic.workloads import Workload
 
 #: the arrays of one run, in the order :func:`.kernel.run` takes them
 ARRAYS = ("ctr", "prm", "fprm", "ev", "wheel", "heap", "pk", "qs", "qbuf", "pt", "nd", "dl",
-          "ups", "codes", "dorp", "masks", "route", "rhops", "cand", "gend", "used",
+          "ups", "codes", "dorp", "masks", "route", "rhops", "used",
           "ofrp", "porp", "rng", "rec", "hd", "order", "arr", "smp", "wl")
 
 
@@ -277,8 +277,6 @@ class CompiledEngine:
         else:
             a["route"] = np.zeros((1, 2), np.int64)
             a["rhops"] = np.zeros((1, 2), np.int64)
-        a["cand"] = np.zeros((4 * nports + 8, 2), np.int64)
-        a["gend"] = np.zeros(8, np.int64)
         a["used"] = np.zeros(max(1, nports), np.int64)
         ofr, por = placeholder_plans()
         a["ofrp"] = record(routing["plans"]) if routing["kind"] == kn.R_OFR else ofr

@@ -52,6 +52,7 @@ import numpy as np
 from llvmlite import ir
 from numba import carray, njit, types
 from numba.core import cgutils
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 from icsim.simulator.engines.compiled.pcg import random
@@ -648,38 +649,27 @@ def wake(ctr, prm, qs, pt, dl, ups, q):
 
 
 # ============================================================================= routing
+# A candidate set is three numbers (``candidates``), where the SimPy engine has tuples of
+# groups, ``((port, vc), ...)``: one candidate queue (DOR, table routing, ejection) is
+# ``(port, vc, -1)``; an adaptive router's two groups are ``(mask, 0, escape_vc)``, the
+# adaptive VC of the mask's ports, then the escape VC of its lowest port
+# (``routing.algorithms.adaptive.mask_groups``).
 @njit(cache=True, forceinline=True)
-def mask_groups(prm, cand, gend, mask, escape_vc):
+def mask_groups(mask, escape_vc):
     """Group 1: the adaptive queues of the allowed ports (port order); group 2: the escape
     queue of the lowest allowed port (``routing.algorithms.adaptive.mask_groups``)."""
-    n = 0
-    first = -1
-    for port in range(prm[K_NPORTS]):
-        if (mask >> port) & 1:
-            cand[n, 0] = port
-            cand[n, 1] = 0
-            n += 1
-            if first < 0:
-                first = port
-    gend[0] = n
-    cand[n, 0] = first
-    cand[n, 1] = escape_vc
-    gend[1] = n + 1
-    return 2
+    return mask, 0, escape_vc
 
 
 @njit(cache=True, forceinline=True)
-def one_candidate(cand, gend, port, vc):
-    cand[0, 0] = port
-    cand[0, 1] = vc
-    gend[0] = 1
-    return 1
+def one_candidate(port, vc):
+    return port, vc, -1
 
 
 @njit(cache=True, forceinline=True)
-def candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p):
-    """The routing algorithm's candidate groups for packet p at ``node`` into ``cand``
-    (group g ends at row ``gend[g]``); returns the group count (``Routing.candidates``)."""
+def candidates(prm, pk, codes, dorp, masks, route, rhops, node, p):
+    """The routing algorithm's candidate groups for packet p at ``node``: ``(port, vc, -1)``
+    or ``(mask, 0, escape_vc)`` (above; ``Routing.candidates``)."""
     eject = prm[K_NPORTS]
     kind = prm[K_RKIND]
     dst = pk[p, P_DST]
@@ -687,33 +677,33 @@ def candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p):
         i = pk[p, P_RI]
         pair = pk[p, P_RS]
         if i >= route[pair, 1]:
-            return one_candidate(cand, gend, eject, 0)
+            return one_candidate(eject, 0)
         h = route[pair, 0] + i
-        return one_candidate(cand, gend, rhops[h, 0], rhops[h, 1] if prm[K_LAYERED] else 0)
+        return one_candidate(rhops[h, 0], rhops[h, 1] if prm[K_LAYERED] else 0)
     base = prm[K_BASE]
     if kind == R_DOR:
         port = dorp[codes[dst] - codes[node] + base]
         if port == 255:
-            return one_candidate(cand, gend, eject, 0)
-        return one_candidate(cand, gend, port, 0)
+            return one_candidate(eject, 0)
+        return one_candidate(port, 0)
     if kind == R_OFR:
         idn = pk[p, P_RS]
         if idn >= 0 and idn != node:
-            return mask_groups(prm, cand, gend, masks[codes[idn] - codes[node] + base], 1)
+            return mask_groups(masks[codes[idn] - codes[node] + base], 1)
         mask = masks[codes[dst] - codes[node] + base]
         if mask == 0:
-            return one_candidate(cand, gend, eject, 0)
-        return mask_groups(prm, cand, gend, mask, 2)
+            return one_candidate(eject, 0)
+        return mask_groups(mask, 2)
     mask = masks[codes[dst] - codes[node] + base]
     if mask == 0:
-        return one_candidate(cand, gend, eject, 0)
+        return one_candidate(eject, 0)
     if kind == R_POR:
         sel = pk[p, P_RS]
         if sel >= 0:
             even = prm[K_EVEN]
             differ = (mask | (mask >> 1)) & even      # dimensions still to travel
-            return mask_groups(prm, cand, gend, (differ | (differ << 1)) & sel, 1)
-    return mask_groups(prm, cand, gend, mask, 1)
+            return mask_groups((differ | (differ << 1)) & sel, 1)
+    return mask_groups(mask, 1)
 
 
 @njit(cache=True, forceinline=True)
@@ -742,49 +732,55 @@ def free_for(prm, qs, q, port, vc, from_port, from_vc, need_min):
 
 
 @njit(cache=True, forceinline=True)
-def select(prm, qs, cand, gend, rng, ngroups, node, from_port, from_vc,
-           need_min, wait_input):
-    """Admission and selection over the candidate groups (the SimPy ``select``); when nothing
-    admits, the port asking waits on every candidate queue — ``wait_input`` is its input at
-    ``node`` (-1: it does not wait)."""
+def select(prm, qs, rng, ports, vc1, esc, node, from_port, from_vc, need_min, wait_input):
+    """Admission and selection over the candidate groups (the SimPy ``select``), as
+    ``candidates`` gives them: ``ports`` is the one candidate's port (``esc`` -1) or the
+    adaptive group's port bitmask; when nothing admits, the port asking waits on every candidate
+    queue — ``wait_input`` is its input at ``node`` (-1: it does not wait)."""
     V = prm[K_V]
     base = node * prm[K_P1]
-    if ngroups == 1 and gend[0] == 1:
-        port = cand[0, 0]
-        vc = cand[0, 1]
-        q = (base + port) * V + vc
-        if free_for(prm, qs, q, port, vc, from_port, from_vc, need_min) >= 0:
+    if esc < 0:
+        # one candidate queue (DOR, table routing, ejection): nothing to choose
+        q = (base + ports) * V + vc1
+        if free_for(prm, qs, q, ports, vc1, from_port, from_vc, need_min) >= 0:
             return q
         if wait_input >= 0:
             wait_on(prm, qs, q, wait_input)
         return -1
-    start = 0
+    # group 1: the bitmask's ports, in port order
+    best = -1
+    best_free = 0
+    ties = 0
     ordered = prm[K_ORDERED]
-    for g in range(ngroups):
-        best = -1
-        best_free = 0
-        ties = 0
-        for i in range(start, gend[g]):
-            port = cand[i, 0]
-            vc = cand[i, 1]
-            q = (base + port) * V + vc
-            free = free_for(prm, qs, q, port, vc, from_port, from_vc, need_min)
-            if free < 0:
-                continue
-            if free > best_free:
+    rest = ports
+    while rest:
+        port = trailing_zeros(rest)
+        rest &= rest - 1
+        q = (base + port) * V + vc1
+        free = free_for(prm, qs, q, port, vc1, from_port, from_vc, need_min)
+        if free < 0:
+            continue
+        if free > best_free:
+            best = q
+            best_free = free
+            ties = 1
+        elif free == best_free and not ordered:
+            ties += 1
+            if random(rng) * ties < 1.0:              # uniform among the tied, one draw each
                 best = q
-                best_free = free
-                ties = 1
-            elif free == best_free and not ordered:
-                ties += 1
-                if random(rng) * ties < 1.0:          # uniform among the tied, one draw each
-                    best = q
-        if best >= 0:
-            return best
-        start = gend[g]
+    if best >= 0:
+        return best
+    # group 2: one queue
+    first = trailing_zeros(ports)
+    q = (base + first) * V + esc
+    if free_for(prm, qs, q, first, esc, from_port, from_vc, need_min) >= 0:
+        return q
     if wait_input >= 0:
-        for i in range(gend[ngroups - 1]):
-            wait_on(prm, qs, (base + cand[i, 0]) * V + cand[i, 1], wait_input)
+        rest = ports
+        while rest:
+            wait_on(prm, qs, (base + trailing_zeros(rest)) * V + vc1, wait_input)
+            rest &= rest - 1
+        wait_on(prm, qs, q, wait_input)
     return -1
 
 
@@ -915,23 +911,29 @@ def prefetch_ports(prm, pk, qs, qbuf, dl, n):
 
 
 @njit(cache=True, forceinline=True)
-def prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand, gend, node, p):
+def prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, node, p):
     """The rows of the queues packet p may be routed to at ``node``."""
-    ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p)
+    ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, node, p)
     base = node * prm[K_P1]
     V = prm[K_V]
-    for i in range(gend[ng - 1]):
-        prefetch(qs, (base + cand[i, 0]) * V + cand[i, 1])
+    if esc < 0:
+        prefetch(qs, (base + ports) * V + vc1)
+        return
+    rest = ports
+    while rest:
+        prefetch(qs, (base + trailing_zeros(rest)) * V + vc1)
+        rest &= rest - 1
+    prefetch(qs, (base + trailing_zeros(ports)) * V + esc)
 
 
 @njit(cache=True, forceinline=True)
-def prefetch_heads(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend, hd, n):
+def prefetch_heads(prm, pk, qs, pt, codes, dorp, masks, route, rhops, hd, n):
     """What forwarding the n heads of a credit decision phase will read: the queues each may
     go to downstream (NIC heads are routed when injected, ejection heads need none)."""
     for i in range(n):
         pid = hd[i, H_PID]
         if hd[i, H_VC] >= 0 and port_of(prm, pid) != prm[K_NPORTS]:
-            prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand, gend,
+            prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops,
                                 pt[pid, T_DOWN], hd[i, H_PKT])
 
 
@@ -943,7 +945,7 @@ PF_STEP = 4
 
 
 @njit(cache=True, forceinline=True)
-def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend, arr,
+def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, arr,
                            hd, j, na):
     """For the arrivals of an ack/nak phase, in their order in ``hd``: 3 steps ahead, the
     packet's row and its upstream port's; 2 ahead, the queues it may go to and the reverse
@@ -957,7 +959,7 @@ def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, ca
     if 0 <= k < na and hd[k, H_PKT] >= 0:
         pid_up = divide(prm, hd[k, H_PKT], K_V)
         prefetch(pt, reverse(prm, pt, pid_up))
-        prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, cand, gend,
+        prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops,
                             pt[pid_up, T_DOWN], hd[k, H_PID])
     k = j + PF_STEP
     if 0 <= k < na and hd[k, H_PKT] >= 0:
@@ -1101,15 +1103,15 @@ def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
 # ============================================================================= credit
 @njit(cache=True, forceinline=True)
 def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, dorp,
-            masks, route, rhops, cand, gend, rng, rec, pid, vc, p):
+            masks, route, rhops, rng, rec, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
     port = port_of(prm, pid)
     if port == prm[K_NPORTS]:
         eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p)
         return True
     v = pt[pid, T_DOWN]
-    ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-    q2 = select(prm, qs, cand, gend, rng, ng, v, port, vc, 1, pt[pid, T_IN])
+    ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, v, p)
+    q2 = select(prm, qs, rng, ports, vc1, esc, v, port, vc, 1, pt[pid, T_IN])
     if q2 < 0:
         return False
     now = ctr[C_NOW]
@@ -1167,15 +1169,15 @@ def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
 
 @njit(cache=True, forceinline=True)
 def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, dorp,
-               masks, route, rhops, cand, gend, used, ofrp, porp, rng, node, p):
+               masks, route, rhops, used, ofrp, porp, rng, node, p):
     """A NIC offers its head packet to its router (SimPy ``try_inject``)."""
     now = ctr[C_NOW]
     if not may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
         return False
     inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p)
-    ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, node, p)
+    ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, node, p)
     nic = prm[K_NP] + node
-    q2 = select(prm, qs, cand, gend, rng, ng, node, -1, -1, prm[K_INJ_MIN],
+    q2 = select(prm, qs, rng, ports, vc1, esc, node, -1, -1, prm[K_INJ_MIN],
                 prm[K_NPORTS])                    # the NIC's input
     if q2 < 0:
         return False
@@ -1322,7 +1324,7 @@ def escape_priority(prm, pt, hd, order, n):
 
 @njit(cache=True, forceinline=True)
 def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, 
-                  codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd,
+                  codes, dorp, masks, route, rhops, used, ofrp, porp, rng, rec, hd,
                   order):
     """The decision phase of credit flow control: the heads of the dirty ports whose channel
     is idle, oldest first, each forwarded (or injected) if the downstream admits it."""
@@ -1361,7 +1363,7 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
     if n == 0:
         return
     if prm[K_PREFETCH]:
-        prefetch_heads(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand, gend, hd, n)
+        prefetch_heads(prm, pk, qs, pt, codes, dorp, masks, route, rhops, hd, n)
     sort_heads(hd, order, n)
     if n > 1 and prm[K_ESCAPE_FIRST]:
         escape_priority(prm, pt, hd, order, n)
@@ -1372,18 +1374,18 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
             continue
         if hd[i, H_VC] < 0:
             try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes,
-                       dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, pid - NP,
+                       dorp, masks, route, rhops, used, ofrp, porp, rng, pid - NP,
                        hd[i, H_PKT])
         else:
             forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes,
-                    dorp, masks, route, rhops, cand, gend, rng, rec, pid, hd[i, H_VC],
+                    dorp, masks, route, rhops, rng, rec, pid, hd[i, H_VC],
                     hd[i, H_PKT])
 
 
 # ============================================================================= ack/nak
 @njit(cache=True, forceinline=True)
 def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
-            route, rhops, cand, gend, rng, arr, p, src):
+            route, rhops, rng, arr, p, src):
     """Accept (ACK) or reject (NAK) an arrived packet with this router's state; ``src`` is the
     upstream queue id, or ``-1 - node`` for the local NIC, whose packet the caller has routed
     (``inject_route``) just before.  (Not here: an inlined function's parameters are counted
@@ -1393,13 +1395,13 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
     if src >= 0:
         pid_up = divide(prm, src, K_V)
         v = pt[pid_up, T_DOWN]
-        ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-        q2 = select(prm, qs, cand, gend, rng, ng, v, pk[p, P_FPORT],
+        ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, v, p)
+        q2 = select(prm, qs, rng, ports, vc1, esc, v, pk[p, P_FPORT],
                     pk[p, P_FVC], 1, -1)
     else:
         v = -1 - src
-        ng = candidates(prm, pk, codes, dorp, masks, route, rhops, cand, gend, v, p)
-        q2 = select(prm, qs, cand, gend, rng, ng, v, -1, -1, prm[K_INJ_MIN], -1)
+        ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, v, p)
+        q2 = select(prm, qs, rng, ports, vc1, esc, v, -1, -1, prm[K_INJ_MIN], -1)
     nak = -1
     if q2 >= 0:
         qs[q2, Q_OCC] += 1
@@ -1476,7 +1478,7 @@ def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
 
 @njit(cache=True, forceinline=True)
 def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, 
-                  ups, codes, dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec,
+                  ups, codes, dorp, masks, route, rhops, used, ofrp, porp, rng, rec,
                   hd, order, arr):
     """The decision phase of ack/nak flow control: first the packets that arrived since the
     last edge are received, oldest first; then every dirty port whose channel is idle sends
@@ -1495,18 +1497,18 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
         prefetching = prm[K_PREFETCH]
         if prefetching:
             for j in range(-3 * PF_STEP, 0):
-                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand,
-                                       gend, arr, hd, j, na)
+                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, 
+                                       arr, hd, j, na)
         for j in range(na):
             if prefetching:
-                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, cand,
-                                       gend, arr, hd, j, na)
+                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, 
+                                       arr, hd, j, na)
             p = hd[j, H_PID]
             src = hd[j, H_PKT]
             if src < 0:                      # from the NIC: the injection-time decision first
                 inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, -1 - src, p)
             receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp,
-                    masks, route, rhops, cand, gend, rng, arr, p, src)
+                    masks, route, rhops, rng, arr, p, src)
     nd_ = ctr[C_DIRTY_N]
     if nd_ == 0:
         return
@@ -1662,7 +1664,7 @@ def pending(ctr):
 
 @njit(cache=True)
 def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
-        dorp, masks, route, rhops, cand, gend, used, ofrp, porp, rng, rec, hd, order, arr,
+        dorp, masks, route, rhops, used, ofrp, porp, rng, rec, hd, order, arr,
         smp, wl):
     """Run until the stop, a deadlock, or a reason to return to Python (an ``ST_*`` code).
 
@@ -1672,7 +1674,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
     ctr, prm, fprm, ev, wheel, heap = raw(ctr), raw(prm), raw(fprm), raw(ev), raw(wheel), raw(heap)
     pk, qs, qbuf, pt, nd, dl = raw(pk), raw(qs), raw(qbuf), raw(pt), raw(nd), raw(dl)
     ups, codes, dorp, masks = raw(ups), raw(codes), raw(dorp), raw(masks)
-    route, rhops, cand, gend, used = raw(route), raw(rhops), raw(cand), raw(gend), raw(used)
+    route, rhops, used = raw(route), raw(rhops), raw(used)
     rng, rec, hd, order = raw(rng), raw(rec), raw(hd), raw(order)
     arr, smp, wl = raw(arr), raw(smp), raw(wl)
     cyc = prm[K_CYC]
@@ -1779,11 +1781,11 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
         if decide_now:
             if acknak:
                 decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
-                              ups, codes, dorp, masks, route, rhops, cand, gend, used,
+                              ups, codes, dorp, masks, route, rhops, used,
                               ofrp, porp, rng, rec, hd, order, arr)
             else:
                 decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
-                              codes, dorp, masks, route, rhops, cand, gend, used, ofrp,
+                              codes, dorp, masks, route, rhops, used, ofrp,
                               porp, rng, rec, hd, order)
             ctr[C_LEFT_OFF] = 0       # a mark left off while deciding was this phase's too
         if ctr[C_STOPPED]:
