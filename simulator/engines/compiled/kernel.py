@@ -26,6 +26,10 @@ nanoseconds per call in reference counting):
 ``rng``    the tie-break stream: NumPy's PCG64 state, stepped here exactly as NumPy steps it
 =========  ================================================================================
 
+:func:`run` works on raw views of these arrays (:mod:`.rawarray`): not reference-counted, and
+an integer index is never read as counted from the end, so that an id read from an array
+indexes another without a sign test.  A negative id means "none" here and is tested first.
+
 A port waiting for room downstream is a bit in the wait words of each queue q it waits on
 (``qs[q, Q_WAIT:]``), bit i for the router's i-th upstream port (``ups[node, i]``: the port
 entering it by its input i; the NIC last), where the SimPy engine keeps lists; a packet's age
@@ -50,13 +54,14 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import carray, njit, types
+from numba import njit, types
 from numba.core import cgutils
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 from icsim.simulator.engines.compiled.pcg import random
 from icsim.simulator.engines.compiled.planners import choose_idn, choose_orthant
+from icsim.simulator.engines.compiled.rawarray import raw
 from icsim.simulator.results import LATENCY, latency_rule, window_rule
 
 # ----------------------------------------------------------------------------- event kinds
@@ -150,24 +155,7 @@ def q_ncol(num_inputs):
     return (Q_WAIT + wait_words(num_inputs) + 7) // 8 * 8
 
 
-# ============================================================================= raw views
-@intrinsic
-def _address(typingctx, addr):
-    """An integer address as a ``void *``."""
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], cgutils.voidptr_t)
-    return types.voidptr(addr), codegen
-
-
-@njit(cache=True, inline="always")
-def raw(a):
-    """A view of array ``a`` that numba does not reference-count.  Numba counts references to
-    every array a function holds — an atomic increment and decrement per use, most of the cost
-    of a kernel that touches a dozen arrays per event — while a view of raw memory has no count
-    to keep.  The engine holds the arrays themselves for the whole run."""
-    return carray(_address(a.ctypes.data), a.shape, a.dtype)
-
-
+# ============================================================================= prefetching
 def _prefetch(context, builder, aty, ary, idx):
     """Emit ``llvm.prefetch`` (read, keep in all cache levels) of the element ``idx`` of the
     array value ``ary`` of numba type ``aty``."""
