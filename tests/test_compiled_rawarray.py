@@ -2,6 +2,11 @@
 and write the element NumPy's would (for indices >= 0, the only ones the loop uses), slices
 and other indices are NumPy's own, and the view shares the array's memory."""
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -66,3 +71,30 @@ def test_the_view_is_a_raw_array_type():
     first(np.zeros((2, 2)))
     types = first.overloads[first.signatures[0]].type_annotation.typemap
     assert isinstance(types["r"], RawArray) and str(types["r"]) == "raw(float64, 2d)"
+
+
+def test_with_bounds_checking_an_index_from_the_end_is_an_error(tmp_path):
+    """Under ``NUMBA_BOUNDSCHECK=1`` a view refuses an index below zero (and past the end)
+    where NumPy would count from the end: how a run shows that the loop never makes one."""
+    code = textwrap.dedent("""
+        import numpy as np
+        from numba import njit
+        from icsim.simulator.engines.compiled.rawarray import raw
+
+        @njit
+        def at(a, i, j):
+            return raw(a)[i, j]
+
+        a = np.arange(6).reshape(2, 3)
+        print(at(a, 1, 2))
+        for i, j in ((1, -1), (2, 0)):
+            try:
+                at(a, i, j)
+                print("read")
+            except IndexError:
+                print("refused")
+    """)
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["5", "refused", "refused"]

@@ -13,7 +13,9 @@ read from arrays.  The loop never indexes from the end (a negative id means "non
 tested before use), so its views skip that step: the 8x8x8 OFR credit bench case ran 1.18x as
 fast without it (docs/performance.md).  Numba's own remedy is an unsigned index; this keeps
 the kernel's indices the signed integers they are.  Slices of a view, and indices other than
-integers, are plain arrays with NumPy's rules.
+integers, are plain arrays with NumPy's rules.  With numba's bounds checking on
+(``NUMBA_BOUNDSCHECK=1``, and an empty cache), an index below zero or past the end raises
+``IndexError``: the way to show that the loop never makes one.
 
 >>> import numpy as np
 >>> from numba import njit
@@ -85,7 +87,8 @@ def _element_pointer(context, builder, aryty, ary, index_type, index):
     return cgutils.get_item_pointer2(context, builder, ary.data,
                                      cgutils.unpack_tuple(builder, ary.shape),
                                      cgutils.unpack_tuple(builder, ary.strides), aryty.layout,
-                                     inds, wraparound=False)
+                                     inds, wraparound=False,
+                                     boundscheck=context.enable_boundscheck)
 
 
 @lower_builtin(operator.getitem, RawArray, types.Integer)
