@@ -1311,7 +1311,7 @@ def escape_priority(prm, pt, hd, order, n):
 
 
 @njit(cache=True, forceinline=True)
-def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, 
+def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
                   codes, dorp, masks, route, rhops, used, ofrp, porp, rng, rec, hd,
                   order):
     """The decision phase of credit flow control: the heads of the dirty ports whose channel
@@ -1465,7 +1465,7 @@ def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
 
 
 @njit(cache=True, forceinline=True)
-def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, 
+def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
                   ups, codes, dorp, masks, route, rhops, used, ofrp, porp, rng, rec,
                   hd, order, arr):
     """The decision phase of ack/nak flow control: first the packets that arrived since the
@@ -1485,11 +1485,11 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
         prefetching = prm[K_PREFETCH]
         if prefetching:
             for j in range(-3 * PF_STEP, 0):
-                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, 
+                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops,
                                        arr, hd, j, na)
         for j in range(na):
             if prefetching:
-                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, 
+                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops,
                                        arr, hd, j, na)
             p = hd[j, H_PID]
             src = hd[j, H_PKT]

@@ -20,11 +20,11 @@ integers, are plain arrays with NumPy's rules.  With numba's bounds checking on
 >>> import numpy as np
 >>> from numba import njit
 >>> @njit
-... def last_two(a):
+... def bump(a):
 ...     r = raw(a)
 ...     r[1, 2] += 5
 ...     return r[1, 2], r.shape[0], r[0, :2].sum()
->>> last_two(np.arange(6).reshape(2, 3))
+>>> bump(np.arange(6).reshape(2, 3))
 (10, 2, 1)
 """
 
