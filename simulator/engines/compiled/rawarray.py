@@ -70,10 +70,11 @@ def raw(typingctx, a):
     return view(a), codegen
 
 
-def _integers(index_type):
-    """The index's integer types, or None when it holds something else (a slice, ...)."""
+def _one_element(aryty, index_type):
+    """Whether the index names one element: an integer per dimension (else a slice, a row,
+    ..., which NumPy's rules take)."""
     members = index_type.types if isinstance(index_type, types.BaseTuple) else (index_type,)
-    return members if all(isinstance(t, types.Integer) for t in members) else None
+    return len(members) == aryty.ndim and all(isinstance(t, types.Integer) for t in members)
 
 
 def _element_pointer(context, builder, aryty, ary, index_type, index):
@@ -95,8 +96,7 @@ def _element_pointer(context, builder, aryty, ary, index_type, index):
 @lower_builtin(operator.getitem, RawArray, types.BaseTuple)
 def raw_getitem(context, builder, sig, args):
     aryty, index_type = sig.args
-    members = _integers(index_type)
-    if members is None or len(members) != aryty.ndim:
+    if not _one_element(aryty, index_type):
         if isinstance(index_type, types.BaseTuple):
             return arrayobj.getitem_array_tuple(context, builder, sig, args)
         return arrayobj.getitem_arraynd_intp(context, builder, sig, args)
@@ -109,8 +109,7 @@ def raw_getitem(context, builder, sig, args):
 @lower_builtin(operator.setitem, RawArray, types.BaseTuple, types.Any)
 def raw_setitem(context, builder, sig, args):
     aryty, index_type, value_type = sig.args
-    members = _integers(index_type)
-    if members is None or len(members) != aryty.ndim:
+    if not _one_element(aryty, index_type):
         return arrayobj.setitem_array(context, builder, sig, args)
     ptr = _element_pointer(context, builder, aryty, args[0], index_type, args[1])
     value = context.cast(builder, args[2], value_type, aryty.dtype)
