@@ -35,7 +35,7 @@ from icsim.simulator.units import PS_PER_NS
 from icsim.traffic.workloads import Workload
 
 #: the arrays of one run, in the order :func:`.kernel.run` takes them
-ARRAYS = ("ctr", "prm", "fprm", "ev", "wheel", "heap", "pk", "qs", "qbuf", "pt", "nd", "dl",
+ARRAYS = ("ctr", "prm", "fprm", "ev", "wheel", "heap", "pk", "qs", "pt", "nd", "dl",
           "ups", "codes", "dorp", "masks", "route", "rhops", "used",
           "ofrp", "porp", "rng", "rec", "hd", "order", "arr", "smp", "wl")
 
@@ -66,7 +66,7 @@ def event_chunks(reserve: int, wsize: int) -> tuple[int, int]:
 
 def state_bytes(a: dict[str, np.ndarray]) -> int:
     """Bytes of the per-port, per-queue and per-node rows of a run's arrays ``a``."""
-    return sum(a[name].nbytes for name in ("pt", "qs", "qbuf", "nd"))
+    return sum(a[name].nbytes for name in ("pt", "qs", "nd"))
 
 
 _PLACEHOLDERS: list = []
@@ -188,6 +188,7 @@ class CompiledEngine:
                      kn.K_HAS_WINDOW: spec.window is not None, kn.K_W0: w[0], kn.K_W1: w[1],
                      kn.K_PROGRESS: progress_every, kn.K_WSIZE: wsize, kn.K_WMASK: wsize - 1,
                      kn.K_NPV_NODE: npv_node, kn.K_WWORDS: kn.wait_words(P1),
+                     kn.K_QBUF: kn.Q_WAIT + kn.wait_words(P1),
                      kn.K_ADAPTIVE_VC: spec.adaptive_vc, kn.K_CTRL_CAP: ctrl_cap,
                      kn.K_CTRL0: NP + N, kn.K_CHUNK: chunk, kn.K_CHUNKS_END: chunks * chunk,
                      kn.K_EV_RESERVE: self.ev_reserve, kn.K_PK_RESERVE: self.pk_reserve,
@@ -234,8 +235,8 @@ class CompiledEngine:
         pk[:, kn.P_NEXT] = _chain(n_pk)
         ctr[kn.C_PK_FREE_N] = n_pk
         a["pk"] = pk
-        qs = aligned_zeros(NPV, kn.q_ncol(P1), np.int32)
-        a["qs"], a["qbuf"] = qs, aligned_zeros(NPV, cap, np.int32).reshape(-1)
+        qs = aligned_zeros(NPV, kn.q_ncol(P1, cap), np.int32)
+        a["qs"] = qs
         pt = aligned_zeros(NP + N, kn.T_NCOL)
         pt[:, kn.T_NAK_VC] = -1
         pt[:, kn.T_FIRST] = -1                    # and T_WAKE_AT, the same column
@@ -391,7 +392,7 @@ class CompiledEngine:
         qs, pk = a["qs"], a["pk"]
         rows = np.full((len(qs), 3), EMPTY, dtype=np.int64)
         full = np.nonzero(qs[:, kn.Q_LEN])[0]
-        slot = a["qbuf"][full * cap + qs[full, kn.Q_HEAD]]
+        slot = qs[full, a["prm"][kn.K_QBUF] + qs[full, kn.Q_HEAD]]
         rows[full, 0] = pk[slot, kn.P_HI]
         rows[full, 1] = pk[slot, kn.P_LO]
         rows[full, 2] = pk[slot, kn.P_HOPS]
@@ -512,14 +513,14 @@ class CompiledEngine:
         P1, V, cap = spec.num_ports + 1, spec.num_vcs, spec.capacity
         c = a["ctr"]
         now, since = int(c[kn.C_NOW]), int(c[kn.C_DEAD_SINCE])
-        qs, qbuf, pk = a["qs"], a["qbuf"], a["pk"]
+        qs, pk = a["qs"], a["pk"]
         blocked = []
         for q in np.nonzero(qs[:, kn.Q_LEN])[0].tolist():
             pid, vc = divmod(q, V)
             node, port = divmod(pid, P1)
             where = f" {topo.coords(node)}" if hasattr(topo, "coords") else ""
             pname = "eject" if port == spec.num_ports else topo.port_name(port)
-            head = int(qbuf[q * cap + qs[q, kn.Q_HEAD]])
+            head = int(qs[q, a["prm"][kn.K_QBUF] + qs[q, kn.Q_HEAD]])
             blocked.append(f"node {node}{where} port {pname} vc {spec.vcs[vc].name}: "
                            f"{int(qs[q, kn.Q_LEN])}/{cap} packets, head "
                            f"{int(pk[head, kn.P_SRC])}->{int(pk[head, kn.P_DST])}")

@@ -17,8 +17,8 @@ nanoseconds per call in reference counting):
 ``ev``     the event pool (``E_*``); ``wheel`` the timing wheel's per-cycle lists (``S_*``),
            ``heap`` the events beyond it — together the SimPy engine's batches, in the same
            (time, insertion) order
-``qs``     per queue (``Q_*``): occupancy, ring-buffer head and length, statistics, wait bits;
-           ``qbuf`` the ring buffers (``capacity`` packet rows each, int32)
+``qs``     per queue (``Q_*``): occupancy, ring-buffer head and length, statistics, wait bits
+           and the ring buffer itself (``capacity`` packet rows, from column ``K_QBUF``)
 ``pt``     per port id (``T_*``), NICs last: channel busy, dirty, ack/nak state, statistics
 ``nd``     per node (``N_*``): the NIC's source queue (a linked list through ``P_NEXT``, a
            row per message until its packets leave: ``P_LEFT``), pacing and handshake state,
@@ -91,7 +91,7 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC, K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE,
  K_WMASK, K_NPV_NODE, K_NPV_NODE_INV, K_WWORDS, K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE,
  K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED, K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_CHUNK,
- K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_NPRM) = range(50)
+ K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_QBUF, K_NPRM) = range(51)
 # a divisor K_X is followed by K_X_INV, the bits of the float64 1.0 / prm[K_X] (``divide``)
 # after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
 F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_NPRM = range(7)
@@ -104,13 +104,16 @@ F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_
  P_BIRTH, P_MEAS, P_DER, P_ENTER) = range(17)
 P_NCOL = 24
 # the rows of the event pool, the timing wheel, the queues and the ports are padded to whole
-# cache lines (a queue's to half of one) and allocated 64-byte aligned (``aligned_zeros``): an
-# event or a slot is one line, a queue half of one, a port's per-hop columns the first line of
+# cache lines and allocated 64-byte aligned (``aligned_zeros``): an event, a slot or a queue
+# (with the default 8 packets of room) is one line, a port's per-hop columns the first line of
 # its two
 E_TIME, E_SEQ, E_KIND, E_A, E_B, E_NEXT, E_CHAIN = range(7)
 E_NCOL = 8
-# a queue's row (int32) ends with its wait bits (``Q_WAIT`` on: a word per 32 inputs of its
-# router), padded to 32 bytes (``q_ncol``)
+# a queue's row (int32): its numbers, its wait bits (``Q_WAIT`` on: a word per 32 inputs of its
+# router) and its ring buffer of packet rows (``K_QBUF`` on), padded to 64 bytes (``q_ncol``):
+# the queue a hop pops from or appends to is one cache line, where the ring buffer in an array
+# of its own made it two (8x8x8 OFR credit 1.04x, an eighth of 16x16x16 reference 1.03x,
+# 16x16x16 OFR credit 0.99x: docs/performance.md)
 Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_READY_LO, Q_WAIT = range(8)
 # a port's row: T_DOWN is its link's downstream router and T_IN the input by which the link
 # enters it (a NIC's: its router's NIC input), where a port that waits for room there sets its
@@ -149,10 +152,11 @@ def wait_words(num_inputs):
     return (num_inputs + 31) // 32
 
 
-def q_ncol(num_inputs):
-    """Columns of a queue's row: the ``Q_*`` numbers and its wait words, rounded up to eight
-    (32 bytes: two queues to a cache line)."""
-    return (Q_WAIT + wait_words(num_inputs) + 7) // 8 * 8
+def q_ncol(num_inputs, capacity):
+    """Columns of a queue's row: the ``Q_*`` numbers, its wait words and its ring buffer
+    (``capacity`` packet rows, from column ``K_QBUF``), rounded up to 16 (a 64-byte cache
+    line)."""
+    return (Q_WAIT + wait_words(num_inputs) + capacity + 15) // 16 * 16
 
 
 # ============================================================================= prefetching
@@ -465,32 +469,30 @@ def wrap(x, cap):
 
 
 @njit(cache=True, forceinline=True)
-def q_at(prm, qs, qbuf, q, i):
-    cap = prm[K_CAP]
-    return qbuf[q * cap + wrap(qs[q, Q_HEAD] + i, cap)]
+def q_at(prm, qs, q, i):
+    return qs[q, prm[K_QBUF] + wrap(qs[q, Q_HEAD] + i, prm[K_CAP])]
 
 
 @njit(cache=True, forceinline=True)
-def q_pop(prm, qs, qbuf, q):
-    cap = prm[K_CAP]
+def q_pop(prm, qs, q):
     h = qs[q, Q_HEAD]
-    p = qbuf[q * cap + h]
-    qs[q, Q_HEAD] = wrap(h + 1, cap)
+    p = qs[q, prm[K_QBUF] + h]
+    qs[q, Q_HEAD] = wrap(h + 1, prm[K_CAP])
     qs[q, Q_LEN] -= 1
     return p
 
 
 @njit(cache=True, forceinline=True)
-def q_insert(prm, qs, qbuf, q, i, p):
+def q_insert(prm, qs, q, i, p):
     """Insert p before position i (shifting the later ones back)."""
     cap = prm[K_CAP]
-    base = q * cap
+    base = prm[K_QBUF]
     h = qs[q, Q_HEAD]
     j = qs[q, Q_LEN]
     while j > i:
-        qbuf[base + wrap(h + j, cap)] = qbuf[base + wrap(h + j - 1, cap)]
+        qs[q, base + wrap(h + j, cap)] = qs[q, base + wrap(h + j - 1, cap)]
         j -= 1
-    qbuf[base + wrap(h + i, cap)] = p
+    qs[q, base + wrap(h + i, cap)] = p
     qs[q, Q_LEN] += 1
 
 
@@ -501,7 +503,7 @@ def low32(t):
 
 
 @njit(cache=True, forceinline=True)
-def q_append_ready(prm, pk, qs, qbuf, q, p):
+def q_append_ready(prm, pk, qs, q, p):
     """``ready``'s canonical order: among packets becoming ready together, oldest first.  The
     queue keeps the low bits of its last such time (``Q_READY_LO``): where they differ from
     now, no packet in it became ready now, and its last packet's row need not be read."""
@@ -510,28 +512,28 @@ def q_append_ready(prm, pk, qs, qbuf, q, p):
     lo = low32(now)
     if qs[q, Q_READY_LO] == lo:
         while i > 0:
-            last = q_at(prm, qs, qbuf, q, i - 1)
+            last = q_at(prm, qs, q, i - 1)
             if pk[last, P_READY] == now and older(pk, p, last):
                 i -= 1
             else:
                 break
     qs[q, Q_READY_LO] = lo
-    q_insert(prm, qs, qbuf, q, i, p)
+    q_insert(prm, qs, q, i, p)
 
 
 @njit(cache=True, forceinline=False)
-def q_insert_by_order(prm, pk, qs, qbuf, q, p):
+def q_insert_by_order(prm, pk, qs, q, p):
     """A NAKed packet goes back to its old place: before the first with a later
     (ready, age)."""
     n = qs[q, Q_LEN]
     r = pk[p, P_READY]
     for i in range(n):
-        o = q_at(prm, qs, qbuf, q, i)
+        o = q_at(prm, qs, q, i)
         ro = pk[o, P_READY]
         if ro > r or (ro == r and older(pk, p, o)):
-            q_insert(prm, qs, qbuf, q, i, p)
+            q_insert(prm, qs, q, i, p)
             return
-    q_insert(prm, qs, qbuf, q, n, p)
+    q_insert(prm, qs, q, n, p)
 
 
 @njit(cache=True, forceinline=True)
@@ -832,7 +834,7 @@ def ctrl_tail(prm, pt, pid):
 # after the other on a chain of dependent loads, then overlap.  Nothing here changes the
 # model's state (``candidates`` fills the scratch rows, which are filled again before use).
 @njit(cache=True, forceinline=True)
-def prefetch_event(prm, ev, pk, qs, qbuf, pt, nd, e):
+def prefetch_event(prm, ev, pk, qs, pt, nd, e):
     """The rows event e will touch, asked for while the one before it runs."""
     kind = ev[e, E_KIND]
     a = ev[e, E_A]
@@ -854,7 +856,6 @@ def prefetch_event(prm, ev, pk, qs, qbuf, pt, nd, e):
             prefetch(pt, divide(prm, a, K_V))
         if b >= 0:                              # a NAK: the packet goes back into its queue
             prefetch(pk, b)
-            prefetch(qbuf, a * prm[K_CAP])
     elif kind == EV_CHAN_FREE:
         prefetch(pt, a)
     elif kind == EV_NIC_ACK or kind == EV_NIC_TX_END or kind == EV_NIC_WAKE:
@@ -871,23 +872,23 @@ def prefetch_node(nd, node):
 
 @njit(cache=True, forceinline=True)
 def prefetch_queues(prm, qs, pid):
-    """The rows of router port pid's VC queues."""
+    """The rows of router port pid's VC queues (a cache line each)."""
     V = prm[K_V]
-    prefetch(qs, pid * V)
-    prefetch(qs, pid * V + V - 1)
+    for q in range(pid * V, pid * V + V):
+        prefetch(qs, q)
 
 
 @njit(cache=True, forceinline=True)
-def prefetch_head_packets(prm, pk, qs, qbuf, pid):
+def prefetch_head_packets(prm, pk, qs, pid):
     """The rows of the head packets of router port pid's queues (its queue rows read)."""
     V = prm[K_V]
     for q in range(pid * V, pid * V + V):
         if qs[q, Q_LEN]:
-            prefetch(pk, q_at(prm, qs, qbuf, q, 0))
+            prefetch(pk, q_at(prm, qs, q, 0))
 
 
 @njit(cache=True, forceinline=True)
-def prefetch_ports(prm, pk, qs, qbuf, dl, n):
+def prefetch_ports(prm, pk, qs, dl, n):
     """The queue rows of the first n dirty ports, then the rows of their head packets."""
     NP = prm[K_NP]
     for i in range(n):
@@ -895,7 +896,7 @@ def prefetch_ports(prm, pk, qs, qbuf, dl, n):
             prefetch_queues(prm, qs, dl[i])
     for i in range(n):
         if dl[i] < NP:
-            prefetch_head_packets(prm, pk, qs, qbuf, dl[i])
+            prefetch_head_packets(prm, pk, qs, dl[i])
 
 
 @njit(cache=True, forceinline=True)
@@ -955,7 +956,7 @@ def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, ar
 
 
 @njit(cache=True, forceinline=True)
-def prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, n):
+def prefetch_port_stage(prm, pk, qs, pt, nd, arr, hd, i, n):
     """For the dirty ports of an ack/nak phase (``hd[:, H_HI]``): 3 steps ahead, the port's
     row and its queue rows (a NIC's: its node's row); 2 ahead, the queues' ring buffers (a
     NIC's: its head message's row); 1 ahead, the head packets and the control ring entry it
@@ -972,9 +973,7 @@ def prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, n):
     k = i + 2 * PF_STEP
     if 0 <= k < n:
         pid = hd[k, H_HI]
-        if pid < NP:
-            prefetch(qbuf, pid * prm[K_V] * prm[K_CAP])
-        else:
+        if pid >= NP:
             p = nd[pid - NP, N_SRCH]
             if p >= 0:
                 prefetch_cell(pk, p, 0)
@@ -982,11 +981,11 @@ def prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, n):
     k = i + PF_STEP
     if 0 <= k < n and hd[k, H_HI] < NP:
         pid = hd[k, H_HI]
-        prefetch_head_packets(prm, pk, qs, qbuf, pid)
+        prefetch_head_packets(prm, pk, qs, pid)
         port = port_of(prm, pid)
         if port == prm[K_NPORTS]:
             if qs[pid * prm[K_V], Q_LEN]:
-                p = q_at(prm, qs, qbuf, pid * prm[K_V], 0)
+                p = q_at(prm, qs, pid * prm[K_V], 0)
                 prefetch_cell(pk, p, P_SRC)
                 prefetch_cell(pk, p, P_ENTER)
                 prefetch_node(nd, divide(prm, pid - port, K_P1))
@@ -1090,12 +1089,12 @@ def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
 
 # ============================================================================= credit
 @njit(cache=True, forceinline=True)
-def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, dorp,
+def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, dorp,
             masks, route, rhops, rng, rec, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
     port = port_of(prm, pid)
     if port == prm[K_NPORTS]:
-        eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p)
+        eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid, p)
         return True
     v = pt[pid, T_DOWN]
     ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, v, p)
@@ -1104,7 +1103,7 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes, do
         return False
     now = ctr[C_NOW]
     src_q = pid * prm[K_V] + vc
-    q_pop(prm, qs, qbuf, src_q)
+    q_pop(prm, qs, src_q)
     qs[q2, Q_OCC] += 1
     pt[pid, T_BUSY] = 1
     ctr[C_PROGRESS_PS] = now
@@ -1133,19 +1132,19 @@ def tx_end(ctr, prm, qs, pt, dl, ups, pid, src_q):
 
 
 @njit(cache=True, forceinline=True)
-def ready(ctr, prm, pk, qs, qbuf, pt, dl, p, q2):
+def ready(ctr, prm, pk, qs, pt, dl, p, q2):
     """The packet is visible in queue q2."""
     pk[p, P_READY] = ctr[C_NOW]
-    q_append_ready(prm, pk, qs, qbuf, q2, p)
+    q_append_ready(prm, pk, qs, q2, p)
     mark_dirty(ctr, prm, pt, dl, divide(prm, q2, K_V))
 
 
 @njit(cache=True, forceinline=True)
-def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid, p):
+def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid, p):
     """The head of an ejection queue crosses the ejection link to the sink."""
     now = ctr[C_NOW]
     src_q = pid * prm[K_V]
-    q_pop(prm, qs, qbuf, src_q)
+    q_pop(prm, qs, src_q)
     pt[pid, T_BUSY] = 1
     ctr[C_PROGRESS_PS] = now
     ctr[C_IN_NETWORK] -= 1
@@ -1311,7 +1310,7 @@ def escape_priority(prm, pt, hd, order, n):
 
 
 @njit(cache=True, forceinline=True)
-def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
+def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
                   codes, dorp, masks, route, rhops, used, ofrp, porp, rng, rec, hd,
                   order):
     """The decision phase of credit flow control: the heads of the dirty ports whose channel
@@ -1320,7 +1319,7 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
     NP = prm[K_NP]
     V = prm[K_V]
     if prm[K_PREFETCH]:
-        prefetch_ports(prm, pk, qs, qbuf, dl, ctr[C_DIRTY_N])
+        prefetch_ports(prm, pk, qs, dl, ctr[C_DIRTY_N])
     for i in range(ctr[C_DIRTY_N]):
         pid = dl[i]
         pt[pid, T_DIRTY] = 0
@@ -1340,7 +1339,7 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
         for vc in range(V):
             q = base + vc
             if qs[q, Q_LEN]:
-                h = q_at(prm, qs, qbuf, q, 0)
+                h = q_at(prm, qs, q, 0)
                 hd[n, H_HI] = pk[h, P_HI]
                 hd[n, H_LO] = pk[h, P_LO]
                 hd[n, H_PID] = pid
@@ -1365,14 +1364,14 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
                        dorp, masks, route, rhops, used, ofrp, porp, rng, pid - NP,
                        hd[i, H_PKT])
         else:
-            forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, codes,
+            forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes,
                     dorp, masks, route, rhops, rng, rec, pid, hd[i, H_VC],
                     hd[i, H_PKT])
 
 
 # ============================================================================= ack/nak
 @njit(cache=True, forceinline=True)
-def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
+def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, dorp, masks,
             route, rhops, rng, arr, p, src):
     """Accept (ACK) or reject (NAK) an arrived packet with this router's state; ``src`` is the
     upstream queue id, or ``-1 - node`` for the local NIC, whose packet the caller has routed
@@ -1405,7 +1404,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp, masks,
         if prm[K_DELAY]:
             at(ctr, prm, ev, wheel, heap, now + prm[K_DELAY], EV_READY, p, q2)
         else:
-            ready(ctr, prm, pk, qs, qbuf, pt, dl, p, q2)   # visible at once, this same phase
+            ready(ctr, prm, pk, qs, pt, dl, p, q2)   # visible at once, this same phase
     else:
         ctr[C_RETRANS] += 1
         nak = p
@@ -1431,7 +1430,7 @@ def keeps_nak_vc(prm):
 
 
 @njit(cache=True, forceinline=True)
-def ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, src_q, nak):
+def ack(ctr, prm, pk, qs, pt, dl, ups, src_q, nak):
     """An ACK (nak < 0: the sender's slot is free) or a NAK (the packet goes back to its old
     place in its queue) reaches the sender."""
     V = prm[K_V]
@@ -1443,7 +1442,7 @@ def ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, src_q, nak):
         qs[src_q, Q_OCC] -= 1
         wake(ctr, prm, qs, pt, dl, ups, src_q)
         return
-    q_insert_by_order(prm, pk, qs, qbuf, src_q, nak)
+    q_insert_by_order(prm, pk, qs, src_q, nak)
     if keeps_nak_vc(prm):
         pt[pid, T_NAK_VC] = vc
     mark_dirty(ctr, prm, pt, dl, pid)
@@ -1465,7 +1464,7 @@ def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
 
 
 @njit(cache=True, forceinline=True)
-def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
+def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
                   ups, codes, dorp, masks, route, rhops, used, ofrp, porp, rng, rec,
                   hd, order, arr):
     """The decision phase of ack/nak flow control: first the packets that arrived since the
@@ -1495,7 +1494,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
             src = hd[j, H_PKT]
             if src < 0:                      # from the NIC: the injection-time decision first
                 inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, -1 - src, p)
-            receive(ctr, prm, ev, wheel, heap, pk, qs, qbuf, pt, dl, codes, dorp,
+            receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, dorp,
                     masks, route, rhops, rng, arr, p, src)
     nd_ = ctr[C_DIRTY_N]
     if nd_ == 0:
@@ -1511,10 +1510,10 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
     prefetching = prm[K_PREFETCH]
     if prefetching:
         for i in range(-3 * PF_STEP, 0):
-            prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, nd_)
+            prefetch_port_stage(prm, pk, qs, pt, nd, arr, hd, i, nd_)
     for i in range(nd_):
         if prefetching:
-            prefetch_port_stage(prm, pk, qs, qbuf, pt, nd, arr, hd, i, nd_)
+            prefetch_port_stage(prm, pk, qs, pt, nd, arr, hd, i, nd_)
         pid = hd[i, H_HI]
         if pid >= NP:
             node = pid - NP
@@ -1526,8 +1525,8 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
         base = pid * V
         if port == prm[K_NPORTS]:
             if qs[base, Q_LEN] and not pt[pid, T_BUSY]:
-                eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, rec, pid,
-                      q_at(prm, qs, qbuf, base, 0))
+                eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid,
+                      q_at(prm, qs, base, 0))
             continue
         fa = pt[pid, T_FREE_AT]
         if fa > now:
@@ -1562,15 +1561,15 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
                 nk = pt[pid, T_NAK_VC]
                 for vc in range(V):
                     if qs[base + vc, Q_LEN] and vc != nk:
-                        if best < 0 or older(pk, q_at(prm, qs, qbuf, base + vc, 0),
-                                             q_at(prm, qs, qbuf, base + best, 0)):
+                        if best < 0 or older(pk, q_at(prm, qs, base + vc, 0),
+                                             q_at(prm, qs, base + best, 0)):
                             best = vc
                 if best < 0 and nk >= 0 and qs[base + nk, Q_LEN]:
                     best = nk
             if best < 0:
                 continue
             # speculative transmission of the head; its slot stays held until the ACK
-            p = q_pop(prm, qs, qbuf, base + best)
+            p = q_pop(prm, qs, base + best)
             fa = now + prm[K_SER]
             pt[pid, T_FREE_AT] = fa
             pt[pid, T_LINK_BUSY] += prm[K_SER]
@@ -1651,7 +1650,7 @@ def pending(ctr):
 
 
 @njit(cache=True)
-def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
+def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, ups, codes,
         dorp, masks, route, rhops, used, ofrp, porp, rng, rec, hd, order, arr,
         smp, wl):
     """Run until the stop, a deadlock, or a reason to return to Python (an ``ST_*`` code).
@@ -1660,7 +1659,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
     clock edge, the decision phase if something waits for it; a batch that leaves work at a
     time between edges gets its decision at the next edge (the SimPy calendar's rules)."""
     ctr, prm, fprm, ev, wheel, heap = raw(ctr), raw(prm), raw(fprm), raw(ev), raw(wheel), raw(heap)
-    pk, qs, qbuf, pt, nd, dl = raw(pk), raw(qs), raw(qbuf), raw(pt), raw(nd), raw(dl)
+    pk, qs, pt, nd, dl = raw(pk), raw(qs), raw(pt), raw(nd), raw(dl)
     ups, codes, dorp, masks = raw(ups), raw(codes), raw(dorp), raw(masks)
     route, rhops, used = raw(route), raw(rhops), raw(used)
     rng, rec, hd, order = raw(rng), raw(rec), raw(hd), raw(order)
@@ -1707,9 +1706,9 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                 b = ev[e, E_B]
                 ev_free(ctr, prm, ev, e)
                 if prefetching and nxt != NO_EVENT:
-                    prefetch_event(prm, ev, pk, qs, qbuf, pt, nd, nxt)
+                    prefetch_event(prm, ev, pk, qs, pt, nd, nxt)
                 if kind == EV_READY:
-                    ready(ctr, prm, pk, qs, qbuf, pt, dl, a, b)
+                    ready(ctr, prm, pk, qs, pt, dl, a, b)
                 elif kind == EV_TX_END:
                     tx_end(ctr, prm, qs, pt, dl, ups, a, b)
                 elif kind == EV_ARRIVAL:
@@ -1718,7 +1717,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
                     arr[i, 1] = b
                     ctr[C_ARR_N] = i + 1
                 elif kind == EV_ACK:
-                    ack(ctr, prm, pk, qs, qbuf, pt, dl, ups, a, b)
+                    ack(ctr, prm, pk, qs, pt, dl, ups, a, b)
                 elif kind == EV_CHAN_FREE:
                     pt[a, T_WAKE_AT] = -1
                     mark_dirty(ctr, prm, pt, dl, a)
@@ -1768,11 +1767,11 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl, ups, codes,
             decide_now = t == ctr[C_CUR_SLOT] * cyc and pending(ctr)
         if decide_now:
             if acknak:
-                decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
+                decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
                               ups, codes, dorp, masks, route, rhops, used,
                               ofrp, porp, rng, rec, hd, order, arr)
             else:
-                decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, qbuf, pt, nd, dl,
+                decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
                               codes, dorp, masks, route, rhops, used, ofrp,
                               porp, rng, rec, hd, order)
             ctr[C_LEFT_OFF] = 0       # a mark left off while deciding was this phase's too
