@@ -349,6 +349,9 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--case", action="append", default=[], choices=[c[0] for c in CASES],
                    metavar="NAME", help="run only this case (repeatable; default all: "
                                         + ", ".join(c[0] for c in CASES) + ")")
+    p.add_argument("--repeat", type=positive_int, default=1, metavar="N",
+                   help="run each case N times on each engine and report the median run "
+                        "(default 1; between runs only the machine's noise varies)")
     p.add_argument("--compile", action="store_true",
                    help="also time a cold compile of the compiled engine (a fresh process "
                         "with an empty numba cache; about a minute)")
@@ -367,7 +370,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     else:
         engines = ENGINES if args.engine == "both" else (args.engine,)
         rows = run_bench(quick=args.quick, engines=engines, compile=args.compile,
-                         cases=args.case or None, progress=say)
+                         cases=args.case or None, repeat=args.repeat, progress=say)
     if args.json:
         _print_json(rows)
     return 0

@@ -63,6 +63,21 @@ def test_bench_runs_both_engines_on_the_same_work_and_gives_their_ratio(capsys):
         compiled["packet_hops_per_s"] / simpy["packet_hops_per_s"])
 
 
+def test_bench_repeat_reports_the_median_of_runs_doing_the_same_work(capsys):
+    case = "8x8x8-dor-uniform-0.3"
+    assert main(["bench", "--json", "--quick", "--case", case, "--engine", "compiled",
+                 "--repeat", "3"]) == 0
+    (row,) = [r for r in json.loads(capsys.readouterr().out) if r["case"] == case]
+    walls = row["wall_s_runs"]
+    assert len(walls) == 3 and row["wall_s"] == sorted(walls)[1]
+    assert row["packet_hops_per_s"] == pytest.approx(row["packet_hops"] / sorted(walls)[1])
+    assert main(["bench", "--case", case, "--engine", "compiled", "--quick", "--repeat", "3"]) == 0
+    assert "(median of 3: " in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "--repeat", "0"])
+    assert exit_.value.code == 2
+
+
 def test_engine_option_picks_the_engine_and_leaves_the_run_identity_alone(capsys):
     from icsim.simulator.build import identity
 

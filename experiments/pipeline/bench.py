@@ -5,7 +5,10 @@ Speed is reported as simulated router-to-router packet hops per wall second of t
 config (the OutFlank paper's Table 1 parameters) with a fixed seed and a fixed window, so the
 work done is identical from run to run and between engines: each case runs on every engine asked
 for, one after the other, and the compiled/SimPy ratio is printed beside it.  Compare figures
-from one invocation (the machine is shared and noisy).
+from one invocation (the machine is shared and noisy).  ``--repeat N`` runs each case N times on
+each engine and reports the run of median wall time (with every run's wall time beside it):
+a case's runs do identical work, so the spread is the machine's, and the median of five is a
+steadier figure than one run.
 
 The compiled engine's first use in a process loads its machine code from numba's cache (the
 *warm start*, included in no case's wall time: an untimed zero-load run comes first).
@@ -19,6 +22,7 @@ takes 0.25 s; best of ``repeats``, routing graph included.
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -54,9 +58,17 @@ def case_config(config: str, overrides: list[str], times: tuple[float, float, fl
 
 
 def bench_case(name: str, config: str, overrides: list[str], times: tuple[float, float, float],
-               engine: str, scale: float = 1.0) -> dict[str, Any]:
-    result = Simulation(case_config(config, overrides, times, scale), engine=engine).run()
-    wall = result["wall_s"]
+               engine: str, scale: float = 1.0, repeat: int = 1) -> dict[str, Any]:
+    """One case on one engine, ``repeat`` times: the speeds of the run of median wall time
+    (the mean of the middle two for an even count), and every run's wall time."""
+    cfg = case_config(config, overrides, times, scale)
+    results = [Simulation(cfg, engine=engine).run() for _ in range(repeat)]
+    result = results[0]
+    if any((r["packet_hops"], r["events"]) != (result["packet_hops"], result["events"])
+           for r in results):
+        raise RuntimeError(f"bench case {name} on {engine}: runs of one config and seed did "
+                           "different work")
+    wall = statistics.median(r["wall_s"] for r in results)
     return {
         "case": name,
         "engine": result["engine"],
@@ -65,6 +77,7 @@ def bench_case(name: str, config: str, overrides: list[str], times: tuple[float,
         "packet_hops_per_s": result["packet_hops"] / wall,
         "events_per_s": result["events"] / wall,
         "wall_s": wall,
+        "wall_s_runs": [r["wall_s"] for r in results],
         "sim_time_ns": result["sim_time_ns"],
     }
 
@@ -89,7 +102,7 @@ def cold_compile() -> float:
 
 
 def run_bench(quick: bool = False, engines: tuple[str, ...] = ENGINES, compile: bool = False,
-              cases: list[str] | None = None,
+              cases: list[str] | None = None, repeat: int = 1,
               progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     say = progress or (lambda line: None)
     rows: list[dict[str, Any]] = []
@@ -107,11 +120,17 @@ def run_bench(quick: bool = False, engines: tuple[str, ...] = ENGINES, compile: 
             continue
         speeds = {}
         for engine in engines:
-            row = bench_case(name, config, overrides, times, engine, 0.25 if quick else 1.0)
+            row = bench_case(name, config, overrides, times, engine, 0.25 if quick else 1.0,
+                             repeat)
             rows.append(row)
             speeds[engine] = row["packet_hops_per_s"]
+            spread = ""
+            if repeat > 1:
+                fast = row["packet_hops"] / min(row["wall_s_runs"])
+                slow = row["packet_hops"] / max(row["wall_s_runs"])
+                spread = f"  (median of {repeat}: {slow:,.0f} to {fast:,.0f})"
             say(f"{name:26s} {engine:8s} {row['packet_hops_per_s']:>12,.0f} packet-hops/s "
-                f"{row['events_per_s']:>12,.0f} events/s {row['wall_s']:8.2f} s wall")
+                f"{row['events_per_s']:>12,.0f} events/s {row['wall_s']:8.2f} s wall{spread}")
         if len(speeds) == 2:
             ratio = speeds["compiled"] / speeds["simpy"]
             rows.append({"case": name, "engine": "compiled/simpy", "ratio": ratio})
