@@ -388,7 +388,7 @@ class CompiledEngine:
     # ------------------------------------------------------------------ partial deadlocks
     def heads(self) -> np.ndarray:
         """One row per queue: its head packet (age, hops), ``EMPTY`` when empty."""
-        a, cap = self.a, self.spec.capacity
+        a = self.a
         qs, pk = a["qs"], a["pk"]
         rows = np.full((len(qs), 3), EMPTY, dtype=np.int64)
         full = np.nonzero(qs[:, kn.Q_LEN])[0]

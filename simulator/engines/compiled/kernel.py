@@ -958,9 +958,9 @@ def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, ar
 @njit(cache=True, forceinline=True)
 def prefetch_port_stage(prm, pk, qs, pt, nd, arr, hd, i, n):
     """For the dirty ports of an ack/nak phase (``hd[:, H_HI]``): 3 steps ahead, the port's
-    row and its queue rows (a NIC's: its node's row); 2 ahead, the queues' ring buffers (a
-    NIC's: its head message's row); 1 ahead, the head packets and the control ring entry it
-    would send (an ejection port's: the whole head packet and its node's row, for the sink)."""
+    row and its queue rows, ring buffers included (a NIC's: its node's row); 2 ahead, a NIC's
+    head message's row; 1 ahead, the head packets and the control ring entry it would send
+    (an ejection port's: the whole head packet and its node's row, for the sink)."""
     NP = prm[K_NP]
     k = i + 3 * PF_STEP
     if 0 <= k < n:
