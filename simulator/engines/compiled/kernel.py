@@ -832,7 +832,7 @@ def ctrl_tail(prm, pt, pid):
 # On a network whose state outgrows the cache (``K_PREFETCH``, set by the engine), the rows an
 # event or a decision will read are asked for ahead (``prefetch``): the loop's misses, one
 # after the other on a chain of dependent loads, then overlap.  Nothing here changes the
-# model's state (``candidates`` fills the scratch rows, which are filled again before use).
+# model's state (``candidates`` only reads it).
 @njit(cache=True, forceinline=True)
 def prefetch_event(prm, ev, pk, qs, pt, nd, e):
     """The rows event e will touch, asked for while the one before it runs."""
