@@ -23,11 +23,14 @@ def prm_dividing_by(d: int) -> np.ndarray:
 
 @settings(deadline=None)              # the first call compiles
 @given(x=st.integers(0, 2**62), d=st.integers(1, 2**24))
-@example(x=kn.DIVIDE_EXACT - 1, d=3)
-@example(x=kn.DIVIDE_EXACT - 1, d=kn.DIVIDE_EXACT - 1)
+@example(x=(2**63 - 1) // 800, d=800)       # the last x the product serves for d
+@example(x=(2**63 - 1) // 800 + 1, d=800)   # the first it divides for
+@example(x=(2**63 - 1) // 3, d=3)
+@example(x=2**62, d=3)
+@example(x=2**62, d=1)
+@example(x=2**62 - 1, d=2**24 - 3)
 @example(x=800 * 2**40, d=800)
 @example(x=800 * 2**40 - 1, d=800)
-@example(x=kn.DIVIDE_EXACT, d=800)
 @example(x=0, d=1)
 def test_divide_is_floor_division(x, d):
     assert kn.divide(prm_dividing_by(d), x, kn.K_CYC) == x // d

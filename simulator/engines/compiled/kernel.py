@@ -92,7 +92,7 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  K_WMASK, K_NPV_NODE, K_NPV_NODE_INV, K_WWORDS, K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE,
  K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED, K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_CHUNK,
  K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_QBUF, K_NPRM) = range(51)
-# a divisor K_X is followed by K_X_INV, the bits of the float64 1.0 / prm[K_X] (``divide``)
+# a divisor K_X is followed by K_X_INV, its multiplier ceil(2**63 / prm[K_X]) (``divide``)
 # after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
 F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_NPRM = range(7)
 
@@ -200,34 +200,37 @@ def vc_info(prm, vc, col):
 
 
 # ============================================================================= division
-#: below this, :func:`divide` multiplies; at or above it, it divides
-DIVIDE_EXACT = 1 << 50
-
-
 def inverse(d: int) -> int:
-    """The bits of the float64 ``1.0 / d``, as ``prm`` keeps it after the divisor ``d``."""
-    return int(np.array([1.0 / d]).view(np.int64)[0])
+    """The multiplier :func:`divide` uses for the divisor d, as ``prm`` keeps it after d:
+    ``ceil(2**63 / d)``, an unsigned 64-bit number stored as the int64 of its bits."""
+    m = -(-(1 << 63) // d)
+    return m - (1 << 64) if m >= 1 << 63 else m
+
+
+@intrinsic
+def mul_shr63(typingctx, x, m):
+    """``(x * m) >> 63`` for x >= 0 and m read as unsigned, the product in 128 bits (x86: one
+    ``mul`` and a shift)."""
+    def codegen(context, builder, signature, args):
+        i128 = ir.IntType(128)
+        p = builder.mul(builder.zext(args[0], i128), builder.zext(args[1], i128))
+        return builder.trunc(builder.lshr(p, ir.Constant(i128, 63)), ir.IntType(64))
+    return types.int64(types.int64, types.int64), codegen
 
 
 @njit(cache=True, forceinline=True)
 def divide(prm, x, k):
-    """``x // prm[k]`` for ``x >= 0`` by a multiplication: ``prm[k + 1]`` holds the bits of
-    ``1.0 / prm[k]`` (:func:`inverse`).  The loop divides on every event (a time in ps by the
-    cycle, a port or queue id by the ports or VCs per router), and a 64-bit integer division
-    takes 40-90 cycles on Intel cores before Ice Lake (a time passes 2**32 ps after 4.3 ms);
-    the product takes a few.  Below 2**50, x is exact as a float64 and the product is within
-    0.25 of x / d, so one step corrects it; from 2**50 on (about 19 simulated minutes), it
-    divides."""
+    """``x // prm[k]`` for ``x >= 0`` by a multiplication: ``prm[k + 1]`` holds
+    ``M = ceil(2**63 / d)`` (:func:`inverse`), and ``(x * M) >> 63`` is ``x // d`` whenever
+    ``x * d < 2**63`` (with ``e = M * d - 2**63 < d``, ``x * M / 2**63 = x / d + x * e /
+    (d * 2**63)``, and the second term is below ``1 / d``).  The loop divides on every event
+    (a time in ps by the cycle, a port or queue id by the ports or VCs per router), and a
+    64-bit integer division takes 40-90 cycles on Intel cores before Ice Lake; the product
+    takes a few.  Past that range (a time of 2**63 / d ps), it divides."""
     d = prm[k]
-    if x >= DIVIDE_EXACT:
+    if mul_shr63(x, d):
         return x // d
-    q = np.int64(x * np.int64(prm[k + 1]).view(np.float64))
-    r = x - q * d
-    if r < 0:
-        q -= 1
-    elif r >= d:
-        q += 1
-    return q
+    return mul_shr63(x, prm[k + 1])
 
 
 @njit(cache=True, forceinline=True)
