@@ -26,6 +26,7 @@ def prm_dividing_by(d: int) -> np.ndarray:
 @example(x=(2**63 - 1) // 800, d=800)       # the last x the product serves for d
 @example(x=(2**63 - 1) // 800 + 1, d=800)   # the first it divides for
 @example(x=(2**63 - 1) // 3, d=3)
+@example(x=(2**63 - 1) // 7 - 1, d=7)      # M * 7 - 2**63 = 6, the most; x % 7 = 6
 @example(x=2**62, d=3)
 @example(x=2**62, d=1)
 @example(x=2**62 - 1, d=2**24 - 3)
