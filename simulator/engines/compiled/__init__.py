@@ -188,7 +188,7 @@ class CompiledEngine:
                      kn.K_HAS_WINDOW: spec.window is not None, kn.K_W0: w[0], kn.K_W1: w[1],
                      kn.K_PROGRESS: progress_every, kn.K_WSIZE: wsize, kn.K_WMASK: wsize - 1,
                      kn.K_NPV_NODE: npv_node, kn.K_WWORDS: kn.wait_words(P1),
-                     kn.K_QBUF: kn.Q_WAIT + kn.wait_words(P1),
+                     kn.K_QBUF: kn.q_buf_col(P1),
                      kn.K_ADAPTIVE_VC: spec.adaptive_vc, kn.K_CTRL_CAP: ctrl_cap,
                      kn.K_CTRL0: NP + N, kn.K_CHUNK: chunk, kn.K_CHUNKS_END: chunks * chunk,
                      kn.K_EV_RESERVE: self.ev_reserve, kn.K_PK_RESERVE: self.pk_reserve,
@@ -386,13 +386,19 @@ class CompiledEngine:
         return tally
 
     # ------------------------------------------------------------------ partial deadlocks
+    def head_packets(self, queues: int | np.ndarray) -> np.ndarray | np.integer:
+        """The packet rows at the heads of ``queues`` (an id or an array of ids of non-empty
+        queues), read from their ring buffers (``kernel.q_at``)."""
+        qs = self.a["qs"]
+        return qs[queues, self.a["prm"][kn.K_QBUF] + qs[queues, kn.Q_HEAD]]
+
     def heads(self) -> np.ndarray:
         """One row per queue: its head packet (age, hops), ``EMPTY`` when empty."""
         a = self.a
         qs, pk = a["qs"], a["pk"]
         rows = np.full((len(qs), 3), EMPTY, dtype=np.int64)
         full = np.nonzero(qs[:, kn.Q_LEN])[0]
-        slot = qs[full, a["prm"][kn.K_QBUF] + qs[full, kn.Q_HEAD]]
+        slot = self.head_packets(full)
         rows[full, 0] = pk[slot, kn.P_HI]
         rows[full, 1] = pk[slot, kn.P_LO]
         rows[full, 2] = pk[slot, kn.P_HOPS]
@@ -520,7 +526,7 @@ class CompiledEngine:
             node, port = divmod(pid, P1)
             where = f" {topo.coords(node)}" if hasattr(topo, "coords") else ""
             pname = "eject" if port == spec.num_ports else topo.port_name(port)
-            head = int(qs[q, a["prm"][kn.K_QBUF] + qs[q, kn.Q_HEAD]])
+            head = int(self.head_packets(q))
             blocked.append(f"node {node}{where} port {pname} vc {spec.vcs[vc].name}: "
                            f"{int(qs[q, kn.Q_LEN])}/{cap} packets, head "
                            f"{int(pk[head, kn.P_SRC])}->{int(pk[head, kn.P_DST])}")

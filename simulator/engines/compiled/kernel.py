@@ -152,11 +152,17 @@ def wait_words(num_inputs):
     return (num_inputs + 31) // 32
 
 
+def q_buf_col(num_inputs):
+    """The column of a queue's row where its ring buffer starts (``K_QBUF``): after the
+    ``Q_*`` numbers and its wait words."""
+    return Q_WAIT + wait_words(num_inputs)
+
+
 def q_ncol(num_inputs, capacity):
     """Columns of a queue's row: the ``Q_*`` numbers, its wait words and its ring buffer
     (``capacity`` packet rows, from column ``K_QBUF``), rounded up to 16 (a 64-byte cache
     line)."""
-    return (Q_WAIT + wait_words(num_inputs) + capacity + 15) // 16 * 16
+    return (q_buf_col(num_inputs) + capacity + 15) // 16 * 16
 
 
 # ============================================================================= prefetching
