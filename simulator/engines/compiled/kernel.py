@@ -39,8 +39,9 @@ stopped.
 
 What runs per event or per decision phase is inlined into :func:`run` by LLVM
 (``forceinline=True``, LLVM's ``alwaysinline``): a call passes every array as its eight-word
-descriptor and counts a reference to each, which for the thirty arrays of a decision phase cost
-as much as the phase's work (inlining ``decide_credit`` made the 8x8x8 OFR case 1.7x as fast).
+descriptor and counts a reference to each, which for the thirty arrays a decision phase took
+when this was measured cost as much as the phase's work (inlining ``decide_credit`` made the
+8x8x8 OFR case 1.7x as fast).
 Numba's own inlining (``inline="always"``) ran as fast (measured) but copies the callee's
 IR at every call site and level, which made the first compile take 3-10 minutes; left to LLVM
 it takes about one.  A callee compiled for a ``forceinline`` function inherits the flag, so the

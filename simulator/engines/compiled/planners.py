@@ -32,15 +32,15 @@ difference of form: the paper winners are a bitmask (bit ``j``: candidate ``j``)
 a sorted list; the set is the same and "ascending" is bit order (:data:`MAX_CANDIDATES`).
 
 The decisions take the plans as a :class:`PlansRecord` (:func:`record`: the exported arrays
-under the same names, passed by reference); they read only attributes, so the NamedTuple
-itself, or the engine's own record holding the same names, works too.  A decision allocates
-nothing and takes 0.1-0.3 us.  Two things keep it there, both about numba's reference counts:
-a NamedTuple of ~30 arrays handed to a compiled function costs an increment and a decrement
-per array per call (0.6 us per decision measured, against 0.2 us with the record), and arrays
-read into local variables or handed to an inlined helper inside a branch keep numba's pruning
-pass from removing their counts; so the functions read ``x.field[i]`` where they use it.  The
-helpers are inlined into :func:`choose_idn` and :func:`choose_orthant` (numba IR inlining),
-which also keeps the compile time down.
+under the same names as raw views, passed by reference); they read only attributes, so the
+NamedTuple itself, or the engine's own record holding the same names, works too.  A decision
+allocates nothing and takes 0.1-0.3 us.  Two things keep it there, both about numba's reference
+counts: a NamedTuple of ~30 arrays handed to a compiled function costs an increment and a
+decrement per array per call (0.6 us per decision measured, against 0.2 us with the record),
+and arrays read into local variables or handed to an inlined helper inside a branch keep
+numba's pruning pass from removing their counts; so the functions read ``x.field[i]`` where
+they use it.  The helpers are inlined into :func:`choose_idn` and :func:`choose_orthant` (numba
+IR inlining), which also keeps the compile time down.
 
 Codes: the profit variant is :data:`PAPER` or :data:`REFERENCE`; an IDN's kind is
 :data:`NONE`, :data:`OUTFLANK` or :data:`WRAPAROUND`.  Nothing is validated here (``used``
