@@ -10,6 +10,7 @@ for the widest plan).
 
 from __future__ import annotations
 
+import gc
 import time
 from functools import lru_cache
 
@@ -344,6 +345,23 @@ def test_the_export_itself_decides_as_its_record_does():
         for s, t, used in decision_inputs(topo, 8, 3, 200):
             assert (compiled_idn(x, s, t, used, gen_x, 8, 2.0, profit, 1)
                     == compiled_idn(r, s, t, used, gen_r, 8, 2.0, profit, 1))
+
+
+def test_a_record_keeps_alive_the_arrays_its_raw_views_read():
+    """The record's views are not reference-counted: the record itself holds the arrays, so
+    decisions stay right after every other reference to them is gone and their memory would
+    otherwise be reused."""
+    planner = OutflankPlanner(torus((4, 5, 3)), variant="reference")
+    x = planner.export()
+    r = cp.record(type(x)(*(a.copy() for a in x)))        # arrays only the record refers to
+    gc.collect()
+    garbage = [np.full(a.shape, -7, a.dtype) for a in x for _ in range(4)]
+    for profit in ("paper", "reference"):
+        gen_x, gen_r = np.random.default_rng(5), np.random.default_rng(5)
+        for s, t, used in decision_inputs(planner.topo, 8, 3, 200):
+            assert (compiled_idn(r, s, t, used, gen_r, 8, 2.0, profit, 1)
+                    == compiled_idn(x, s, t, used, gen_x, 8, 2.0, profit, 1))
+    assert len(garbage) == 4 * len(x)
 
 
 def test_exports_are_made_once_per_process_for_alike_planners():

@@ -50,6 +50,10 @@ class RawArray(types.Array):
     def key(self):
         return self.dtype, self.ndim
 
+    def __repr__(self):
+        # not Array's: a type that names its fields by repr (a StructRef) must tell the two apart
+        return self.name
+
 
 register_default(RawArray)(models.ArrayModel)
 
