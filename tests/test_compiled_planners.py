@@ -355,13 +355,13 @@ def test_a_record_keeps_alive_the_arrays_its_raw_views_read():
     x = planner.export()
     r = cp.record(type(x)(*(a.copy() for a in x)))        # arrays only the record refers to
     gc.collect()
-    garbage = [np.full(a.shape, -7, a.dtype) for a in x for _ in range(4)]
+    reuse = [np.full(a.shape, -7, a.dtype) for a in x for _ in range(4)]  # the freed memory
     for profit in ("paper", "reference"):
         gen_x, gen_r = np.random.default_rng(5), np.random.default_rng(5)
         for s, t, used in decision_inputs(planner.topo, 8, 3, 200):
             assert (compiled_idn(r, s, t, used, gen_r, 8, 2.0, profit, 1)
                     == compiled_idn(x, s, t, used, gen_x, 8, 2.0, profit, 1))
-    assert len(garbage) == 4 * len(x)
+    del reuse                                              # held until the decisions are made
 
 
 def test_exports_are_made_once_per_process_for_alike_planners():
