@@ -124,3 +124,23 @@ def test_event_chunks_change_nothing(monkeypatch, profile, pattern, chunks):
     simpy = result(profile, "[4,4,4]", pattern, "ofr", 0.9, "simpy")
     monkeypatch.setattr(compiled, "event_chunks", lambda reserve, wsize: chunks)
     assert result(profile, "[4,4,4]", pattern, "ofr", 0.9, "compiled") == simpy
+
+
+def test_an_action_due_at_an_edge_joins_the_no_op_there_and_both_count(tmp_path):
+    """A batch between clock edges (0.8 ns) that leaves work for a decision makes the SimPy
+    calendar schedule a no-op action at the next edge, unless one is due there; an action
+    scheduled there afterwards joins that batch, and ``events`` counts both.  Messages created
+    at 1.0, 1.3 and 1.6 ns: the first marks its NIC (a no-op at 1.6 ns), the second schedules
+    the third's creation at 1.6 ns.  Then 3 posts, the no-op, and for each of the 3 packets
+    the NIC's end, its arrival, the link's end, its arrival and the ejection's end, and the
+    stop: 20 actions in both engines."""
+    trace = tmp_path / "trace.csv"
+    trace.write_text("time_ns,src,dst,bytes\n1.0,0,1,512\n1.3,2,3,512\n1.6,1,2,512\n")
+    cfg = load_config(bundled("ofr", "clean", "k8.yaml"),
+                      ["topology.dims=[4]", "routing.algorithm=dor", "traffic.workload=trace",
+                       f"traffic.trace={trace}"])
+    simpy, compiled = (dict(run(cfg, engine=engine)) for engine in ("simpy", "compiled"))
+    for r in (simpy, compiled):
+        r.pop("wall_s"), r.pop("engine")
+    assert simpy["events"] == 20
+    assert compiled == simpy

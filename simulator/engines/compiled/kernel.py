@@ -81,10 +81,10 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
 # ----------------------------------------------------------------------------- ctr
 (C_NOW, C_SEQ, C_IN_NETWORK, C_IN_SOURCES, C_PROGRESS_PS, C_LINK_HOPS, C_RETRANS, C_ACTIONS,
  C_DELIVERED, C_MEAS_DELIV, C_WIN_DELIV, C_GENERATED, C_MEASURED, C_EXPECTED, C_LAST_CONSUME,
- C_STOP_AT, C_STOPPED, C_STOP_SEQ, C_CUR_SLOT, C_LAST_BATCH, C_WHEEL_N, C_HEAP_N, C_EV_FREE,
+ C_STOP_AT, C_STOPPED, C_STOP_SEQ, C_CUR_SLOT, C_WHEEL_N, C_HEAP_N, C_EV_FREE,
  C_EV_FREE_N, C_PK_FREE, C_PK_FREE_N, C_DIRTY_N, C_ARR_N, C_NSAMPLES, C_YIELD, C_END,
- C_DEAD_SINCE, C_SLOT_BATCH, C_SNAP_SAMPLES, C_STOP_RULE, C_LAT_SUM, C_WAIT_BIRTH, C_CHUNK_FREE,
- C_LEFT_OFF, C_NCTR) = range(40)
+ C_DEAD_SINCE, C_NOOP, C_SNAP_SAMPLES, C_STOP_RULE, C_LAT_SUM, C_WAIT_BIRTH, C_CHUNK_FREE,
+ C_LEFT_OFF, C_NCTR) = range(39)
 
 # ----------------------------------------------------------------------------- prm
 (K_N, K_P1, K_P1_INV, K_NPORTS, K_V, K_V_INV, K_NP, K_CAP, K_INJ_MIN, K_ORDERED,
@@ -419,7 +419,7 @@ def advance_slot(ctr, prm, ev, wheel, heap):
             ctr[C_CUR_SLOT] = nxt
         else:
             ctr[C_CUR_SLOT] += 1
-        ctr[C_SLOT_BATCH] = 0
+        ctr[C_NOOP] = 0
         limit = ctr[C_CUR_SLOT] + prm[K_WSIZE]
         while ctr[C_HEAP_N] > 0:
             slot = slot_of(prm, ev[heap[0], E_TIME])
@@ -1667,7 +1667,10 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, ups, codes,
 
     Batches: the actions at one time scheduled before the batch began, in order; then, at a
     clock edge, the decision phase if something waits for it; a batch that leaves work at a
-    time between edges gets its decision at the next edge (the SimPy calendar's rules)."""
+    time between edges gets its decision at the next edge (the SimPy calendar's rules).  There
+    SimPy schedules a no-op action unless an action is already due at that edge
+    (``Calendar._run_batch``); ``C_NOOP`` stands for it, so that ``C_ACTIONS`` counts it as the
+    SimPy engine's ``events`` does, alone or in the edge's batch."""
     ctr, prm, fprm, ev, wheel, heap = raw(ctr), raw(prm), raw(fprm), raw(ev), raw(wheel), raw(heap)
     pk, qs, pt, nd, dl = raw(pk), raw(qs), raw(pt), raw(nd), raw(dl)
     ups, codes, dorp, masks = raw(ups), raw(codes), raw(dorp), raw(masks)
@@ -1684,13 +1687,12 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, ups, codes,
         pos = ctr[C_CUR_SLOT] & wmask
         decide_now = False
         if wheel[pos, S_HEAD] == NO_EVENT:
-            # the slot is exhausted: a decision waits for its edge if a batch left work
-            edge_t = ctr[C_CUR_SLOT] * cyc
-            if ctr[C_SLOT_BATCH] and ctr[C_LAST_BATCH] != edge_t and pending(ctr):
-                ctr[C_NOW] = edge_t
-                ctr[C_LAST_BATCH] = edge_t
+            # the slot is exhausted: the no-op batch at its edge, if a batch left work for it
+            if ctr[C_NOOP]:
+                ctr[C_NOOP] = 0
+                ctr[C_NOW] = ctr[C_CUR_SLOT] * cyc
                 ctr[C_ACTIONS] += 1
-                decide_now = True
+                decide_now = pending(ctr)
             elif not advance_slot(ctr, prm, ev, wheel, heap):
                 ctr[C_END] = ctr[C_NOW]
                 return ST_DONE
@@ -1701,6 +1703,10 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, ups, codes,
             e = wheel[pos, S_HEAD]
             t = ev[e, E_TIME]
             ctr[C_NOW] = t
+            edge_t = ctr[C_CUR_SLOT] * cyc
+            if t == edge_t and ctr[C_NOOP]:
+                ctr[C_NOOP] = 0                        # the no-op is this batch's first action
+                ctr[C_ACTIONS] += 1
             marker = ctr[C_SEQ]
             while e != NO_EVENT and ev[e, E_TIME] == t and ev[e, E_SEQ] < marker:
                 nxt = ev[e, E_NEXT]
@@ -1771,10 +1777,12 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, ups, codes,
                     ctr[C_YIELD] |= YIELD_PROGRESS
                     at(ctr, prm, ev, wheel, heap, t + prm[K_PROGRESS], EV_PROGRESS, 0, 0)
                 e = wheel[pos, S_HEAD]
-            ctr[C_LAST_BATCH] = t
-            ctr[C_SLOT_BATCH] = 1
-            # t is on its slot's edge (the events of the slot's list are of that slot)
-            decide_now = t == ctr[C_CUR_SLOT] * cyc and pending(ctr)
+            # the events of the slot's list are of that slot: t is on its edge or before it
+            if t == edge_t:
+                decide_now = pending(ctr)
+            elif not ctr[C_NOOP] and pending(ctr) and not (
+                    wheel[pos, S_HEAD] != NO_EVENT and wheel[pos, S_TAIL_T] == edge_t):
+                ctr[C_NOOP] = 1                        # SimPy's no-op batch at the edge
         if decide_now:
             if acknak:
                 decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
