@@ -138,3 +138,117 @@ def test_same_config_and_seed_give_identical_results_and_another_seed_differs():
     assert a == b
     assert a["latency_ns"] != c["latency_ns"]
     assert a["config"]["seed"] == 3 and c["seed"] == 4
+
+
+# --------------------------------------------------------------- oldest first under ack/nak
+def _choose(state, heads):
+    """``AckNakFlow.oldest_unrejected`` over ``state`` (its nak_vc and nak_mask for port 0)
+    and a port whose VC i has a head of age ``heads[i]`` (None: empty)."""
+    from collections import deque
+    from types import SimpleNamespace
+
+    from icsim.simulator.engines.simpy.acknak import AckNakFlow
+    pq = [deque([SimpleNamespace(age=a)] if a is not None else []) for a in heads]
+    return AckNakFlow.oldest_unrejected(state, 0, pq)
+
+
+def _answer(state, vc, nak):
+    """What ``AckNakFlow.ack`` does to the port's round on an ACK or a NAK of ``vc``."""
+    if nak:
+        state.nak_vc[0] = vc
+        state.nak_mask[0] |= 1 << vc
+    elif state.nak_vc[0] == vc:
+        state.nak_vc[0], state.nak_mask[0] = -1, 0
+    else:
+        state.nak_mask[0] &= ~(1 << vc)
+
+
+def _round_state():
+    from types import SimpleNamespace
+    return SimpleNamespace(nak_vc=[-1], nak_mask=[0])
+
+
+@given(ages=st.lists(st.integers(0, 5), min_size=2, max_size=8, unique=True),
+       sends=st.integers(1, 40))
+@settings(max_examples=100, deadline=None)
+def test_while_every_packet_sent_is_rejected_each_vc_gets_the_channel_in_turn(ages, sends):
+    """Under ack/nak a port sends its oldest head, passing over the VCs rejected this round:
+    with every packet rejected, the first round sends the V heads oldest first, and each
+    round after it the V - 1 VCs but the last one rejected, so every VC is sent at least once
+    in any 2 (V - 1) sends, however old its head (before, two VCs rejected in turn kept a
+    third off the channel)."""
+    state, V = _round_state(), len(ages)
+    sent = []
+    for _ in range(sends):
+        vc = _choose(state, ages)
+        sent.append(vc)
+        _answer(state, vc, nak=True)
+    by_age = sorted(range(V), key=lambda v: ages[v])
+    assert sent[:V] == by_age[:sends]                               # the first round
+    window = 2 * (V - 1)
+    for i in range(len(sent) - window + 1):
+        assert set(sent[i:i + window]) == set(range(V))
+
+
+@given(steps=st.lists(st.tuples(st.sampled_from(["send", "ack", "nak", "heads"]),
+                                st.integers(0, 1),
+                                st.tuples(st.none() | st.integers(0, 9),
+                                          st.none() | st.integers(0, 9))),
+                      max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_with_two_vcs_the_round_is_the_last_rejected_vc_passed_over(steps):
+    """With two VCs the rule is the one it replaced: the oldest head, but not the VC whose last
+    packet was rejected while the other has one (cleared by an ACK of that VC), so two-VC
+    runs (DOR, ABR, single-layer tables) keep their results."""
+    state, nak = _round_state(), -1
+    heads = [3, 4]
+    for op, vc, new in steps:
+        if op == "heads":
+            heads = [new[0], new[1] if new[1] != new[0] else None]
+        elif op == "send":
+            old = -1
+            for v in range(2):
+                if heads[v] is not None and v != nak and (old < 0 or heads[v] < heads[old]):
+                    old = v
+            if old < 0 and nak >= 0 and heads[nak] is not None:
+                old = nak
+            assert _choose(state, heads) == old
+        else:
+            _answer(state, vc, nak=op == "nak")
+            nak = vc if op == "nak" else (-1 if nak == vc else nak)
+
+
+def test_ofr_under_ack_nak_and_oldest_first_delivers_a_whole_all_to_all():
+    """OFR's three VCs under ack/nak with oldest-first arbitration: this all-to-all on a 4x6
+    torus deadlocked while the rule passed over only the last rejected VC (an adaptive and an
+    escape VC rejected in turn kept the other escape VC's packets off the channel); every
+    packet now arrives, in both engines alike."""
+    cfg = small_config((4, 6), seed=7, routing={"algorithm": "ofr"},
+                       router={"flow_control": "ack_nak", "arbitration": "oldest_first",
+                               "tie_break": "ordered", "queue_packets": 16},
+                       traffic={"workload": "collective", "collective": "alltoall",
+                                "message_bytes": 2048})
+    simpy, compiled = (dict(run(cfg, engine=engine)) for engine in ENGINES)
+    for r in (simpy, compiled):
+        r.pop("wall_s"), r.pop("engine")
+    assert simpy["packets_delivered"] == 24 * 23 * 4
+    assert simpy["retransmissions"] > 0
+    assert compiled == simpy
+
+
+def test_the_compiled_engine_declines_more_vcs_than_a_round_has_bits():
+    """The kernel keeps a port's round as a bit per VC (``kernel.T_NAK_MASK``); beyond
+    ``MAX_ROUND_VCS`` VCs under ack/nak and oldest-first arbitration it says so, and ``auto``
+    runs the SimPy engine, whose rounds have no such bound."""
+    import dataclasses
+
+    from icsim.simulator.build import build
+    from icsim.simulator.engines.compiled import kernel, supports
+
+    spec = build(small_config((4, 4), router={"flow_control": "ack_nak"})).spec
+    assert supports(spec) is None
+    assert spec.num_vcs == 1
+    many = dataclasses.replace(spec, vcs=spec.vcs * (kernel.MAX_ROUND_VCS + 1))
+    assert f"{kernel.MAX_ROUND_VCS + 1} VCs" in supports(many)
+    assert supports(dataclasses.replace(many, arbitration="escape_priority")) is None
+    assert supports(dataclasses.replace(many, flow_control="credit")) is None

@@ -44,6 +44,10 @@ def supports(spec: NetworkSpec) -> str | None:
     """None when the compiled engine can run ``spec``; otherwise why not (one line)."""
     if spec.routing.compiled() is None:
         return f"routing algorithm {spec.routing.name!r} has no compiled form"
+    if (spec.flow_control == "ack_nak" and spec.arbitration == "oldest_first"
+            and spec.num_vcs > kn.MAX_ROUND_VCS):
+        return (f"{spec.num_vcs} VCs: oldest-first arbitration under ack/nak keeps a bit per "
+                f"VC, {kn.MAX_ROUND_VCS} at most")
     return None
 
 

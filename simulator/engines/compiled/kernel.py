@@ -125,9 +125,12 @@ Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_READY_LO, Q_WAIT =
 # an ack/nak network channel, T_FREE_AT (the time it is free); T_FIRST (credit: the port's
 # oldest head in ``escape_priority``, -1 between phases) is, with ack/nak, T_WAKE_AT (the time
 # of the port's scheduled wake-up, -1: none).  The second line: the VC of the port's last NAK
-# (``keeps_nak_vc``) and the window's snapshot.
+# and a bit for each VC rejected in its current round (``keeps_nak_vc``), and the window's
+# snapshot.
 (T_BUSY, T_DIRTY, T_DOWN, T_CHEAD, T_IN, T_LINK_BUSY, T_FIRST, T_CLEN, T_NAK_VC,
- T_SNAP_BUSY) = range(10)
+ T_SNAP_BUSY, T_NAK_MASK) = range(11)
+#: the most VCs oldest-first arbitration under ack/nak keeps a round for (``T_NAK_MASK``'s bits)
+MAX_ROUND_VCS = 62
 T_FREE_AT = T_BUSY
 T_WAKE_AT = T_FIRST
 T_NCOL = 16
@@ -1433,10 +1436,42 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, dorp, masks,
 
 @njit(cache=True, forceinline=True)
 def keeps_nak_vc(prm):
-    """Whether ports keep the VC of their last NAK (``T_NAK_VC``): only for the oldest-first
-    arbitration, which reads it (``decide_acknak``; escape priority does not), so that under
-    escape priority an ACK need not read its port's row (``ack``, ``prefetch_event``)."""
+    """Whether ports keep the VC of their last NAK and their round's rejected VCs
+    (``T_NAK_VC``, ``T_NAK_MASK``): only for the oldest-first arbitration, which reads them
+    (``oldest_unrejected``; escape priority does not), so that under escape priority an ACK
+    need not read its port's row (``ack``, ``prefetch_event``)."""
     return not prm[K_ESCAPE_FIRST]
+
+
+@njit(cache=True, forceinline=True)
+def oldest_outside(prm, pk, qs, base, mask):
+    """The VC of the oldest head among the port's queues (from queue ``base``) whose bit is
+    not in ``mask``; -1 for none (SimPy ``_oldest_outside``)."""
+    best = -1
+    for vc in range(prm[K_V]):
+        if qs[base + vc, Q_LEN] and not (mask >> vc) & 1:
+            if best < 0 or older(pk, q_at(prm, qs, base + vc, 0), q_at(prm, qs, base + best, 0)):
+                best = vc
+    return best
+
+
+@njit(cache=True, forceinline=True)
+def oldest_unrejected(prm, pk, qs, pt, pid, base):
+    """The VC whose head port ``pid`` sends under oldest-first arbitration, in rounds: the
+    oldest head of a VC not rejected this round, else a new round that passes over only the
+    last VC rejected (SimPy ``AckNakFlow.oldest_unrejected``)."""
+    mask = pt[pid, T_NAK_MASK]
+    best = oldest_outside(prm, pk, qs, base, mask)
+    if best < 0 and mask:
+        for vc in range(prm[K_V]):
+            if qs[base + vc, Q_LEN]:
+                nk = pt[pid, T_NAK_VC]
+                pt[pid, T_NAK_MASK] = 1 << nk                  # a new round
+                best = oldest_outside(prm, pk, qs, base, 1 << nk)
+                if best < 0 and qs[base + nk, Q_LEN]:
+                    best = nk
+                break
+    return best
 
 
 @njit(cache=True, forceinline=True)
@@ -1447,14 +1482,19 @@ def ack(ctr, prm, pk, qs, pt, dl, ups, src_q, nak):
     pid = divide(prm, src_q, K_V)
     vc = src_q - pid * V
     if nak < 0:
-        if keeps_nak_vc(prm) and pt[pid, T_NAK_VC] == vc:
-            pt[pid, T_NAK_VC] = -1
+        if keeps_nak_vc(prm):
+            if pt[pid, T_NAK_VC] == vc:
+                pt[pid, T_NAK_VC] = -1                         # the round ends
+                pt[pid, T_NAK_MASK] = 0
+            else:
+                pt[pid, T_NAK_MASK] &= ~(1 << vc)
         qs[src_q, Q_OCC] -= 1
         wake(ctr, prm, qs, pt, dl, ups, src_q)
         return
     q_insert_by_order(prm, pk, qs, src_q, nak)
     if keeps_nak_vc(prm):
         pt[pid, T_NAK_VC] = vc
+        pt[pid, T_NAK_MASK] |= 1 << vc
     mark_dirty(ctr, prm, pt, dl, pid)
 
 
@@ -1566,16 +1606,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
                         best = vc
                         break
             else:
-                # oldest head first, but not the VC whose last packet was just rejected while
-                # another VC has one
-                nk = pt[pid, T_NAK_VC]
-                for vc in range(V):
-                    if qs[base + vc, Q_LEN] and vc != nk:
-                        if best < 0 or older(pk, q_at(prm, qs, base + vc, 0),
-                                             q_at(prm, qs, base + best, 0)):
-                            best = vc
-                if best < 0 and nk >= 0 and qs[base + nk, Q_LEN]:
-                    best = nk
+                best = oldest_unrejected(prm, pk, qs, pt, pid, base)
             if best < 0:
                 continue
             # speculative transmission of the head; its slot stays held until the ACK

@@ -9,8 +9,9 @@ protocol towards their router.
 
 Decision phase: first the packets that arrived since the last edge are received, oldest first;
 then every dirty port whose channel is idle sends its ACK/NAK if one waits, else a head packet
-(oldest first across its VCs, but not the VC whose last packet was just rejected while another
-VC has one; or in VC priority order with ``escape_priority``).
+(oldest first across its VCs, in rounds that pass over the VCs rejected until every VC with a
+head has been, :meth:`AckNakFlow.oldest_unrejected`; or in VC priority order with
+``escape_priority``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class AckNakFlow(CreditFlow):
         self.rev = self._reverse_ports()
         self.free_at = [0] * (N * P)          # when each router channel is next idle
         self.nak_vc = [-1] * (N * P)          # VC of the port's last rejected packet
+        self.nak_mask = [0] * (N * P)         # VCs rejected in the port's current round
         self.wake_at = [-1] * (N * P)         # pending channel wake-up
         self.vc_order = self.fab.spec.vc_order if self.escape_first else None
         self.arrival, self.receive, self.ack, self.chan_free = self._make_protocol()
@@ -77,8 +79,8 @@ class AckNakFlow(CreditFlow):
         select, ready, local_used, rand = (self.select, self.ready, fab.local_adaptive_used,
                                            self.rand)
         occ, queues, waiting, dirty = fab.occ, fab.queues, fab.waiting, fab.dirty
-        down, rev, ctrlq, nak_vc, wake_at = fab.down, self.rev, self.ctrlq, self.nak_vc, \
-            self.wake_at
+        down, rev, ctrlq, wake_at = fab.down, self.rev, self.ctrlq, self.wake_at
+        nak_vc, nak_mask = self.nak_vc, self.nak_mask
         V, inj_min, delay = fab.V, spec.injection_min_free, spec.delay_ps
         nic_ack, ack_nic_time = self.nic.ack, spec.ack_nic_ser_ps + spec.nic_lat_ps
 
@@ -134,6 +136,9 @@ class AckNakFlow(CreditFlow):
             if nak is None:
                 if nak_vc[pid] == vc:
                     nak_vc[pid] = -1
+                    nak_mask[pid] = 0
+                else:
+                    nak_mask[pid] &= ~(1 << vc)
                 occ[src_q] -= 1
                 w = waiting[src_q]
                 if w is not None:
@@ -142,6 +147,7 @@ class AckNakFlow(CreditFlow):
                 return
             insert_by_order(queues[src_q], nak)
             nak_vc[pid] = vc
+            nak_mask[pid] |= 1 << vc
             dirty.add(pid)
 
         def chan_free(pid: int, _: Any = None) -> None:
@@ -214,16 +220,7 @@ class AckNakFlow(CreditFlow):
                             best = vc
                             break
                 else:
-                    # oldest head first, but not the VC whose last packet was just rejected
-                    # while another VC has one (else an adaptive packet bouncing off a full
-                    # queue could keep the escape packets behind it off the channel forever)
-                    nak = self.nak_vc[pid]
-                    for vc in range(V):
-                        q = pq[vc]
-                        if q and vc != nak and (best < 0 or q[0].age < pq[best][0].age):
-                            best = vc
-                    if best < 0 and nak >= 0 and pq[nak]:
-                        best = nak
+                    best = self.oldest_unrejected(pid, pq)
                 if best < 0:
                     continue
                 # speculative transmission of the head; its slot stays held until the ACK
@@ -237,6 +234,26 @@ class AckNakFlow(CreditFlow):
             if cq or any(pq):
                 wake_at[pid] = fa       # more to send: come back when the channel is idle
                 at(fa, chan_free, pid)
+
+    def oldest_unrejected(self, pid: int, pq: list[deque]) -> int:
+        """The VC whose head port ``pid`` sends under oldest-first arbitration (-1: none).
+
+        Oldest head first, but in rounds: a VC whose packet was rejected is passed over while
+        another VC that has not been rejected this round has a head (else packets bouncing off
+        full queues could keep the escape packets behind them off the channel forever).  Once
+        every VC with a head has been rejected, a new round begins with the last one rejected
+        still passed over; an ACK of that one ends the round, an ACK of another takes it out
+        of the round's rejected.  With two VCs this is "not the VC whose last packet was just
+        rejected while another VC has one"; with three or more it also keeps two VCs whose
+        packets are rejected in turn from starving the third."""
+        mask, nak = self.nak_mask[pid], self.nak_vc[pid]
+        best = _oldest_outside(pq, mask)
+        if best < 0 and mask and any(pq):
+            mask = self.nak_mask[pid] = 1 << nak       # a new round
+            best = _oldest_outside(pq, mask)
+            if best < 0 and pq[nak]:
+                best = nak
+        return best
 
     def send_from_nic(self, node: int, p: Packet) -> None:
         fab, cal, nic = self.fab, self.cal, self.nic
@@ -262,3 +279,12 @@ class AckNakFlow(CreditFlow):
 
 def _arrival_key(item: tuple) -> int:
     return item[0].age
+
+
+def _oldest_outside(pq: list[deque], mask: int) -> int:
+    """The VC of the oldest head among ``pq``'s queues whose bit is not in ``mask`` (-1: none)."""
+    best = -1
+    for vc, q in enumerate(pq):
+        if q and not mask >> vc & 1 and (best < 0 or q[0].age < pq[best][0].age):
+            best = vc
+    return best
