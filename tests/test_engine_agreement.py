@@ -236,9 +236,10 @@ def test_any_small_config_gives_the_same_record_or_the_same_error_in_both_engine
     """The engines' agreement beyond the cases above: random configs over flow control,
     arbitration, tie-breaks, switching, clock and link times, injection rules, NIC handshakes,
     routing (every algorithm and table generator, virtual layers, meshes, random graphs),
-    patterns, arrival processes, workloads and run modes.  A differential fuzz of 1,900 such
-    configs found the two disagreements fixed on 2026-11-28 (SimPy's no-op action counted in
-    ``events``; ack/nak oldest-first arbitration starving a VC, in both engines alike)."""
+    patterns, arrival processes, workloads and run modes.  A differential fuzz of 1,440 such
+    configs (2026-11-28) found one disagreement, SimPy's no-op action counted in ``events``
+    (fixed), and, in both engines alike, deadlocks of ack/nak oldest-first arbitration
+    starving a VC (fixed: ``tests/test_model.py``)."""
     simpy = outcome(data, "simpy")
     assume(not str(simpy[1]).startswith("ConfigError"))     # a window too short for a message
     assert outcome(data, "compiled") == simpy
