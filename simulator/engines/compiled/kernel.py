@@ -1734,8 +1734,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, ups, codes,
             e = wheel[pos, S_HEAD]
             t = ev[e, E_TIME]
             ctr[C_NOW] = t
-            edge_t = ctr[C_CUR_SLOT] * cyc
-            if t == edge_t and ctr[C_NOOP]:
+            if ctr[C_NOOP] and t == ctr[C_CUR_SLOT] * cyc:
                 ctr[C_NOOP] = 0                        # the no-op is this batch's first action
                 ctr[C_ACTIONS] += 1
             marker = ctr[C_SEQ]
@@ -1809,6 +1808,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, ups, codes,
                     at(ctr, prm, ev, wheel, heap, t + prm[K_PROGRESS], EV_PROGRESS, 0, 0)
                 e = wheel[pos, S_HEAD]
             # the events of the slot's list are of that slot: t is on its edge or before it
+            edge_t = ctr[C_CUR_SLOT] * cyc
             if t == edge_t:
                 decide_now = pending(ctr)
             elif not ctr[C_NOOP] and pending(ctr) and not (
