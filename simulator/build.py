@@ -298,7 +298,7 @@ def build(cfg: Config) -> Model:
     """Check and build everything a run needs (module docstring)."""
     from icsim.simulator.results import growth_limit
     from icsim.traffic.load import gamma1_packet_period_ns
-    from icsim.traffic.workloads import open_loop, scheduled
+    from icsim.traffic.workloads import WorkloadError, open_loop, scheduled
 
     prep = _prepare(cfg)
     cfg, topo = prep.config, prep.topology
@@ -344,7 +344,10 @@ def build(cfg: Config) -> Model:
         latency_limit_ns=run.latency_limit_ns)
     streams = seed_streams(cfg.seed, topo.num_nodes)
     if cfg.traffic.workload == "open":
-        workload = open_loop(cfg, topo, prep.pattern, streams["nodes"], window, horizon)
+        try:
+            workload = open_loop(cfg, topo, prep.pattern, streams["nodes"], window, horizon)
+        except WorkloadError as exc:
+            raise ConfigError("traffic.load", str(exc)) from None
     else:
         workload = scheduled(cfg.traffic.workload, prep.messages)
     return Model(cfg, topo, routing, spec, workload, streams["routing"])

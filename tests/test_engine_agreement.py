@@ -248,3 +248,26 @@ def test_any_small_config_gives_the_same_record_or_the_same_error_in_both_engine
     if table.get("generator") != "minimal" or table.get("layers"):
         assert simpy[0] == "ok", simpy[1]           # deadlock-free routing: no deadlock either
     assert outcome(data, "compiled") == simpy
+
+
+@pytest.mark.parametrize("flow", ["credit", "ack_nak"])
+def test_hops_longer_than_the_timing_wheel_wait_in_the_heap_with_the_same_record(flow):
+    """The wheel covers at most ``MAX_WHEEL_SLOTS`` clock cycles, so that a slow link costs
+    time, not memory (a 1 s link latency once asked for 8 TiB); a 5 µs link (6,250 cycles)
+    sends every arrival through the heap, and the record is still the SimPy engine's."""
+    from icsim.simulator.engines.compiled import MAX_WHEEL_SLOTS
+    from icsim.simulator.simulation import Simulation
+
+    cfg = load_config(bundled("ofr", "clean", "k8.yaml"),
+                      ["topology.dims=[4,4]", "routing.algorithm=abr", "link.latency_ns=5000",
+                       f"router.flow_control={flow}", "traffic.load=0.5",
+                       "traffic.message_packets=4", "run.warmup_us=0", "run.measure_us=20",
+                       "run.drain_us=60"])
+    sim = Simulation(cfg, engine="compiled")
+    assert len(sim.engine.a["wheel"]) == MAX_WHEEL_SLOTS
+    compiled = dict(sim.run())
+    simpy = dict(run(cfg, engine="simpy"))
+    for r in (simpy, compiled):
+        r.pop("wall_s"), r.pop("engine")
+    assert simpy["packets_delivered"] > 0
+    assert compiled == simpy

@@ -266,6 +266,17 @@ def test_random_regular_with_ten_million_nodes_is_refused_at_once(tmp_path):
     assert time.perf_counter() - t0 < 5
 
 
+def test_a_workload_beyond_the_message_limit_is_one_line_naming_the_load(tmp_path):
+    """A million-Gbps link makes γ = 0.3 three million messages per node of a 4x4x4 torus in
+    its 320 µs: over ``MAX_MESSAGES``, refused as a config error (it was a traceback)."""
+    from icsim.configs import bundled
+    from icsim.traffic.workloads import MAX_MESSAGES
+    line = refused("run", str(bundled("quickstart.yaml")), "--set",
+                   "link.bandwidth_gbps=1000000")
+    assert line.startswith("icsim: config error: traffic.load: 64 nodes x about ")
+    assert f"more than {MAX_MESSAGES:,} messages" in line
+
+
 # --- D: graph-file errors give the file's line, and always the file
 @pytest.mark.parametrize("text,line,reason", [
     ("# a comment\n0 1\n\n2 2\n1 2\n", 4, "(2, 2) is a self-loop"),
