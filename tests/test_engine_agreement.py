@@ -190,7 +190,8 @@ def small_configs(draw) -> dict:
         if algorithm == "ofr":
             routing["ofr"]["candidates"] = pick("paper", "reference")
     queue = pick(2, 3, 4, 8, 16)
-    router = {"queue_packets": queue, "switching": pick("store_and_forward", "virtual_cut_through"),
+    router = {"queue_packets": queue,
+              "switching": pick("store_and_forward", "virtual_cut_through"),
               "flow_control": pick("credit", "ack_nak"),
               "arbitration": pick("oldest_first", "escape_priority"),
               "tie_break": pick("random", "ordered"), "cycle_ns": pick(0.8, 0.7, 1.1),
