@@ -32,6 +32,11 @@ PER_MESSAGE_BYTES = 160
 #: per route hop of a routing table (dict entry and tuple), and per route
 PER_HOP_BYTES = 40
 PER_ROUTE_BYTES = 250
+#: per packet waiting at its source beyond what the network carries: an open-loop workload
+#: offered above γ = 1 piles up the excess in the nodes' unbounded source queues (the SimPy
+#: engine's packet objects).  Measured: the quickstart config at γ = 100 (20 M packets, 99 %
+#: of them still at their sources at the end) peaks at 6.0 GB on SimPy, 1.0 GB compiled
+PER_PACKET_BYTES = 300
 #: VC classes per port of the built-in algorithms (table routing with layers may use more)
 VCS = {"dor": 1, "abr": 2, "por": 2, "ofr": 3, "table": 1}
 
@@ -74,12 +79,28 @@ def messages_upper_bound(cfg: Any, nodes: int) -> float:
         return 0.0
     if run.mode == "finite":
         return float(nodes) * run.messages_per_node
-    # one message per node every M / (γ rate): at most 1 per ns per unit of γ (≥ 0.05 ns
-    # per packet at any link speed the schema allows), over warm-up, window and drain
+    # one message per node every M packets at γ times the γ = 1 packet rate, over warm-up,
+    # window and drain.  The γ = 1 packet period is S / B times the busiest channel's load
+    # factor c (traffic.load): a torus's from its dims, a graph's taken as 1
+    from icsim.simulator.topology import dimension_load_factor
+
     horizon_ns = (run.warmup_us + run.measure_us + run.drain_us) * 1000
-    per_packet_ns = max(cfg.packet.size_bytes * 8 / cfg.link.bandwidth_gbps, 1e-3)
+    c = 1.0
+    if cfg.topology.kind == "torus":
+        wrap = cfg.topology.wrap or (True,) * len(cfg.topology.dims)
+        c = max(dimension_load_factor(k, w) for k, w in zip(cfg.topology.dims, wrap)) or 1.0
+    per_packet_ns = max(cfg.packet.size_bytes * 8 * c / cfg.link.bandwidth_gbps, 1e-3)
     rate = tc.load / (tc.message_packets * per_packet_ns)
     return nodes * (horizon_ns * rate + 2)
+
+
+def excess_packets(cfg: Any, nodes: int) -> float:
+    """Packets an open-loop workload offers above γ = 1 (what uniform traffic saturates at),
+    which wait at their sources: a share (γ - 1) / γ of all it creates, none at γ <= 1."""
+    tc = cfg.traffic
+    if tc.workload != "open" or tc.load <= 1:
+        return 0.0
+    return messages_upper_bound(cfg, nodes) * tc.message_packets * (tc.load - 1) / tc.load
 
 
 def estimate_bytes(cfg: Any, nodes: int | None = None) -> float:
@@ -91,6 +112,7 @@ def estimate_bytes(cfg: Any, nodes: int | None = None) -> float:
     total = BASELINE_BYTES + nodes * (PER_NODE_BYTES + 9 * 2 ** len(dims))
     total += nodes * (ports + 1) * vcs * PER_QUEUE_BYTES
     total += messages_upper_bound(cfg, nodes) * PER_MESSAGE_BYTES
+    total += excess_packets(cfg, nodes) * PER_PACKET_BYTES
     if cfg.routing.algorithm == "table":
         routes = float(nodes) * (nodes - 1)
         hops = sum(dims) / 4 if dims else math.log2(max(nodes, 2))
@@ -108,8 +130,11 @@ def check_fits(cfg: Any, nodes: int | None = None) -> None:
     if need > 0.9 * have:
         nodes, _ = node_count(cfg, nodes)
         msgs = messages_upper_bound(cfg, nodes)
-        key = "topology" if msgs * PER_MESSAGE_BYTES < need / 2 else "traffic"
+        excess = excess_packets(cfg, nodes)
+        work = msgs * PER_MESSAGE_BYTES + excess * PER_PACKET_BYTES
+        key = "topology" if work < need / 2 else "traffic"
         what = (f"{nodes:,} nodes" if key == "topology" else
-                f"about {msgs:,.0f} messages")
+                f"about {msgs:,.0f} messages" +
+                (f", {excess:,.0f} packets waiting at their sources" if excess else ""))
         raise ConfigError(key, f"this run needs about {need / 1e9:,.3g} GB ({what}); this machine "
                                f"has {have / 1e9:,.1f} GB available")

@@ -32,6 +32,27 @@ def _port(dim: int, sign: int) -> int:
     return 2 * dim + (0 if sign > 0 else 1)
 
 
+def is_ring(k: int, wrap: bool) -> bool:
+    """Whether a dimension of ``k`` nodes closes into a ring: it wraps and has at least 3."""
+    return wrap and k >= 3
+
+
+def dimension_load_factor(k: int, wrap: bool = True) -> float:
+    """Uniform-traffic load on the busiest channel of a dimension of ``k`` nodes per unit of
+    per-node injection under minimal routing (docs/model.md §6): k/8 on an even ring,
+    (k^2-1)/(8k) on an odd ring, k/4 on a line (so 1/2 for a size-2 dimension), 0 for a size-1
+    dimension.
+
+    >>> dimension_load_factor(8), dimension_load_factor(3), dimension_load_factor(2)
+    (1.0, 0.3333333333333333, 0.5)
+    """
+    if k == 1:
+        return 0.0
+    if not is_ring(k, wrap):
+        return k / 4
+    return k / 8 if k % 2 == 0 else (k * k - 1) / (8 * k)
+
+
 @dataclass(frozen=True)
 class Torus:
     """A k-ary n-cube of any n and mixed sizes; each dimension a ring or a line (mesh).
@@ -149,7 +170,7 @@ class Torus:
 
     def is_ring(self, dim: int) -> bool:
         """True when dimension ``dim`` closes into a ring (wraps and has at least 3 nodes)."""
-        return self.wrap[dim] and self.dims[dim] >= 3
+        return is_ring(self.dims[dim], self.wrap[dim])
 
     # ------------------------------------------------------------------ failures
     @property
@@ -460,14 +481,8 @@ class Torus:
     # ------------------------------------------------------------------ load normalisation
     def channel_load_factor(self, dim: int) -> float:
         """Uniform-traffic load on the busiest channel of ``dim`` per unit of per-node injection
-        under minimal routing (docs/model.md §6): k/8 on an even ring, (k^2-1)/(8k) on an odd
-        ring, k/4 on a line (so 1/2 for a size-2 dimension), 0 for a size-1 dimension."""
-        k = self.dims[dim]
-        if k == 1:
-            return 0.0
-        if not self.is_ring(dim):
-            return k / 4
-        return k / 8 if k % 2 == 0 else (k * k - 1) / (8 * k)
+        (:func:`dimension_load_factor`)."""
+        return dimension_load_factor(self.dims[dim], self.wrap[dim])
 
     @cached_property
     def max_channel_load_factor(self) -> float:

@@ -53,3 +53,26 @@ def test_a_torus_too_big_for_this_machine_is_refused_with_the_estimate(capsys):
 def test_a_tiny_watchdog_period_is_bounded_below_by_two_hops(capsys):
     assert main(["run", QUICKSTART, "--json", "--set", "run.watchdog_us=1.0e-9",
                  "--set", "topology.dims=[4,4]", "--set", "run.measure_us=10"]) == 0
+
+
+def test_an_overload_counts_the_packets_piling_up_at_their_sources():
+    """Offered above γ = 1, an open loop's excess waits at its sources: the quickstart config
+    at γ = 100 (20 M packets) peaked at 6.0 GB on SimPy, and the estimate now says so; at
+    γ <= 1 it adds nothing."""
+    from icsim.simulator.config import load_config
+    from icsim.simulator.limits import PER_PACKET_BYTES, estimate_bytes, excess_packets
+
+    def cfg(load):
+        return load_config(QUICKSTART, [f"traffic.load={load}"])
+    assert excess_packets(cfg(1.0), 64) == excess_packets(cfg(0.3), 64) == 0
+    assert estimate_bytes(cfg(1.0)) < 0.3e9
+    assert 6.0e9 < estimate_bytes(cfg(100)) < 7e9
+    assert excess_packets(cfg(100), 64) * PER_PACKET_BYTES > 0.9 * estimate_bytes(cfg(100))
+
+
+def test_an_overload_too_big_for_this_machine_is_refused_naming_the_traffic(capsys):
+    assert main(["run", QUICKSTART, "--set", "traffic.load=1000",
+                 "--set", "run.measure_us=100000"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("icsim: config error: traffic: this run needs about ")
+    assert "packets waiting at their sources" in err
