@@ -37,6 +37,10 @@ PER_ROUTE_BYTES = 250
 #: engine's packet objects).  Measured: the quickstart config at γ = 100 (20 M packets, 99 %
 #: of them still at their sources at the end) peaks at 6.0 GB on SimPy, 1.0 GB compiled
 PER_PACKET_BYTES = 300
+#: per measured packet: its record in the engine and in the result's per-packet arrays.
+#: Measured: the quickstart config with a 100 ms window (18.7 M measured packets) peaks at
+#: 2.33 GB on the compiled engine, a 20 ms window (3.75 M) at 0.58 GB on SimPy
+PER_MEASURED_PACKET_BYTES = 120
 #: VC classes per port of the built-in algorithms (table routing with layers may use more)
 VCS = {"dor": 1, "abr": 2, "por": 2, "ofr": 3, "table": 1}
 
@@ -67,8 +71,9 @@ def node_count(cfg: Any, nodes: int | None = None) -> tuple[int, int]:
     return nodes or 4096, 64
 
 
-def messages_upper_bound(cfg: Any, nodes: int) -> float:
-    """Messages the workload may create (open loop: until the horizon; collectives: all)."""
+def messages_upper_bound(cfg: Any, nodes: int, window_only: bool = False) -> float:
+    """Messages the workload may create (open loop: until the horizon, or in the measurement
+    window only; collectives: all)."""
     tc, run = cfg.traffic, cfg.run
     if tc.workload == "collective":
         n = len(tc.nodes) if tc.nodes else nodes
@@ -84,7 +89,8 @@ def messages_upper_bound(cfg: Any, nodes: int) -> float:
     # factor c (traffic.load): a torus's from its dims, a graph's taken as 1
     from icsim.simulator.topology import dimension_load_factor
 
-    horizon_ns = (run.warmup_us + run.measure_us + run.drain_us) * 1000
+    horizon_ns = (run.measure_us if window_only else
+                  run.warmup_us + run.measure_us + run.drain_us) * 1000
     c = 1.0
     if cfg.topology.kind == "torus":
         wrap = cfg.topology.wrap or (True,) * len(cfg.topology.dims)
@@ -103,6 +109,16 @@ def excess_packets(cfg: Any, nodes: int) -> float:
     return messages_upper_bound(cfg, nodes) * tc.message_packets * (tc.load - 1) / tc.load
 
 
+def measured_packets(cfg: Any, nodes: int) -> float:
+    """Packets the run measures, each with a record: those of the messages created in the
+    window (open loop, window mode), else every one (finite runs, collectives; a trace's are
+    bounded by its reader)."""
+    tc = cfg.traffic
+    if tc.workload == "collective":
+        return messages_upper_bound(cfg, nodes) * -(-tc.message_bytes // cfg.packet.size_bytes)
+    return messages_upper_bound(cfg, nodes, window_only=True) * tc.message_packets
+
+
 def estimate_bytes(cfg: Any, nodes: int | None = None) -> float:
     """A generous estimate of the run's peak memory (module docstring)."""
     nodes, ports = node_count(cfg, nodes)
@@ -113,6 +129,7 @@ def estimate_bytes(cfg: Any, nodes: int | None = None) -> float:
     total += nodes * (ports + 1) * vcs * PER_QUEUE_BYTES
     total += messages_upper_bound(cfg, nodes) * PER_MESSAGE_BYTES
     total += excess_packets(cfg, nodes) * PER_PACKET_BYTES
+    total += measured_packets(cfg, nodes) * PER_MEASURED_PACKET_BYTES
     if cfg.routing.algorithm == "table":
         routes = float(nodes) * (nodes - 1)
         hops = sum(dims) / 4 if dims else math.log2(max(nodes, 2))
@@ -131,10 +148,12 @@ def check_fits(cfg: Any, nodes: int | None = None) -> None:
         nodes, _ = node_count(cfg, nodes)
         msgs = messages_upper_bound(cfg, nodes)
         excess = excess_packets(cfg, nodes)
-        work = msgs * PER_MESSAGE_BYTES + excess * PER_PACKET_BYTES
+        measured = measured_packets(cfg, nodes)
+        work = (msgs * PER_MESSAGE_BYTES + excess * PER_PACKET_BYTES
+                + measured * PER_MEASURED_PACKET_BYTES)
         key = "topology" if work < need / 2 else "traffic"
         what = (f"{nodes:,} nodes" if key == "topology" else
-                f"about {msgs:,.0f} messages" +
-                (f", {excess:,.0f} packets waiting at their sources" if excess else ""))
+                f"about {msgs:,.0f} messages, {measured:,.0f} packets measured" +
+                (f", {excess:,.0f} waiting at their sources" if excess else ""))
         raise ConfigError(key, f"this run needs about {need / 1e9:,.3g} GB ({what}); this machine "
                                f"has {have / 1e9:,.1f} GB available")
