@@ -87,14 +87,13 @@ def messages_upper_bound(cfg: Any, nodes: int, window_only: bool = False) -> flo
     # one message per node every M packets at γ times the γ = 1 packet rate, over warm-up,
     # window and drain.  The γ = 1 packet period is S / B times the busiest channel's load
     # factor c (traffic.load): a torus's from its dims, a graph's taken as 1
-    from icsim.simulator.topology import dimension_load_factor
+    from icsim.simulator.topology import torus_load_factor
 
     horizon_ns = (run.measure_us if window_only else
                   run.warmup_us + run.measure_us + run.drain_us) * 1000
     c = 1.0
     if cfg.topology.kind == "torus":
-        wrap = cfg.topology.wrap or (True,) * len(cfg.topology.dims)
-        c = max(dimension_load_factor(k, w) for k, w in zip(cfg.topology.dims, wrap)) or 1.0
+        c = torus_load_factor(cfg.topology.dims, cfg.topology.wrap) or 1.0
     per_packet_ns = max(cfg.packet.size_bytes * 8 * c / cfg.link.bandwidth_gbps, 1e-3)
     rate = tc.load / (tc.message_packets * per_packet_ns)
     return nodes * (horizon_ns * rate + 2)
@@ -119,6 +118,14 @@ def measured_packets(cfg: Any, nodes: int) -> float:
     return messages_upper_bound(cfg, nodes, window_only=True) * tc.message_packets
 
 
+def workload_bytes(cfg: Any, nodes: int) -> float:
+    """The workload's share of :func:`estimate_bytes`: its schedule, the packets waiting at
+    their sources and the measured packets' records."""
+    return (messages_upper_bound(cfg, nodes) * PER_MESSAGE_BYTES
+            + excess_packets(cfg, nodes) * PER_PACKET_BYTES
+            + measured_packets(cfg, nodes) * PER_MEASURED_PACKET_BYTES)
+
+
 def estimate_bytes(cfg: Any, nodes: int | None = None) -> float:
     """A generous estimate of the run's peak memory (module docstring)."""
     nodes, ports = node_count(cfg, nodes)
@@ -127,9 +134,7 @@ def estimate_bytes(cfg: Any, nodes: int | None = None) -> float:
     # the relative-offset tables: a byte and an int64 per 2^n coordinate differences per node
     total = BASELINE_BYTES + nodes * (PER_NODE_BYTES + 9 * 2 ** len(dims))
     total += nodes * (ports + 1) * vcs * PER_QUEUE_BYTES
-    total += messages_upper_bound(cfg, nodes) * PER_MESSAGE_BYTES
-    total += excess_packets(cfg, nodes) * PER_PACKET_BYTES
-    total += measured_packets(cfg, nodes) * PER_MEASURED_PACKET_BYTES
+    total += workload_bytes(cfg, nodes)
     if cfg.routing.algorithm == "table":
         routes = float(nodes) * (nodes - 1)
         hops = sum(dims) / 4 if dims else math.log2(max(nodes, 2))
@@ -149,9 +154,7 @@ def check_fits(cfg: Any, nodes: int | None = None) -> None:
         msgs = messages_upper_bound(cfg, nodes)
         excess = excess_packets(cfg, nodes)
         measured = measured_packets(cfg, nodes)
-        work = (msgs * PER_MESSAGE_BYTES + excess * PER_PACKET_BYTES
-                + measured * PER_MEASURED_PACKET_BYTES)
-        key = "topology" if work < need / 2 else "traffic"
+        key = "topology" if workload_bytes(cfg, nodes) < need / 2 else "traffic"
         what = (f"{nodes:,} nodes" if key == "topology" else
                 f"about {msgs:,.0f} messages, {measured:,.0f} packets measured" +
                 (f", {excess:,.0f} waiting at their sources" if excess else ""))

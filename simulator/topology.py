@@ -53,6 +53,18 @@ def dimension_load_factor(k: int, wrap: bool = True) -> float:
     return k / 8 if k % 2 == 0 else (k * k - 1) / (8 * k)
 
 
+def torus_load_factor(dims: Sequence[int], wrap: Sequence[bool] | None = None) -> float:
+    """``max_i c_i`` of a torus of ``dims`` (every dimension a ring unless ``wrap`` says
+    otherwise): what γ = 1 is normalised by, known before the torus is built.  Zero only for a
+    single node.
+
+    >>> torus_load_factor((16, 16, 16)), torus_load_factor((3, 2), (True, False))
+    (2.0, 0.5)
+    """
+    wrap = wrap or (True,) * len(dims)
+    return max(dimension_load_factor(k, w) for k, w in zip(dims, wrap))
+
+
 @dataclass(frozen=True)
 class Torus:
     """A k-ary n-cube of any n and mixed sizes; each dimension a ring or a line (mesh).
@@ -487,7 +499,7 @@ class Torus:
     @cached_property
     def max_channel_load_factor(self) -> float:
         """``max_i c_i``: what γ = 1 is normalised by.  Zero only for a single node."""
-        return max(self.channel_load_factor(d) for d in range(self.n))
+        return torus_load_factor(self.dims, self.wrap)
 
     def describe(self) -> str:
         shape = "x".join(str(k) for k in self.dims)
