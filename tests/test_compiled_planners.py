@@ -334,6 +334,19 @@ def test_plans_with_more_candidates_than_the_bitmask_holds_are_refused():
         cp.record(x)
 
 
+def test_a_torus_too_wide_for_the_compiled_decision_runs_on_simpy():
+    """A 6-D OFR torus (plans of up to 73 candidates) is a valid config the compiled engine
+    declines: auto takes SimPy, asking for the compiled engine is a config error."""
+    from icsim.simulator.config import ConfigError
+    from icsim.simulator.simulation import make_engine
+
+    model = build(small_config((3,) * 6, routing={"algorithm": "ofr"}))
+    assert make_engine(model, "auto").name == "simpy"
+    with pytest.raises(ConfigError, match="run.engine: .* at most 64 candidates per plan; a "
+                                          "plan of this torus has 73"):
+        make_engine(model, "compiled")
+
+
 @pytest.mark.slow
 def test_the_export_itself_decides_as_its_record_does():
     planner = OutflankPlanner(torus((4, 5, 3)), variant="reference")

@@ -26,7 +26,7 @@ import numpy as np
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.engines.compiled import kernel as kn
 from icsim.simulator.engines.compiled.pcg import rng_state
-from icsim.simulator.engines.compiled.planners import record
+from icsim.simulator.engines.compiled.planners import check_plans, record
 from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, deadlock_cycle,
                                               deadlock_in_cycle, stuck_ports)
 from icsim.simulator.spec import NetworkSpec
@@ -42,8 +42,14 @@ ARRAYS = ("ctr", "prm", "fprm", "ev", "wheel", "heap", "pk", "qs", "pt", "nd", "
 
 def supports(spec: NetworkSpec) -> str | None:
     """None when the compiled engine can run ``spec``; otherwise why not (one line)."""
-    if spec.routing.compiled() is None:
+    routing = spec.routing.compiled()
+    if routing is None:
         return f"routing algorithm {spec.routing.name!r} has no compiled form"
+    if routing.get("plans") is not None:
+        try:
+            check_plans(routing["plans"])     # OFR from 6-D tori, POR from 7-D: too wide
+        except ValueError as e:
+            return str(e)
     if (spec.flow_control == "ack_nak" and spec.arbitration == "oldest_first"
             and spec.num_vcs > kn.MAX_ROUND_VCS):
         return (f"{spec.num_vcs} VCs: oldest-first arbitration under ack/nak keeps a bit per "

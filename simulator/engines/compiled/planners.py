@@ -86,7 +86,8 @@ OUTFLANK = KIND_CODES[_OUTFLANK]
 WRAPAROUND = KIND_CODES[_WRAPAROUND]
 MAX_CANDIDATES = 64
 """Candidates (OFR) or orthants (POR) a plan may have: the paper profit's winners are a
-64-bit mask.  OFR plans stay below it up to 5-D tori, POR plans up to 6-D."""
+64-bit mask.  OFR plans stay below it up to 5-D tori, POR plans up to 6-D; on wider tori the
+engine declines the config (``supports``), and ``auto`` runs it on SimPy."""
 
 
 def check_plans(x) -> None:
