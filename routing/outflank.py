@@ -157,13 +157,13 @@ routes that leave through idle queues (u* = 0): OFR takes the wraparound IDN on 
 from __future__ import annotations
 
 import math
-import sys
-import time
 from collections import defaultdict
 from itertools import combinations, permutations, product
 from typing import NamedTuple, Sequence
 
 import numpy as np
+
+from icsim.simulator.notes import noted
 
 OUTFLANK = "outflank"
 WRAPAROUND = "wraparound"
@@ -549,7 +549,8 @@ class _Planner:
         code, radix, pairs = self._export_keys()
         key, plans = self._key, self._plans
         built = (plans.get(key(s, t)) or self._build(s, t) for s, t in pairs)
-        return code, radix, _noted(built, len(pairs), self.label)
+        what = f"building {self.label}'s injection plans, one per offset key (once per process)"
+        return code, radix, noted(built, len(pairs), what)
 
 
 def _key_function(tables, coords):
@@ -1271,26 +1272,6 @@ _DTYPES = {
     "signs": np.int8, "code_signs": np.int8, "sel": np.int64, "code_sel": np.int64,
     "derouted": np.bool_, "code_derouted": np.bool_, "order_ptr": _PTR,
 }
-
-
-#: an export still building its plans after this many seconds says so on stderr (OFR's plans
-#: of a 4-ary 8-cube take about 4 minutes; those of the 16x16x16 torus, 0.5 s and, with the
-#: reference candidate sets, 8 s)
-EXPORT_NOTE_S = 10.0
-
-
-def _noted(plans, total: int, planner: str):
-    """``plans``, saying once on stderr, if building them passes :data:`EXPORT_NOTE_S`, how far
-    it is and about how long the rest will take (nothing else is printed meanwhile)."""
-    t0 = time.perf_counter()
-    for i, plan in enumerate(plans, 1):
-        yield plan
-        if i % 64 == 0 and (elapsed := time.perf_counter() - t0) > EXPORT_NOTE_S:
-            print(f"icsim: building {planner}'s injection plans, one per offset key ({i:,} of "
-                  f"{total:,} in {elapsed:.0f} s, about {elapsed * (total - i) / i:.0f} s more; "
-                  "once per process)", file=sys.stderr, flush=True)
-            yield from plans
-            return
 
 
 class _Flat:

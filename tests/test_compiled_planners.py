@@ -377,21 +377,6 @@ def test_a_record_keeps_alive_the_arrays_its_raw_views_read():
     del reuse                                              # held until the decisions are made
 
 
-def test_a_long_export_says_how_far_it_is(monkeypatch, capsys):
-    """Building the plans of a wide torus takes minutes (a 4-ary 8-cube: about 4 for OFR);
-    past ``EXPORT_NOTE_S`` the export says so once, and makes the same plans."""
-    import icsim.routing.outflank as of
-
-    want = OutflankPlanner(Torus((8, 8)), variant="reference").export()
-    assert capsys.readouterr().err == ""
-    monkeypatch.setattr(of, "_EXPORTS", {})
-    monkeypatch.setattr(of, "EXPORT_NOTE_S", -1.0)
-    got = OutflankPlanner(Torus((8, 8)), variant="reference").export()
-    assert capsys.readouterr().err.startswith(
-        "icsim: building OFR's injection plans, one per offset key (64 of 225 in 0 s, about ")
-    assert got is not want and all(np.array_equal(a, b) for a, b in zip(got, want))
-
-
 def test_exports_are_made_once_per_process_for_alike_planners():
     """Every run of a sweep builds its own planner; alike planners (same topology and
     parameters) share one export, different ones do not."""

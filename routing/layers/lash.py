@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from icsim.routing.layers import IndexedRoutes, LayerAssignment, register
 from icsim.routing.table import RoutingTable
+from icsim.simulator.notes import noted
 
 
 class IncrementalCDG:
@@ -209,7 +210,8 @@ def lash(table: RoutingTable) -> LayerAssignment:
     idx = IndexedRoutes.of(table)
     cdgs: list[IncrementalCDG] = []
     hop_layers = []
-    for pair, path in zip(idx.pairs, idx.paths):
+    routes = noted(zip(idx.pairs, idx.paths), len(idx.paths), "LASH layers, route by route")
+    for pair, path in routes:
         for i, g in enumerate(cdgs):
             if g.fits(path):
                 break

@@ -24,6 +24,7 @@ from __future__ import annotations
 from icsim.routing.layers import IndexedRoutes, LayerAssignment, register
 from icsim.routing.layers.lash import CHECKS, IncrementalCDG, _orders
 from icsim.routing.table import RoutingTable
+from icsim.simulator.notes import noted
 
 
 @register("lash_tor")
@@ -59,7 +60,7 @@ def lash_tor(table: RoutingTable, check: str = "incremental") -> LayerAssignment
     idx = IndexedRoutes.of(table)
     cdgs: list[IncrementalCDG] = []
     hop_layers = []
-    for path in idx.paths:
+    for path in noted(idx.paths, len(idx.paths), "LASH-TOR layers, route by route"):
         hops = [0] * len(path)
         end = len(path)
         for i, g in enumerate(cdgs):

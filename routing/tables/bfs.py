@@ -50,6 +50,7 @@ from icsim.routing.table import RoutingTable
 from icsim.routing.tables.generators import (make_table, new_weights, node_list, prepare, register,
                                              search_graph)
 from icsim.routing.tables.routing_graph import RoutingGraph, expand_edges, walk_back
+from icsim.simulator.notes import Note
 
 QUEUE_KEYS = ("sum", "mean", "min", "none")
 
@@ -162,6 +163,7 @@ def bfs(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
     w = new_weights(g)
     routes: dict[tuple[int, int], tuple[int, ...]] = {}
     processed: set[int] = set()
+    note = Note("BFS table, routes from each source", len(nodes))
     src = nodes[0]
     while len(nodes) > 1:
         targets = np.array([t for t in nodes if t != src], dtype=np.int64)
@@ -171,6 +173,7 @@ def bfs(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
         for t, row in zip(targets.tolist(), ports.tolist()):
             routes[(src, t)] = tuple(p for p in row if p >= 0)
         processed.add(src)
+        note(len(processed))
         if len(processed) == len(nodes):
             break
         src = get_max_remote(topology, nodes, processed, src)

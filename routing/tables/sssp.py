@@ -93,6 +93,7 @@ from icsim.routing.table import RoutingTable
 from icsim.routing.tables.generators import (make_table, new_weights, node_list, prepare, register,
                                              search_graph)
 from icsim.routing.tables.routing_graph import RoutingGraph, dag_shortest_paths, source_dag
+from icsim.simulator.notes import noted
 
 
 def turn_numbers(coords: np.ndarray, src: int, targets: np.ndarray) -> np.ndarray:
@@ -140,7 +141,7 @@ def sssp(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
     pending: list[tuple[int, int, int, int]] = []
     unique = 0
     coords = np.asarray([topology.coords(v) for v in range(topology.num_nodes)], dtype=np.int64)
-    for s in nodes:                                              # 1) unique routes
+    for s in noted(nodes, len(nodes), "SSSP table, each source's unique routes"):  # 1)
         targets = np.array([t for t in nodes if t != s], dtype=np.int64)
         if not len(targets):
             continue

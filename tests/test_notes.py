@@ -1,0 +1,61 @@
+"""Long steps before a run say once on stderr how far they are (``simulator/notes.py``), and
+saying so changes nothing they make."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import icsim.routing.outflank as outflank
+from icsim.routing.layers import get_assigner
+from icsim.routing.layers.minimal import minimal_table
+from icsim.routing.outflank import OrthantPlanner, OutflankPlanner
+from icsim.routing.tables.generators import generate
+from icsim.simulator import notes
+from icsim.simulator.notes import Note
+from icsim.simulator.topology import Torus
+
+
+def test_a_quick_step_says_nothing_and_a_slow_one_says_once(monkeypatch, capsys):
+    note = Note("building", total=10)
+    for done in range(1, 11):
+        note(done)
+    assert capsys.readouterr().err == ""
+    times = iter([0.0, 4.0, 12.0, 30.0])      # perf_counter: at the start, then per call
+    monkeypatch.setattr(notes, "perf_counter", lambda: next(times))
+    note = Note("building", total=10)
+    for done in (1, 3, 5):
+        note(done)
+    assert capsys.readouterr().err == "icsim: building: 3 of 10 in 12 s, about 28 s more\n"
+
+
+STEPS = {
+    "bfs": ("BFS table, routes from each source: 1 of 16",
+            lambda: generate("bfs", Torus((4, 4))).routes),
+    "sssp": ("SSSP table, each source's unique routes: 1 of 16",
+             lambda: generate("sssp", Torus((4, 4))).routes),
+    "lash": ("LASH layers, route by route: 1 of 240",
+             lambda: get_assigner("lash")(minimal_table(Torus((4, 4)))).layers),
+    "lash_tor": ("LASH-TOR layers, route by route: 1 of 240",
+                 lambda: get_assigner("lash_tor")(minimal_table(Torus((4, 4)))).layers),
+    "ofr": ("building OFR's injection plans, one per offset key (once per process): 1 of 225",
+            lambda: tuple(OutflankPlanner(Torus((8, 8)), variant="reference").export())),
+    "por": ("building POR's injection plans, one per offset key (once per process): 1 of 64",
+            lambda: tuple(OrthantPlanner(Torus((8, 8))).export())),
+}
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_each_long_step_says_how_far_it_is_and_makes_the_same(step, monkeypatch, capsys):
+    said, make = STEPS[step]
+    quiet = make()
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(outflank, "_EXPORTS", {})           # exports are made once per process
+    monkeypatch.setattr(notes, "NOTE_AFTER_S", -1.0)        # every step is "slow"
+    loud = make()
+    err = capsys.readouterr().err
+    assert err.startswith(f"icsim: {said} in 0 s, about ") and err.count("\n") == 1
+    if isinstance(quiet, tuple):
+        assert all(np.array_equal(a, b) for a, b in zip(quiet, loud))
+    else:
+        assert loud == quiet
