@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from icsim.routing.registry import ESCAPE, LAYER, VC, Groups, Routing, register
 from icsim.routing.table import RoutingTable, TableError
+from icsim.simulator.notes import gc_paused
 
 
 class TableSettings(BaseModel):
@@ -45,6 +46,7 @@ def same_network(a: Any, b: Any) -> bool:
             and list(a.neighbor_table) == list(b.neighbor_table))
 
 
+@gc_paused()
 def build_table(topology: Any, config: Any, settings: TableSettings) -> RoutingTable:
     """The routing table a config asks for (file or generator), with layers if requested; with
     ``traffic.nodes`` a generator makes it for the job's nodes only."""

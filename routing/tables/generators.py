@@ -31,6 +31,7 @@ from icsim.registry import Registry, UnknownNameError
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.routing_graph import RoutingGraph
+from icsim.simulator.notes import gc_paused
 
 
 class Generator(Protocol):
@@ -75,7 +76,8 @@ def generate(name: str, topology, nodes: Iterable[int] | None = None, *, seed: i
         ``max_generations=`` for Genetic, ``time_limit_s=``, ``max_moves=`` and ``traffic=``
         for refined, ``time_limit_s=`` and ``traffic=`` for optimal.
     """
-    return get_generator(name)(topology, nodes, seed=seed, **opts)
+    with gc_paused():               # millions of route tuples and no cycles (notes.py)
+        return get_generator(name)(topology, nodes, seed=seed, **opts)
 
 
 # ----------------------------------------------------------------------------- shared

@@ -44,6 +44,7 @@ from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.check import assert_angara, check_table
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import table_metrics
+from icsim.simulator.notes import gc_paused
 from icsim.simulator.topology import Torus
 
 ALGORITHMS = ("bfs", "genetic", "sssp")
@@ -183,6 +184,7 @@ def table_traffic(kind: str | None, topo: Torus, nodes, params: dict | None = No
     return collective_traffic(kind, topo, job, params=params)
 
 
+@gc_paused()
 def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path | None = None,
                 as_json: bool = False, failed_links=None, failed_nodes=None,
                 traffic: str | None = None, traffic_params: dict | None = None,
@@ -276,6 +278,7 @@ def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path
     return result
 
 
+@gc_paused()
 def check_main(path: str | Path) -> dict:
     """Load a routing-table file and check structure, Angara route shape and deadlock freedom.
 
