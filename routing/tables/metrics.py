@@ -61,15 +61,16 @@ def channel_loads(table: RoutingTable) -> np.ndarray:
     P = topo.num_ports
     nbr = topo.neighbor_table
     nodes = set(table.nodes)
-    ids = []
+    # counted in place (a list of every hop's channel took 0.35 GB for 10x10x10, 1 M routes)
+    counts = [0] * (topo.num_nodes * P)
     for (s, t), ports in table.routes.items():
         if s == t or s not in nodes or t not in nodes:
             continue
         u = s
         for p in ports:
-            ids.append(u * P + p)
+            counts[u * P + p] += 1
             u = nbr[u][p]
-    return np.bincount(np.asarray(ids, dtype=np.int64), minlength=topo.num_nodes * P)
+    return np.array(counts, dtype=np.int64)
 
 
 def counted_channels(topology, nodes: Sequence[int], loads: np.ndarray) -> np.ndarray:
