@@ -70,6 +70,8 @@ def test_load_grids_include_their_end_and_are_exact():
     for bad in ("0.5:0.1:0.1", "0.1:0.5:0", "a,b", "0.1:0.5", "0,0.1"):
         with pytest.raises(ValueError, match="--loads"):
             parse_loads(bad)
+    with pytest.raises(ValueError, match="'0.1:0.2:1e-9' makes a grid of more than 10,000 loads"):
+        parse_loads("0.1:0.2:1e-9")
 
 
 def test_vary_values_are_yaml_and_lists_work():

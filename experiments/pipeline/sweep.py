@@ -123,13 +123,16 @@ def parse_loads(spec: str) -> list[float]:
             if step <= 0 or start > stop:
                 raise ValueError
             if (stop - start) / step > MAX_GRID_POINTS:
-                raise ValueError
+                raise OverflowError
             loads, x = [], start
             while x <= stop:
                 loads.append(x)
                 x += step
         else:
             loads = [Decimal(p.strip()) for p in text.split(",") if p.strip()]
+    except OverflowError:
+        raise ValueError(f"--loads: {spec!r} makes a grid of more than {MAX_GRID_POINTS:,} "
+                         "loads") from None
     except (InvalidOperation, ValueError):
         raise ValueError(f"--loads: expected START:STOP:STEP (STOP included, STEP > 0) or a "
                          f"comma list of loads, got {spec!r}") from None
