@@ -46,12 +46,18 @@ def config_path(name: str | Path) -> Path:
 
 def _config_data(config: str | Path | Mapping[str, Any] | Config,
                  overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise TypeError(f"overrides: a dict of dotted keys ({{'traffic.load': 0.3}}), got "
+                        f"{type(overrides).__name__}")
     if isinstance(config, Config):
         data = config.to_dict()
     elif isinstance(config, Mapping):
         data = dict(config)
-    else:
+    elif isinstance(config, (str, Path)):
         data = read_config_file(config_path(config))
+    else:
+        raise TypeError(f"config: a YAML path, a bundled config's name, a dict or a Config, "
+                        f"got {type(config).__name__}")
     data = __import__("copy").deepcopy(data)
     for key, value in (overrides or {}).items():
         set_path(data, key, value)

@@ -62,6 +62,13 @@ def test_a_bad_override_names_its_key():
         icsim.run("quickstart", {"traffic.load": -1})
 
 
+def test_a_config_or_overrides_of_the_wrong_type_say_what_they_should_be():
+    with pytest.raises(TypeError, match=r"overrides: a dict of dotted keys .*, got list"):
+        icsim.run("quickstart", ["traffic.load=0.3"])
+    with pytest.raises(TypeError, match="config: a YAML path, .* got int"):
+        icsim.run(42)
+
+
 def test_the_walkthrough_runs_top_to_bottom(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(ROOT / "docs" / "walkthrough.py"), run_name="__main__")
