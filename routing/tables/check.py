@@ -158,8 +158,9 @@ def shape_violations(table: RoutingTable, first_only: bool = True) -> list[Shape
     seen: dict[tuple[int, ...], tuple[int, str] | None] = {}   # a torus's routes repeat
     for s, t in sorted(table.pairs()):
         ports = tuple(table.route(s, t))
-        bad = seen[ports] if ports in seen else seen.setdefault(
-            ports, route_violation(table.topology, ports))
+        if ports not in seen:
+            seen[ports] = route_violation(table.topology, ports)
+        bad = seen[ports]
         if bad is not None:
             out.append(ShapeViolation(s, t, bad[0], int(ports[bad[0]]), bad[1]))
             if first_only:
