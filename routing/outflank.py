@@ -837,7 +837,7 @@ class OutflankPlanner(_Planner):
         """
         if self._exported is None:      # made once: a run asks for it several times
             self._exported = _export_once(
-                ("ofr", self.topo, self.delta, self.variant, self.both_on_tie),
+                (self.label, self.topo, self.delta, self.variant, self.both_on_tie),
                 lambda: _export_idn(self))
         return self._exported
 
@@ -1019,7 +1019,7 @@ class OrthantPlanner(_Planner):
         ([21, 22, 25, 26], [False, True, True, True])
         """
         if self._exported is None:      # made once: a run asks for it several times
-            self._exported = _export_once(("por", self.topo, self.both_on_tie),
+            self._exported = _export_once((self.label, self.topo, self.both_on_tie),
                                           lambda: _export_orthants(self))
         return self._exported
 

@@ -141,7 +141,8 @@ def sssp(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
     pending: list[tuple[int, int, int, int]] = []
     unique = 0
     coords = np.asarray([topology.coords(v) for v in range(topology.num_nodes)], dtype=np.int64)
-    for s in noted(nodes, len(nodes), "SSSP table, each source's unique routes"):  # 1)
+    # 1) unique routes
+    for s in noted(nodes, len(nodes), "SSSP table, each source's unique routes"):
         targets = np.array([t for t in nodes if t != s], dtype=np.int64)
         if not len(targets):
             continue
