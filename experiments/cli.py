@@ -307,8 +307,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out) if args.out else (src if src.is_dir() else src.parent)
     outputs = Outputs(force=args.force)
-    plot_results(read_results(src), out, formats=[f for f in args.format.split(",") if f],
-                 outputs=outputs)
+    df = read_results(src)
+    if df.empty:
+        print(f"icsim plot: {src} holds no runs yet; nothing to draw", file=sys.stderr)
+        return 0
+    plot_results(df, out, formats=[f for f in args.format.split(",") if f], outputs=outputs)
     return report_outputs(outputs, "icsim plot")
 
 

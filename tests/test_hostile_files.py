@@ -1,6 +1,7 @@
 """Hostile input files (issue 18): every file a user names — config, routing table, trace, edge
-list — either loads or is refused with one line naming the file (and the entry or line), and
-through the command line with exit status 2 and that one line, never a traceback.
+list, a sweep's results for ``icsim plot`` — either loads or is refused with one line naming the
+file (and the entry or line), and through the command line with exit status 2 and that one line,
+never a traceback.
 
 The named tests are the file cases of the issue's probe, one each; the property tests feed the
 readers and the command line generated files (mutated good files, random YAML/JSON, random
@@ -9,6 +10,7 @@ bytes)."""
 from __future__ import annotations
 
 import copy
+import csv
 import doctest
 import errno
 import io
@@ -687,3 +689,97 @@ def test_icsim_run_on_a_generated_config_exits_2_with_one_line_or_starts(scratch
         event("exit 2")
         assert code == 2 and len(err) == 1 and err[0].startswith("icsim: "), (code, err)
     assert time.perf_counter() - t0 < 10
+
+
+# ================================================================ a sweep's results file
+def results_rows() -> list[dict]:
+    """Two small curves as a sweep writes them (the columns the figures read, and the config
+    columns that tell the curves apart)."""
+    return [{"curve": alg, "role": "grid", "config_hash": f"{alg}-{load}", "seed": 1,
+             "offered_load": load, "status": "ok", "mode": "window",
+             "saturated": load > 0.3, "saturation_reason": "throughput" if load > 0.3 else "",
+             "accepted_load": min(load, 0.3), "latency_ns": 1000 * (1 + load),
+             "derouted.total": 0.0, "config.routing.algorithm": alg,
+             "config.traffic.load": load, "config.seed": 1}
+            for alg in ("dor", "abr") for load in (0.1, 0.2, 0.3, 0.4)]
+
+
+def results_text(rows: list[dict]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def plot(directory: Path, content: str | bytes) -> tuple[int, list[str]]:
+    write(directory / "results.csv", content)
+    code, err, _ = cli("plot", str(directory), "--format", "png")
+    return code, err
+
+
+@pytest.mark.parametrize("content, reason", [
+    (b"offered_load,latency_ns,accepted_load\n0.1,\xff,0.1\n",
+     ":2: byte 0xff at column 5 is not UTF-8 text"),
+    ("", ": empty"),
+    ("load,latency_ns\n0.1,5\n", ":1: no offered_load or accepted_load column"),
+    ("offered_load,latency_ns,accepted_load\n0.1,5,0.1\nhigh,6,0.2\n",
+     ": row 2: offered_load 'high' is not a load"),
+    ("offered_load,latency_ns,accepted_load\n0.1,5,0.1\n0.2,6,0.2,7\n",
+     ": not a CSV table (Error tokenizing data. C error: Expected 3 fields in line 3, saw 4"),
+])
+def test_icsim_plot_on_a_file_that_is_not_a_sweeps_results_is_one_line(tmp_path, content,
+                                                                        reason):
+    code, err = plot(tmp_path, content)
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"icsim: {tmp_path / 'results.csv'}{reason}"), err
+
+
+def test_icsim_plot_on_a_results_file_with_no_runs_yet_says_so(tmp_path):
+    code, err = plot(tmp_path, results_text(results_rows()).splitlines()[0] + "\n")
+    assert code == 0 and err == [f"icsim plot: {tmp_path} holds no runs yet; nothing to draw"]
+    assert not list(tmp_path.glob("*.png"))
+
+
+def test_a_run_without_a_seed_is_drawn_as_a_seed_of_its_own(tmp_path):
+    rows = results_rows()
+    rows[1]["seed"] = ""                              # the column is read as floats: 1.0
+    code, err = plot(tmp_path, results_text(rows))
+    assert code == 0 and not err
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["accepted.png", "derouted.png",
+                                                              "latency.png"]
+
+
+@st.composite
+def results_texts(draw) -> str:
+    """The good results file with cells replaced, rows dropped or a column taken out or
+    renamed."""
+    rows = [list(map(str, r.values())) for r in results_rows()]
+    header = list(results_rows()[0])
+    for _ in range(draw(st.integers(1, 4))):
+        i, j = draw(st.integers(0, len(rows) - 1)), draw(st.integers(0, len(header) - 1))
+        rows[i][j] = draw(st.sampled_from(["", "nan", "inf", "-1", "0", "1e300", "abc", "True",
+                                           "[1, 2]", "None", '"', "1e-320"]))
+    if draw(st.booleans()):
+        del rows[draw(st.integers(0, len(rows) - 1))]
+    if draw(st.booleans()):
+        j = draw(st.integers(0, len(header) - 1))
+        if draw(st.booleans()):
+            for r in [header, *rows]:
+                del r[j]
+        else:
+            header[j] = draw(st.sampled_from(["seed", "mode", "saturated", "x", "",
+                                              "offered_load", "curve"]))
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([header, *rows])
+    return out.getvalue()
+
+
+@given(content=results_texts())
+@settings(FUZZ, max_examples=25)
+def test_icsim_plot_on_a_generated_results_file_draws_or_exits_2_with_one_line(scratch,
+                                                                              content):
+    code, err = plot(scratch, content)
+    event(f"exit {code}")
+    assert code in (0, 2), (code, err)
+    assert code == 0 or len(err) == 1 and err[0].startswith(f"icsim: {scratch}"), err

@@ -51,8 +51,13 @@ from icsim.experiments.pipeline.confidence import mean_ci
 from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.saturation import BASELINE_LOAD, LATENCY_FACTOR, analyse_rows, \
     load_key
+from icsim.simulator.input_files import InputFileError, read_text
 
 RESULTS_NAME = "results.csv"
+#: the largest results file read (the committed k = 16 Table 2 runs take 356 KB)
+MAX_RESULTS_BYTES = 1 << 30
+#: the columns every figure reads (the others, such as the derouted shares, are drawn if present)
+NEEDED_COLUMNS = ("offered_load", "latency_ns", "accepted_load")
 FORMATS = ("png", "svg")
 X_LABEL = "Offered load γ (1 = uniform-traffic bisection capacity)"
 PANEL_COLUMN = "config.traffic.pattern"
@@ -76,15 +81,36 @@ GAMMA_TEXT = "γ* (dashed): the largest load such that it and every lower load a
 def read_results(path: str | Path) -> pd.DataFrame:
     """A sweep's results as a DataFrame (``path`` is the CSV or its directory).
 
-    A truncated last line (an interrupted write) is ignored.
+    A truncated last line (an interrupted write) is ignored.  A file that is not a sweep's
+    results (not UTF-8 text, not a CSV table, without one of :data:`NEEDED_COLUMNS`, or a load
+    that is not a number) raises :class:`~icsim.simulator.input_files.InputFileError`, one line
+    naming the file and what is wrong.
     """
     p = Path(path)
     if p.is_dir():
         p = p / RESULTS_NAME
-    text = p.read_text(encoding="utf-8")
+    name = str(p)
+    text = read_text(p, max_bytes=MAX_RESULTS_BYTES)
     if text and not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]
-    return pd.read_csv(io.StringIO(text))
+    if not text.strip():
+        raise InputFileError(name, "empty: a sweep's results.csv starts with its header line")
+    try:
+        df = pd.read_csv(io.StringIO(text))
+    except pd.errors.ParserError as exc:
+        raise InputFileError(name, f"not a CSV table ({' '.join(str(exc).split())})") from None
+    missing = [c for c in NEEDED_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputFileError(name, f"no {' or '.join(missing)} column: not a sweep's "
+                                   f"results.csv", 1)
+    loads = pd.to_numeric(df["offered_load"], errors="coerce")
+    bad = ~(np.isfinite(loads) & (loads >= 0))
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputFileError(name, f"row {row + 1}: offered_load "
+                                   f"{df['offered_load'].iloc[row]!r} is not a load (a number "
+                                   f"of at least 0)")
+    return df.assign(offered_load=loads.astype(float))
 
 
 def to_frame(data: Any) -> pd.DataFrame:
@@ -214,9 +240,16 @@ def _line_keys(df: pd.DataFrame) -> pd.Series:
 
 
 def _seed_column(df: pd.DataFrame) -> pd.Series:
+    """Each row's seed as text (a seed column with a gap is read as floats: 1.0 is "1"; a
+    missing seed is "", a group of its own)."""
+    def text(v: Any) -> str:
+        if isinstance(v, float):
+            return "" if math.isnan(v) else str(int(v)) if v.is_integer() else str(v)
+        return str(v)
+
     for col in ("seed", "config.seed"):
         if col in df:
-            return df[col].astype(str)
+            return df[col].map(text)
     return pd.Series("1", index=df.index)
 
 
