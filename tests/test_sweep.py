@@ -172,7 +172,25 @@ def test_a_truncated_last_line_is_dropped_and_its_point_rerun(tmp_path, fake):
     assert len(pd.read_csv(path)) == 3
 
 
-@pytest.mark.slow
+@pytest.mark.parametrize("cell", ["", "high", "inf", "-0.1"])
+def test_a_row_whose_load_is_not_a_load_is_set_aside_and_its_point_rerun(tmp_path, fake, cell):
+    """A hand-edited cell where the load should be: the row is moved to results.rejected.csv
+    (not lost) and its point run again, where it used to stop the sweep with a traceback."""
+    curves = lambda: make_curves(small(), [0.1, 0.2, 0.3])  # noqa: E731
+    run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    path = tmp_path / "results.csv"
+    header, *rows = list(csv.reader(path.open()))
+    damaged = rows[1][:]
+    damaged[header.index("offered_load")] = cell
+    rows[1] = damaged
+    csv.writer(path.open("w"), lineterminator="\n").writerows([header, *rows])
+    RAN.clear()
+    out = run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    assert RAN == [0.2] and out.reused == 2
+    assert sorted(pd.read_csv(path)["offered_load"]) == [0.1, 0.2, 0.3]
+    assert list(csv.reader((tmp_path / "results.rejected.csv").open()))[2] == damaged
+
+
 @pytest.mark.slow
 def test_a_killed_sweep_process_leaves_a_valid_csv_and_resumes(tmp_path):
     """A real `icsim sweep` in a subprocess, interrupted with SIGINT after it saved two points,

@@ -50,7 +50,7 @@ import pandas as pd
 from icsim.experiments.pipeline.confidence import mean_ci
 from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.saturation import BASELINE_LOAD, LATENCY_FACTOR, analyse_rows, \
-    load_key
+    is_load, load_key
 from icsim.simulator.input_files import InputFileError, read_text
 
 RESULTS_NAME = "results.csv"
@@ -103,14 +103,13 @@ def read_results(path: str | Path) -> pd.DataFrame:
     if missing:
         raise InputFileError(name, f"no {' or '.join(missing)} column: not a sweep's "
                                    f"results.csv", 1)
-    loads = pd.to_numeric(df["offered_load"], errors="coerce")
-    bad = ~(np.isfinite(loads) & (loads >= 0))
+    bad = ~df["offered_load"].map(is_load)
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise InputFileError(name, f"row {row + 1}: offered_load "
                                    f"{df['offered_load'].iloc[row]!r} is not a load (a number "
                                    f"of at least 0)")
-    return df.assign(offered_load=loads.astype(float))
+    return df.assign(offered_load=df["offered_load"].astype(float))
 
 
 def to_frame(data: Any) -> pd.DataFrame:

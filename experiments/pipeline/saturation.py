@@ -57,6 +57,13 @@ def load_key(load: float) -> float:
     return round(float(load), 9)
 
 
+def is_load(value: Any) -> bool:
+    """Whether a stored ``offered_load`` (a number or a CSV cell) is a load: a finite number of
+    at least 0 (a damaged results file can hold other text, an empty cell or ``inf`` there)."""
+    x = None if isinstance(value, bool) else as_float(value)
+    return x is not None and math.isfinite(x) and x >= 0
+
+
 def _present(value: Any) -> bool:
     if value is None:
         return False

@@ -72,7 +72,7 @@ from icsim.experiments.pipeline.execution import (Executor, Progress, SerialExec
                                    git_commit, package_version)
 from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
-                                    as_float, load_key)
+                                    as_float, is_load, load_key)
 from pydantic import ValidationError
 
 from icsim.simulator.build import from_dict, identity as build_identity
@@ -428,8 +428,9 @@ class ResultsFile:
     Notes
     -----
     Damage is repaired when the file is read: a truncated last line (a write cut short by a
-    kill) is cut off; a line whose field count does not match the header (a manual edit) is
-    moved to ``results.rejected.csv`` beside it.  Either way the point is run again.
+    kill) is cut off; a line whose field count does not match the header, or whose
+    ``offered_load`` is not a load (a manual edit), is moved to ``results.rejected.csv`` beside
+    it.  Either way the point is run again.
     """
 
     def __init__(self, path: str | Path):
@@ -456,12 +457,14 @@ class ResultsFile:
         if not lines:
             return None, [], []
         header = next(csv.reader([lines[0]]))
+        load_at = header.index("offered_load") if "offered_load" in header else None
         rows, bad = [], []
         for line in lines[1:]:
             if not line.strip():
                 continue
             cells = next(csv.reader([line]), [])
-            if len(cells) != len(header):
+            if len(cells) != len(header) or load_at is not None \
+                    and not is_load(cells[load_at]):
                 bad.append(line)
                 continue
             rows.append(dict(zip(header, cells)))
