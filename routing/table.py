@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from icsim.errors import Picklable
+
 Pair = tuple[int, int]
 
 #: the largest table file read: a full table of about 1,400 nodes (a full 8x8x8 torus table is
@@ -55,7 +57,7 @@ MAX_TOPOLOGY_NODES, MAX_DIMS = 1 << 16, 16
 MAX_LAYERS = 64
 
 
-class TableError(ValueError):
+class TableError(Picklable, ValueError):
     """A routing table (or table file) that is malformed; the message names the first bad entry."""
 
 

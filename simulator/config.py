@@ -26,8 +26,10 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from icsim.errors import Picklable
 
-class ConfigError(ValueError):
+
+class ConfigError(Picklable, ValueError):
     """A bad configuration; ``str()`` is one line naming the key path and the reason."""
 
     def __init__(self, path: str, reason: str):

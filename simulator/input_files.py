@@ -31,11 +31,13 @@ import errno
 import os
 from typing import Iterator
 
+from icsim.errors import Picklable
+
 #: the longest line a line-by-line format (trace, edge list) may have
 MAX_LINE_BYTES = 1 << 20
 
 
-class InputFileError(ValueError):
+class InputFileError(Picklable, ValueError):
     """A file that cannot be read as the text it should be.  ``str(err)`` is
     ``<file>:<line>: <reason>`` (``<file>: <reason>`` about the whole file); the parts are kept
     as ``path``, ``line`` (1-based, or None) and ``reason``."""

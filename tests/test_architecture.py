@@ -23,7 +23,7 @@ SUBPACKAGES = ("simulator", "routing", "traffic", "experiments", "configs")
 
 def all_modules() -> list[str]:
     """Every module of icsim (its subpackages live in the repository's top-level folders)."""
-    names = ["icsim", "icsim.registry"]
+    names = ["icsim", "icsim.errors", "icsim.registry"]
     for sub in SUBPACKAGES:
         pkg = importlib.import_module(f"icsim.{sub}")
         names.append(pkg.__name__)
@@ -61,6 +61,41 @@ def test_the_config_schema_imports_no_routing_traffic_or_engine_module():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_every_error_with_a_constructor_of_its_own_crosses_a_process_pool_whole():
+    """An error class whose __init__ takes more than the message must be Picklable, or a worker
+    that raises it breaks the pool (BrokenProcessPool) instead of reporting its line; and the
+    errors come back with their class, message and fields."""
+    import pickle
+    from concurrent.futures import ProcessPoolExecutor
+
+    from icsim.errors import Picklable
+
+    for name in all_modules():
+        module = importlib.import_module(name)
+        for cls in vars(module).values():
+            if (isinstance(cls, type) and issubclass(cls, BaseException)
+                    and cls.__module__ == name and "__init__" in vars(cls)):
+                assert issubclass(cls, Picklable), f"{name}.{cls.__name__}"
+
+    from icsim.routing.tables.check import AngaraRuleError
+    from icsim.simulator.input_files import InputFileError
+    from icsim.traffic.trace import TraceError
+
+    errors = [ConfigError("traffic.load", "must be >= 0"), InputFileError("t.csv", "bad", 3),
+              TraceError("t.csv", 4, "bad time"), AngaraRuleError("shape", (1, 2), 3)]
+    for err in errors:
+        back = pickle.loads(pickle.dumps(err))
+        assert (type(back), str(back), vars(back)) == (type(err), str(err), vars(err))
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        with pytest.raises(ConfigError, match="^traffic.load: must be >= 0$") as caught:
+            pool.submit(_raise, errors[0]).result()
+    assert caught.value.path == "traffic.load"
+
+
+def _raise(err: BaseException) -> None:
+    raise err
 
 
 WEST_FIRST = '''

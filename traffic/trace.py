@@ -52,6 +52,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from icsim.errors import Picklable
 from icsim.simulator.input_files import InputFileError, read_lines
 
 __all__ = ["COLUMNS", "MAX_MESSAGE_BYTES", "MAX_PACKETS", "MAX_TIME_NS", "TraceError",
@@ -76,7 +77,7 @@ class TraceRecord:
     bytes: int
 
 
-class TraceError(ValueError):
+class TraceError(Picklable, ValueError):
     """A trace file is malformed.  ``str(err)`` is ``<file>:<line>: <reason>``; the parts are
     also kept as ``path``, ``line`` (1-based, physical line in the file; None when the file
     itself cannot be read, and then ``str(err)`` is ``<file>: <reason>``) and ``reason``."""

@@ -36,10 +36,11 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from icsim.errors import Picklable
 from icsim.routing.tables.routing_graph import RoutingGraph, expand_edges, source_dag
 
 
-class UnroutedPairsError(ValueError):
+class UnroutedPairsError(Picklable, ValueError):
     """Some pairs have no path in the routing graph; ``pairs`` lists them (src, dst)."""
 
     def __init__(self, message: str, pairs: list[tuple[int, int]]):
