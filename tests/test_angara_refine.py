@@ -68,3 +68,11 @@ def test_refined_with_traffic_lowers_the_jobs_weighted_max_load():
     table = refined(topo, job, seed=1, traffic=tm, max_moves=20_000)
     assert job_max(table) < job_max(generate("sssp", topo, job))
     assert job_max(table) == 1 and check_table(table).ok
+
+
+@pytest.mark.parametrize("limit", [0, -1.0])
+def test_a_time_limit_that_is_not_above_zero_is_refused_not_run_forever(limit):
+    """A negative limit used to make the annealing's time fraction negative, so it never
+    stopped; a zero one divided by zero."""
+    with pytest.raises(ValueError, match="time_limit_s must be above 0"):
+        refined(Torus((4, 2)), seed=1, time_limit_s=limit)

@@ -108,3 +108,19 @@ def test_bench_tables_times_sssp_and_bfs_on_the_papers_timing_tori(capsys):
     for r in rows:
         assert 0 < r["graph_s"] < r["wall_s"]
         assert r["routes_per_s"] == pytest.approx(r["nodes"] * (r["nodes"] - 1) / r["wall_s"])
+
+
+@pytest.mark.parametrize("args, option", [
+    (["tables", "--dims", "4", "2", "--generator", "refined", "--time-limit", "-1"],
+     "--time-limit"),                                    # annealed forever
+    (["tables", "--dims", "4", "2", "--seed", "-1"], "--seed"),
+    (["tables", "--dims", "4", "2", "--generator", "refined", "--max-moves", "0"],
+     "--max-moves"),
+    (["layers", "--seed", "-1"], "--seed"),               # a line that named no option
+])
+def test_a_bad_number_for_tables_or_layers_is_the_options_error(args, option, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].startswith(
+        f"icsim {args[0]}: error: argument {option}: ")

@@ -318,3 +318,45 @@ def test_reproductions_say_where_they_wrote(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert out.splitlines()[1:] == [f"wrote {tmp_path / 'angara_table2.csv'}",
                                     f"wrote {tmp_path / 'angara_table2.md'}"]
+
+
+# every reproduction's numbers and lists: a bad one is the option's own error (exit 2) before
+# any work, never a hang (--workers 0 waited forever), a traceback or a report of nothing
+BAD_ARGUMENTS = [
+    ("acro-layers", "--workers", "0"), ("acro-layers", "--seeds", "-1"),
+    ("acro-layers", "--sizes", "64,"), ("acro-layers", "--sizes", "99999"),
+    ("acro-layers", "--degrees", "5:3"), ("angara-table2", "--seed", "-1"),
+    ("angara-tori", "--sample", "0"), ("angara-tori", "--workers", "0"),
+    ("angara-sim", "--jobs", "0"), ("angara-optimum", "--time-limit", "0"),
+    ("angara-bounds", "--refine-time", "-1"), ("angara-bounds", "--workers", "-1"),
+    ("angara-bounds", "--max-nodes", "0"), ("angara-traffic", "--time-limit", "-1"),
+    ("angara-faults", "--draws", "0"), ("angara-faults", "--refine-time", "0"),
+    ("angara-faults", "--dims", "0"), ("angara-faults", "--dims", "4xabc"),
+    ("ofr-table3", "--load", "-1"), ("ofr-table3", "--messages", "0"),
+    ("ofr-table3", "--workers", "0"), ("ofr-table3", "--patterns", "uniform,abc"),
+    ("ofr-table2", "--refine", "-1"),
+]
+
+
+@pytest.mark.parametrize("name, option, value", BAD_ARGUMENTS)
+def test_a_bad_number_for_a_reproduction_is_the_options_error(name, option, value, tmp_path,
+                                                               capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", name, option, value, "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith(f"icsim reproduce {name}: error: argument {option}: "), err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["acro-layers", "--sizes", "5", "--degrees", "3"], "no regular graph of 5 nodes and "
+                                                        "degree 3"),
+    (["angara-bounds", "--systems", "0", "0", "0"], "no system to run"),
+    (["ofr-table3", "--load", "2000"], "config error: traffic.load"),
+])
+def test_a_reproduction_that_would_run_nothing_or_a_bad_config_says_so_first(args, message,
+                                                                            tmp_path, capsys):
+    assert main(["reproduce", *args, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and message in err[0], err

@@ -23,6 +23,7 @@ recorded as saturated with its error text (docs/model.md §7).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import math
 import multiprocessing
 import os
 import socket
@@ -391,15 +392,40 @@ class RunProgress(Progress):
         self._show(line)
 
 
-def positive_int(text: str) -> int:
+# ------------------------------------------------------------------ command-line number types
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number of at least ``minimum`` (a count of workers, seeds,
+    draws), so that 0, -1 or ``abc`` is the option's own one-line error, not a hang or a
+    traceback from wherever the number is first used."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, "
+                                             f"got {text!r}")
+        return value
+
+    return parse
+
+
+positive_int = whole_number(1)
+natural_int = whole_number(0)
+
+
+def positive_number(text: str) -> float:
+    """An argparse ``type``: a finite number above 0 (a time limit in seconds, a load)."""
     import argparse
 
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
     return value
 
 

@@ -89,6 +89,8 @@ def refine_choice(rs: RouteSet, choice: np.ndarray, *, weights: np.ndarray | Non
     """
     if time_limit_s is None and max_moves is None:
         raise ValueError("give time_limit_s or max_moves")
+    if time_limit_s is not None and not time_limit_s > 0:      # 0 divides; < 0 never ends
+        raise ValueError(f"time_limit_s must be above 0, got {time_limit_s}")
     t_start = perf_counter()
     rng = np.random.default_rng(seed)
     G = rs.num_pairs

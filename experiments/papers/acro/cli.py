@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from icsim.experiments.pipeline.execution import natural_int, positive_int
+
 
 def add_layers_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -26,7 +28,7 @@ def add_layers_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--topology", default="random_regular", choices=("random_regular", "edges"))
     p.add_argument("--nodes", type=int, default=64)
     p.add_argument("--degree", type=int, default=4)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=natural_int, default=1)
     p.add_argument("--assigner", default="acro",
                    help="acro, lash, lash_tor or lash_tor_conventional (default acro)")
     p.add_argument("--edges", default=None, metavar="FILE", help="edge-list file ('u v' lines)")
@@ -55,14 +57,43 @@ def cmd_layers(args: argparse.Namespace) -> int:
     return 0 if r["verified"] else 1
 
 
+def _sizes(text: str) -> tuple[int, ...]:
+    """``--sizes``: node counts, comma-separated, each within a graph topology's limit."""
+    from icsim.simulator.topology import MAX_GRAPH_NODES
+
+    try:
+        sizes = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or not all(2 <= n <= MAX_GRAPH_NODES for n in sizes):
+        raise argparse.ArgumentTypeError(f"expected node counts from 2 to {MAX_GRAPH_NODES}, "
+                                         f"comma-separated, got {text!r}")
+    return sizes
+
+
+def _degrees(text: str) -> range:
+    """``--degrees``: ``first:last`` (or one degree), 1 <= first <= last."""
+    lo, _, hi = text.partition(":")
+    try:
+        first, last = int(lo), int(hi or lo)
+    except ValueError:
+        first = last = 0
+    if not 1 <= first <= last:
+        raise argparse.ArgumentTypeError(f"expected FIRST:LAST with 1 <= FIRST <= LAST, got "
+                                         f"{text!r}")
+    return range(first, last + 1)
+
+
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory (default runs/acro-layers); finished runs there "
                              "are reused")
-    parser.add_argument("--seeds", type=int, default=100, help="seeds per (|N|, degree)")
-    parser.add_argument("--sizes", default="64,256")
-    parser.add_argument("--degrees", default="3:12", help="first:last degree (inclusive)")
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seeds", type=positive_int, default=100, help="seeds per (|N|, degree)")
+    parser.add_argument("--sizes", type=_sizes, default=(64, 256), metavar="N[,N]",
+                        help="node counts |N| (default 64,256)")
+    parser.add_argument("--degrees", type=_degrees, default=range(3, 13), metavar="FIRST:LAST",
+                        help="first:last degree, inclusive (default 3:12)")
+    parser.add_argument("--workers", type=positive_int, default=1)
     parser.add_argument("--no-bench", action="store_true",
                         help="skip the run-time comparison (|N| = 64, 128, 256)")
     parser.add_argument("--quick", action="store_true", help="3 seeds, |N| = 64, degrees 3-6")
@@ -73,14 +104,16 @@ def _run(args: argparse.Namespace) -> int:
     from icsim.experiments.pipeline.outputs import file_times, report_written
 
     out = Path(args.out or "runs/acro-layers")
-    sizes = tuple(int(x) for x in args.sizes.split(","))
-    lo, _, hi = args.degrees.partition(":")
-    degrees = range(int(lo), int(hi or lo) + 1)
-    seeds = args.seeds
+    sizes, degrees, seeds = args.sizes, args.degrees, args.seeds
     if args.quick:
         sizes, degrees, seeds = (64,), range(3, 7), 3
     since = file_times(out)
-    print(reproduce_acro(out, sizes=sizes, degrees=degrees, seeds=seeds, workers=args.workers))
+    try:
+        print(reproduce_acro(out, sizes=sizes, degrees=degrees, seeds=seeds,
+                             workers=args.workers))
+    except ValueError as exc:                          # no (|N|, d) with a regular graph
+        print(f"icsim reproduce acro-layers: {exc}", file=sys.stderr)
+        return 2
     if not args.no_bench and not args.quick:
         print(bench_assigners(out / "bench", sizes=(64, 128, 256), degree=6, seeds=1,
                               assigners=("acro", "lash", "lash_tor", "lash_tor_conventional")))

@@ -87,9 +87,11 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
             topo = Graph.from_file(edges_file)
         elif topology == "random_regular":
             topo = Graph.random_regular(nodes, degree, seed)
+        elif topology == "edges":
+            raise ValueError("topology 'edges' needs an edge-list file (edges_file; on the "
+                             "command line --edges FILE)")
         else:
-            raise ValueError(f"unknown topology {topology!r}; valid: {', '.join(TOPOLOGIES)} "
-                             f"('edges' needs edges_file)")
+            raise ValueError(f"unknown topology {topology!r}; valid: {', '.join(TOPOLOGIES)}")
         table = minimal_table(topo, tie_break=tie_break, seed=seed)
     out = _assign_and_verify(table, assigner)
     return {"topology": topo.describe(), "nodes": topo.num_nodes, "degree": topo.num_ports,
@@ -342,6 +344,10 @@ def reproduce_acro(out_dir: str | Path, sizes: Sequence[int] = (64, 256),
     # seed-major, so that a run stopped early has covered every (|N|, d) point evenly
     tasks = [(n, d, s, tuple(assigners)) for s in range(1, max(per_size.values()) + 1)
              for n in sizes if s <= per_size[n] for d in degrees if n * d % 2 == 0 and 0 < d < n]
+    if not tasks:
+        raise ValueError(f"no regular graph of {', '.join(map(str, sizes))} nodes and degree "
+                         f"{', '.join(map(str, degrees))} (a d-regular graph on n nodes needs "
+                         f"0 < d < n and n * d even)")
     runs_csv = out / "acro_runs.csv"
     t0 = time.perf_counter()
     ran = _run_all(runs_csv, tasks, workers)

@@ -123,12 +123,15 @@ def reproduce_bounds(out_dir: str | Path, per_dim: dict[int, int] | None = None,
     """Run :func:`bounds_system` on a sample of the committed population and write the report.
 
     Finished systems in ``angara_bounds_systems.csv`` are reused (same dims, seed and refine
-    budget), so an interrupted run continues.
+    budget), so an interrupted run continues.  ``ValueError`` if no system is chosen.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     per_dim = per_dim or {2: 49, 3: 60, 4: 60}
     systems = choose_systems(per_dim, max_nodes, seed)
+    if not systems:
+        raise ValueError(f"no system to run: {per_dim} systems per dimensionality"
+                         + (f", of at most {max_nodes} nodes" if max_nodes else ""))
     path = out_dir / "angara_bounds_systems.csv"
     done = set()
     if path.exists():

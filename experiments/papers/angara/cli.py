@@ -34,6 +34,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from icsim.experiments.papers.published import paper_table
+from icsim.experiments.pipeline.execution import natural_int, positive_int, positive_number
 from icsim.experiments.pipeline.outputs import file_times, note, report_written
 
 
@@ -61,15 +62,15 @@ def add_tables_parser(sub: argparse._SubParsersAction) -> None:
                    help="bfs, sssp, genetic, refined or optimal (default sssp)")
     p.add_argument("--nodes", default=None,
                    help="node subset: a count (the first N ids), ids and ranges '0-7,12'")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=natural_int, default=0)
     p.add_argument("--failed-links", default=None, metavar="LINKS",
                    help="links out of service: 'U-V' (two neighbours) or 'U:PORT' (e.g. 5:y-), "
                         "comma-separated")
     p.add_argument("--failed-nodes", default=None, metavar="IDS",
                    help="nodes out of service, ids and ranges")
-    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+    p.add_argument("--time-limit", type=positive_number, default=None, metavar="S",
                    help="time limit in seconds (optimal: per MILP stage; refined: the search)")
-    p.add_argument("--max-moves", type=int, default=None, metavar="N",
+    p.add_argument("--max-moves", type=positive_int, default=None, metavar="N",
                    help="refined: proposals of the search (default 50 per pair with a choice)")
     p.add_argument("--traffic", default=None, metavar="KIND",
                    help="refined/optimal: weigh pairs by a collective on the nodes (alltoall, "
@@ -138,7 +139,7 @@ def _out(args, default: str) -> Path:
 def _table2_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory (default runs/angara-table2)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=natural_int, default=0)
 
 
 def _table2_run(args: argparse.Namespace) -> int:
@@ -154,15 +155,15 @@ def _table2_run(args: argparse.Namespace) -> int:
 def _tori_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory (default runs/angara-tori)")
-    parser.add_argument("--sample", type=int, default=None,
+    parser.add_argument("--sample", type=positive_int, default=None,
                         help="a seeded sample of this many systems (default: the paper's whole "
                              "population of 49 2D, 339 3D and 1173 4D systems)")
-    parser.add_argument("--max-nodes", type=int, default=None,
+    parser.add_argument("--max-nodes", type=positive_int, default=None,
                         help="leave out systems with more nodes than this")
-    parser.add_argument("--genetic-max-nodes", type=int, default=0,
+    parser.add_argument("--genetic-max-nodes", type=natural_int, default=0,
                         help="also run Genetic on systems up to this size (slow)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seed", type=natural_int, default=0)
+    parser.add_argument("--workers", type=positive_int, default=1)
     parser.add_argument("--quick", action="store_true", help="30 systems of at most 64 nodes")
 
 
@@ -341,7 +342,7 @@ def _sim_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output directory (default runs/angara-sim)")
     parser.add_argument("--quick", action="store_true", help="64 KiB messages, 3 random jobs "
                         "per size")
-    parser.add_argument("--jobs", type=int, default=20,
+    parser.add_argument("--jobs", type=positive_int, default=20,
                         help="random jobs per job size (8, 16, 24 nodes; default 20)")
 
 
@@ -358,9 +359,9 @@ def _sim_run(args: argparse.Namespace) -> int:
 def _optimum_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory (default runs/angara-optimum)")
-    parser.add_argument("--time-limit", type=float, default=600.0, metavar="S",
+    parser.add_argument("--time-limit", type=positive_number, default=600.0, metavar="S",
                         help="HiGHS time limit per MILP stage (default 600 s)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the refined tables")
+    parser.add_argument("--seed", type=natural_int, default=0, help="seed of the refined tables")
     parser.add_argument("--quick", action="store_true", help="2-16 nodes only, no caps")
 
 
@@ -377,15 +378,15 @@ def _optimum_run(args: argparse.Namespace) -> int:
 def _bounds_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory (default runs/angara-bounds)")
-    parser.add_argument("--systems", nargs=3, type=int, default=(49, 60, 60),
+    parser.add_argument("--systems", nargs=3, type=natural_int, default=(49, 60, 60),
                         metavar=("N2", "N3", "N4"),
                         help="systems per dimensionality (default 49 60 60: every 2D one)")
-    parser.add_argument("--max-nodes", type=int, default=256,
+    parser.add_argument("--max-nodes", type=positive_int, default=256,
                         help="leave out systems with more nodes (default 256)")
-    parser.add_argument("--refine-time", type=float, default=5.0, metavar="S",
+    parser.add_argument("--refine-time", type=positive_number, default=5.0, metavar="S",
                         help="refinement budget per system (default 5 s)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seed", type=natural_int, default=0)
+    parser.add_argument("--workers", type=positive_int, default=1)
     parser.add_argument("--quick", action="store_true", help="4 systems per dimensionality, "
                         "at most 64 nodes, 1 s refinement")
 
@@ -394,19 +395,24 @@ def _bounds_run(args: argparse.Namespace) -> int:
     from icsim.experiments.papers.angara.bounds import reproduce_bounds
 
     per_dim = dict(zip((2, 3, 4), (4, 4, 4) if args.quick else args.systems))
-    print(reproduce_bounds(_out(args, "runs/angara-bounds"), per_dim=per_dim,
-                           max_nodes=64 if args.quick else args.max_nodes,
-                           refine_time_s=1.0 if args.quick else args.refine_time,
-                           seed=args.seed, workers=args.workers, command=args.command_line))
+    try:
+        print(reproduce_bounds(_out(args, "runs/angara-bounds"), per_dim=per_dim,
+                               max_nodes=64 if args.quick else args.max_nodes,
+                               refine_time_s=1.0 if args.quick else args.refine_time,
+                               seed=args.seed, workers=args.workers,
+                               command=args.command_line))
+    except ValueError as exc:                           # --systems/--max-nodes choose none
+        print(f"icsim reproduce angara-bounds: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
 def _traffic_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory (default runs/angara-traffic)")
-    parser.add_argument("--jobs", type=int, default=20,
+    parser.add_argument("--jobs", type=positive_int, default=20,
                         help="random jobs per job size (8, 16, 24 nodes; default 20)")
-    parser.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+    parser.add_argument("--time-limit", type=positive_number, default=60.0, metavar="S",
                         help="MILP time limit per traffic-aware table (default 60 s)")
     parser.add_argument("--quick", action="store_true",
                         help="64 KiB messages, 2 random jobs per size")
@@ -422,38 +428,52 @@ def _traffic_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _torus_dims(text: str) -> tuple[int, ...]:
+    """``--dims``: a torus such as ``4x2x2x2``, every size at least 2."""
+    from icsim.experiments.papers.angara.analysis import parse_dims
+
+    try:
+        dims = parse_dims(text)
+    except ValueError:
+        dims = ()
+    if not dims or min(dims) < 2:
+        raise argparse.ArgumentTypeError(f"expected sizes of at least 2 joined by x, e.g. "
+                                         f"4x2x2x2, got {text!r}")
+    return dims
+
+
 def _faults_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory (default runs/angara-faults)")
-    parser.add_argument("--dims", default="4x2x2x2", help="torus, e.g. 4x2x2x2 or 8x8x8")
-    parser.add_argument("--draws", type=int, default=100,
+    parser.add_argument("--dims", type=_torus_dims, default=(4, 2, 2, 2),
+                        help="torus, e.g. 4x2x2x2 or 8x8x8")
+    parser.add_argument("--draws", type=positive_int, default=100,
                         help="fault sets per number of failed links (default 100)")
-    parser.add_argument("--node-draws", type=int, default=None,
+    parser.add_argument("--node-draws", type=positive_int, default=None,
                         help="fault sets per number of failed nodes (default --draws; single "
                              "nodes are enumerated when that covers them all)")
-    parser.add_argument("--load-draws", type=int, default=None,
+    parser.add_argument("--load-draws", type=natural_int, default=None,
                         help="on the first this many sets of each case also build the BFS, "
                              "SSSP and refined tables and ACRO's layers (default all)")
-    parser.add_argument("--refine-time", type=float, default=5.0, metavar="S")
+    parser.add_argument("--refine-time", type=positive_number, default=5.0, metavar="S")
     parser.add_argument("--check", choices=("all", "refined"), default="all",
                         help="which tables go through the deadlock checker (default all)")
-    parser.add_argument("--sim-draws", type=int, default=0,
+    parser.add_argument("--sim-draws", type=natural_int, default=0,
                         help="simulate an alltoall on this many routable sets per number of "
                              "failed links (default 0: no simulation)")
-    parser.add_argument("--sim-kib", type=int, default=256,
+    parser.add_argument("--sim-kib", type=positive_int, default=256,
                         help="alltoall message size in KiB (default 256)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seed", type=natural_int, default=0)
+    parser.add_argument("--workers", type=positive_int, default=1)
     parser.add_argument("--quick", action="store_true",
                         help="5 sets per case, 2 with tables, 1 simulated")
 
 
 def _faults_run(args: argparse.Namespace) -> int:
-    from icsim.experiments.papers.angara.analysis import parse_dims
     from icsim.experiments.papers.angara.faults import reproduce_faults
 
     q = args.quick
-    print(reproduce_faults(_out(args, "runs/angara-faults"), dims=parse_dims(args.dims),
+    print(reproduce_faults(_out(args, "runs/angara-faults"), dims=args.dims,
                            draws=5 if q else args.draws,
                            node_draws=5 if q else args.node_draws,
                            load_draws=2 if q else args.load_draws, seed=args.seed,

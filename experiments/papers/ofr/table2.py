@@ -66,7 +66,7 @@ import pandas as pd
 import yaml
 
 from icsim.experiments.pipeline.execution import engine_overrides, format_duration, git_commit, \
-    make_executor, package_version
+    make_executor, natural_int, package_version
 from icsim.experiments.pipeline.outputs import Outputs, add_output_arguments, progress_option, \
     report_outputs
 from icsim.experiments.papers.published import paper_table
@@ -148,7 +148,8 @@ def load_grid(pattern: str, quick: bool = False) -> list[float]:
 
 
 # ---------------------------------------------------------------------------------- arguments
-def _csv_list(choices: tuple[str, ...] | None = None):
+def csv_list(choices: tuple[str, ...] | None = None):
+    """An argparse ``type``: a comma-separated list, each item one of ``choices`` (any if None)."""
     def parse(text: str) -> list[str]:
         items = [t.strip() for t in text.split(",") if t.strip()]
         if not items:
@@ -172,10 +173,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "simulator, "
                              "clean = icsim's default model, both; default reference")
     add_common_arguments(parser, "runs/ofr-table2-k<k>[-quick]")
-    parser.add_argument("--algorithms", type=_csv_list(), default=list(ALGORITHMS),
+    parser.add_argument("--algorithms", type=csv_list(), default=list(ALGORITHMS),
                         metavar="A,B,...",
                         help="routing algorithms to compare (default abr,por,ofr)")
-    parser.add_argument("--patterns", type=_csv_list(PATTERNS), default=list(PATTERNS),
+    parser.add_argument("--patterns", type=csv_list(PATTERNS), default=list(PATTERNS),
                         metavar="P,Q,...",
                         help=f"patterns (default all: {','.join(PATTERNS)})")
     parser.add_argument("--configs", default=None, metavar="DIR",
@@ -188,7 +189,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--full", action="store_true",
                         help="run each pattern's whole load range (no stopping after two "
                              "saturated loads)")
-    parser.add_argument("--refine", type=int, default=0, metavar="STEPS",
+    parser.add_argument("--refine", type=natural_int, default=0, metavar="STEPS",
                         help="bisection steps beyond the 0.05 grid (reported separately)")
     parser.add_argument("--search", choices=SEARCHES, default="climb",
                         help="climb each load grid from 0.10 (default, as the paper) or bisect "

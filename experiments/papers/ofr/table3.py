@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from icsim.experiments.papers.ofr.table2 import default_configs_dir
+from icsim.experiments.papers.ofr.table2 import PATTERNS, csv_list, default_configs_dir
 from icsim.experiments.papers.published import paper_table
-from icsim.experiments.pipeline.execution import add_engine_argument, engine_overrides
+from icsim.experiments.pipeline.execution import add_engine_argument, engine_overrides, \
+    positive_int, positive_number
 from icsim.experiments.pipeline.outputs import note
+from icsim.simulator.config import load_config
 
-PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
 MESSAGES = {"butterfly": 12, "uniform": 4}        # others: --messages (default 2)
 COLUMNS = {"ofr_oidn": ("ofr", "outflank"), "ofr_widn": ("ofr", "wraparound"),
            "ofr_total": ("ofr", "total"), "por_total": ("por", "total")}
@@ -35,21 +36,21 @@ EPILOG = __doc__
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, default=16, choices=(8, 16))
     parser.add_argument("--profile", default="both", choices=("clean", "reference", "both"))
-    parser.add_argument("--load", type=float, default=0.10)
-    parser.add_argument("--messages", type=int, default=2,
+    parser.add_argument("--load", type=positive_number, default=0.10)
+    parser.add_argument("--messages", type=positive_int, default=2,
                         help="messages per node for the fixed patterns (default 2)")
-    parser.add_argument("--patterns", default=",".join(PATTERNS))
+    parser.add_argument("--patterns", type=csv_list(PATTERNS), default=list(PATTERNS),
+                        metavar="P,Q,...", help=f"patterns (default {','.join(PATTERNS)})")
     parser.add_argument("--configs", default=None, metavar="DIR",
                         help="directory holding <profile>/k<k>.yaml (default: the bundled configs/ofr)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory (default runs/ofr-table3-k<k>)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1)
     parser.add_argument("--quick", action="store_true", help="8x8x8, one message per node")
     add_engine_argument(parser)
 
 
 def _one(job: dict) -> dict:
-    from icsim.simulator.config import load_config
     from icsim.simulator.simulation import run
 
     cfg = load_config(job["config"], job["overrides"])
@@ -68,7 +69,7 @@ def jobs(args) -> list[dict]:
     out = []
     for profile in profiles:
         config = str(Path(args.configs or default_configs_dir()) / profile / f"k{k}.yaml")
-        for pattern in args.patterns.split(","):
+        for pattern in args.patterns:
             m = 1 if args.quick else MESSAGES.get(pattern, args.messages)
             dims = [k, k, 2 * k] if (pattern == "transpose" and k == 8) else [k, k, k]
             for algorithm in ("por", "ofr"):
@@ -127,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
     have = {(d["profile"], d["pattern"], d["algorithm"], d["messages"]) for d in done}
     todo = [j for j in todo if (j["profile"], j["pattern"], j["algorithm"], j["messages"])
             not in have]
+    for j in todo:                          # a config error stops here, before any run
+        load_config(j["config"], j["overrides"])
     t0 = time.time()
     with ProcessPoolExecutor(max_workers=args.workers) as pool, done_path.open("a") as fh:
         futures = {pool.submit(_one, j): j for j in todo}
