@@ -21,8 +21,8 @@ import os
 import sys
 from typing import Any, Callable
 
-from icsim.experiments.pipeline.execution import (add_engine_argument, engine_overrides,
-                                                   positive_int)
+from icsim.experiments.pipeline.execution import (ExecutorError, add_engine_argument,
+                                                   engine_overrides, natural_int, positive_int)
 from icsim.experiments.pipeline.outputs import (add_output_arguments, add_progress_arguments,
                                                progress_option, report_outputs)
 from icsim.registry import Registry
@@ -208,7 +208,7 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
                         "results.csv there is resumed")
     p.add_argument("--full", action="store_true",
                    help="run every grid load (no stopping after two saturated loads)")
-    p.add_argument("--refine", type=int, default=0, metavar="STEPS",
+    p.add_argument("--refine", type=natural_int, default=0, metavar="STEPS",
                    help="bisect between gamma* and the first saturated grid load for STEPS "
                         "steps (default 0)")
     p.add_argument("--search", choices=SEARCHES, default="climb",
@@ -218,7 +218,7 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
                    help="with --search bisect: where gamma* is expected; each curve runs the "
                         "grid load nearest to it first and walks, then gallops, outward (the "
                         "same gamma*, fewer runs when the guess is near)")
-    p.add_argument("--stop-after", type=int, default=2, metavar="N",
+    p.add_argument("--stop-after", type=positive_int, default=2, metavar="N",
                    help="stop a curve after N saturated grid loads in a row (default 2)")
     p.add_argument("--seeds", type=positive_int, default=1, metavar="N",
                    help="run every load with N seeds (the config's seed, seed+1, ...): per-load "
@@ -398,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"icsim: config error: {exc}", file=sys.stderr)
         return 2
-    except FILE_ERRORS as exc:
+    except (*FILE_ERRORS, ExecutorError) as exc:
         print(f"icsim: {exc}", file=sys.stderr)
         return 2
     except DeadlockError as exc:

@@ -117,8 +117,10 @@ def test_bench_tables_times_sssp_and_bfs_on_the_papers_timing_tori(capsys):
     (["tables", "--dims", "4", "2", "--generator", "refined", "--max-moves", "0"],
      "--max-moves"),
     (["layers", "--seed", "-1"], "--seed"),               # a line that named no option
+    (["sweep", str(QUICKSTART), "--stop-after", "0"], "--stop-after"),     # a traceback
+    (["sweep", str(QUICKSTART), "--refine", "-1"], "--refine"),            # taken as 0
 ])
-def test_a_bad_number_for_tables_or_layers_is_the_options_error(args, option, capsys):
+def test_a_bad_number_for_tables_layers_or_sweep_is_the_options_error(args, option, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(args)
     assert exit_.value.code == 2

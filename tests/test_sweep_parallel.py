@@ -88,3 +88,17 @@ def test_icsim_sweep_runs_on_a_dask_scheduler_address(tmp_path, capsys):
     assert rc == 0
     assert "(dask, 1 slot)" in capsys.readouterr().out
     assert len(pd.read_csv(tmp_path / "results.csv")) == 2
+
+
+def test_a_scheduler_address_with_no_scheduler_is_one_line_and_exit_2(tmp_path, capsys):
+    """A malformed address (or, after distributed's 30 s, nobody listening) ended in a
+    traceback; before any run, and with nothing written."""
+    from icsim.experiments.cli import main
+
+    config = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
+    assert main(["sweep", str(config), "--scheduler", "nonsense", "--out",
+                 str(tmp_path / "out"), "--loads", "0.1"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["icsim: --scheduler nonsense: no dask scheduler to use there (ValueError: "
+                   "missing port number in address 'nonsense')"]
+    assert not (tmp_path / "out").exists()

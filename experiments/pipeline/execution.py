@@ -182,6 +182,11 @@ class LocalPoolExecutor(Executor):
             self._pool.shutdown(wait=True)
 
 
+class ExecutorError(RuntimeError):
+    """An execution backend that cannot start (``--scheduler`` names no usable scheduler); the
+    command line prints its one line and exits with status 2."""
+
+
 class DaskExecutor(Executor):
     """Tasks submitted to a dask.distributed scheduler.
 
@@ -202,12 +207,17 @@ class DaskExecutor(Executor):
         try:
             import distributed
         except ImportError:
-            raise RuntimeError("--scheduler needs dask.distributed: pip install 'icsim[dask]'") \
-                from None
+            raise ExecutorError("--scheduler needs dask.distributed: pip install "
+                                "'icsim[dask]'") from None
         self._distributed = distributed
         self._own = client is None
-        self.client = client if client is not None else distributed.Client(address)
-        threads = sum(self.client.nthreads().values()) or 1
+        try:
+            self.client = client if client is not None else distributed.Client(address)
+            threads = sum(self.client.nthreads().values()) or 1
+        except Exception as exc:        # a malformed address, nobody there, not a scheduler
+            raise ExecutorError(f"--scheduler {address}: no dask scheduler to use there "
+                                f"({type(exc).__name__}: {' '.join(str(exc).split())})") \
+                from None
         self.slots = max(1, slots or threads)
         self._futures: set[Any] = set()
 
