@@ -126,3 +126,23 @@ def test_a_bad_number_for_tables_layers_or_sweep_is_the_options_error(args, opti
     assert exit_.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1].startswith(
         f"icsim {args[0]}: error: argument {option}: ")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--nodes", "0-999999999999"], "nodes: '0-999999999999': node 999999999999 is outside "
+                                    "the 32-node torus"),              # was a MemoryError
+    (["--failed-nodes", "3-99999999999"], "failed nodes: '3-99999999999': node 99999999999 "
+                                          "is outside"),
+    (["--generator", "refined", "--traffic", "tornado", "--traffic-params", "[1]"],
+     "--traffic-params: expected a JSON object"),                     # was a TypeError
+    (["--out", "{tmp}"], "out: {tmp} is a directory"),   # was an error after the generation
+    (["--dims", "100000"], "a table of 100,000 nodes holds 9,999,900,000 routes, about"),
+])
+def test_icsim_tables_refuses_what_it_cannot_do_before_generating(args, message, tmp_path,
+                                                                   capsys):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    dims = [] if "--dims" in args else ["--dims", "4", "2", "2", "2"]
+    assert main(["tables", *dims, *args]) == 2
+    out = capsys.readouterr()
+    assert out.err.splitlines() == [out.err.strip()] and not out.out
+    assert out.err.startswith("icsim tables: " + message.replace("{tmp}", str(tmp_path)))

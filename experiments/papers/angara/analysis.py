@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from time import perf_counter
 from typing import Iterable, Sequence
@@ -86,14 +87,16 @@ def parse_nodes(nodes, topology: Torus) -> tuple[int, ...] | None:
                              f"{topology.num_nodes} nodes to allocate")
         return tuple(range(int(nodes)))
     if isinstance(nodes, str):
-        return parse_ids(nodes)
+        return parse_ids(nodes, topology.num_nodes)
     return tuple(int(v) for v in nodes)
 
 
-def parse_ids(text: str) -> tuple[int, ...]:
-    """Node ids and ranges, ``'0-7,12'`` (a single number is an id here).
+def parse_ids(text: str, num_nodes: int, what: str = "nodes") -> tuple[int, ...]:
+    """Node ids and ranges, ``'0-7,12'`` (a single number is an id here), each id below
+    ``num_nodes`` (checked before a range is expanded, so ``0-999999999999`` is an error, not
+    a list of a trillion ids).
 
-    >>> parse_ids("12"), parse_ids("0-2, 7")
+    >>> parse_ids("12", 32), parse_ids("0-2, 7", 32)
     ((12,), (0, 1, 2, 7))
     """
     out = []
@@ -103,10 +106,14 @@ def parse_ids(text: str) -> tuple[int, ...]:
             continue
         a, _, b = part.partition("-")
         try:
-            out.extend(range(int(a), int(b) + 1) if b else [int(a)])
+            first, last = int(a), int(b or a)
         except ValueError:
-            raise ValueError(f"nodes: cannot read {part!r} (use ids and ranges like "
+            raise ValueError(f"{what}: cannot read {part!r} (use ids and ranges like "
                              f"0-7,12)") from None
+        if last >= num_nodes:
+            raise ValueError(f"{what}: {part!r}: node {last} is outside the {num_nodes}-node "
+                             f"torus (ids 0..{num_nodes - 1})")
+        out.extend(range(first, last + 1))
     return tuple(out)
 
 
@@ -163,7 +170,7 @@ def faulty_torus(dims, failed_links=None, failed_nodes=None) -> Torus:
     elif isinstance(failed_nodes, (int, np.integer)):
         dead = (int(failed_nodes),)
     elif isinstance(failed_nodes, str):
-        dead = parse_ids(failed_nodes)
+        dead = parse_ids(failed_nodes, healthy.num_nodes, "failed nodes")
     else:
         dead = tuple(int(v) for v in failed_nodes)
     if not links and not dead:
@@ -185,6 +192,18 @@ def table_traffic(kind: str | None, topo: Torus, nodes, params: dict | None = No
 
 
 @gc_paused()
+def _check_table_fits(topo: Torus, subset: tuple[int, ...] | None) -> None:
+    """Refuse a table that would not fit in memory (:func:`~icsim.simulator.limits.table_bytes`
+    against what this machine has) before generating it."""
+    from icsim.simulator.limits import BASELINE_BYTES, available_bytes, table_bytes
+
+    n = len(subset) if subset is not None else len(topo.alive_nodes)
+    need, have = BASELINE_BYTES + table_bytes(n, topo.dims), available_bytes()
+    if need > 0.9 * have:
+        raise ValueError(f"a table of {n:,} nodes holds {n * (n - 1):,} routes, about "
+                         f"{need / 1e9:,.1f} GB; this machine has {have / 1e9:,.1f} GB available")
+
+
 def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path | None = None,
                 as_json: bool = False, failed_links=None, failed_nodes=None,
                 traffic: str | None = None, traffic_params: dict | None = None,
@@ -236,6 +255,18 @@ def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path
     """
     topo = faulty_torus(dims, failed_links, failed_nodes)
     subset = parse_nodes(nodes, topo)
+    _check_table_fits(topo, subset)
+    if out is not None:                 # a bad path says so now, not after the generation
+        out = Path(out)
+        if out.is_dir():
+            raise ValueError(f"out: {out} is a directory; give the table file's name")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"out: cannot make the folder {out.parent} ({exc.strerror})") \
+                from None
+        if not os.access(out.parent, os.W_OK):
+            raise ValueError(f"out: cannot write in {out.parent}")
     if traffic is not None:
         opts["traffic"] = table_traffic(traffic, topo, subset, traffic_params)
     table = generate(generator, topo, subset, seed=seed, **opts)
@@ -259,7 +290,6 @@ def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path
         result["lp_bound_deadlock_free"] = load_lower_bound(topo, subset,
                                                             routes="deadlock-free").bound
     if out is not None:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
         table.save(out)
         result["out"] = str(out)
     if as_json:

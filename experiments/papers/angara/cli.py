@@ -87,6 +87,18 @@ def add_tables_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_tables)
 
 
+def _traffic_params(text: str) -> dict:
+    """``--traffic-params``: a JSON object of the pattern's parameters."""
+    try:
+        params = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--traffic-params: not JSON ({exc})") from None
+    if not isinstance(params, dict):
+        raise ValueError(f"--traffic-params: expected a JSON object such as "
+                         f"'{{\"over\": \"index\"}}', got {text!r}")
+    return params
+
+
 def cmd_tables(args: argparse.Namespace) -> int:
     from icsim.experiments.papers.angara.analysis import check_main, tables_main
     from icsim.routing.table import TableError
@@ -110,7 +122,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
             opts["time_limit_s"] = args.time_limit
         if args.max_moves is not None:
             opts["max_moves"] = args.max_moves
-        params = json.loads(args.traffic_params) if args.traffic_params else None
+        params = _traffic_params(args.traffic_params) if args.traffic_params else None
         tables_main(args.dims, args.generator, nodes=args.nodes, seed=args.seed, out=args.out,
                     as_json=args.json, failed_links=args.failed_links,
                     failed_nodes=args.failed_nodes, traffic=args.traffic,
