@@ -88,8 +88,8 @@ QUICK_DIMS = (4, 4, 4)
 QUICK_OVERRIDES = {"traffic.message_packets": 16, "run.messages_per_node": 4,
                    "run.warmup_us": 10, "run.measure_us": 40, "run.drain_us": 100}
 #: keys set per curve; --set on them would silently contradict the table's labels
-RESERVED = {"routing.algorithm": "--algorithms", "traffic.pattern": "--patterns",
-            "traffic.load": "(the per-pattern load range)"}
+RESERVED = {"routing.algorithm": "use --algorithms", "traffic.pattern": "use --patterns",
+            "traffic.load": "each pattern has its own load grid, from 0.10 in steps of 0.05"}
 
 TABLE3_COLUMNS = {"ofr_oidn": ("ofr", "derouted.outflank"),
                   "ofr_widn": ("ofr", "derouted.wraparound"),
@@ -238,7 +238,7 @@ def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithm
     user_keys = {".".join(parse_override(o)[0]) for o in overrides}
     for key, flag in RESERVED.items():
         if key in user_keys:
-            raise ConfigError(key, f"set per curve by the reproduction; use {flag}")
+            raise ConfigError(key, f"set per curve by the reproduction; {flag}")
     base = apply_overrides(data, overrides)
     curves = []
     for pattern in patterns:
