@@ -107,17 +107,18 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
 
     Parameters
     ----------
-    loads : str or iterable of float
+    loads : str, float or iterable of float
         ``"0.1:0.5:0.1"`` (stop included) or the loads themselves.
     vary : dict, optional
-        ``{"routing.algorithm": ["dor", "ofr"]}``: one curve per combination.
+        ``{"routing.algorithm": ["dor", "ofr"]}``: one curve per combination (a text value is
+        the command line's comma list, ``"dor,ofr"``; a value that is not a list is one value).
     seeds : int
         Replications per curve (seeds s .. s + seeds - 1).
     out : path, optional
         Where ``results.csv``, ``gamma_star.csv``, ... and the figures go (an existing sweep
         there is resumed); default a temporary directory, removed afterwards.
     workers : int, optional
-        Local worker processes (default 1 here: in this process).
+        Local worker processes, at least 1 (default 1 here: in this process).
     search : {"climb", "bisect"}
     plots : bool, optional
         Draw the figures into ``out`` (default: when ``out`` is given).
@@ -129,14 +130,31 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
         ``df.attrs["gamma_star"]`` maps each curve to its γ*.
     """
     from icsim.experiments.pipeline.execution import make_executor
-    from icsim.experiments.pipeline.sweep import make_curves, parse_loads, point_key, run_sweep
+    from icsim.experiments.pipeline.sweep import (make_curves, parse_loads, parse_vary, point_key,
+                                                  run_sweep)
     from icsim.simulator.build import from_dict
 
     data = _config_data(config, overrides)
     from_dict(data)                                   # every error before the first run
-    grid = parse_loads(loads) if isinstance(loads, str) else sorted({float(x) for x in loads})
-    curves = make_curves(data, grid, (), [(k, list(v)) for k, v in (vary or {}).items()],
-                         seeds=seeds)
+    if isinstance(loads, (int, float)):
+        loads = [loads]
+    if isinstance(loads, str):
+        grid = parse_loads(loads)
+    elif isinstance(loads, Iterable):
+        grid = sorted({float(x) for x in loads})
+    else:
+        raise TypeError(f"loads: a grid ('0.1:0.5:0.1'), a load or a list of loads, got "
+                        f"{type(loads).__name__}")
+    if vary is not None and not isinstance(vary, Mapping):
+        raise TypeError(f"vary: a dict of dotted keys to values ({{'routing.algorithm': "
+                        f"['dor', 'ofr']}}), got {type(vary).__name__}")
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers: at least 1, got {workers}")
+    # a value that is text is the command line's comma list ("dor,ofr"); one that is not a
+    # list is one value
+    varied = [parse_vary(f"{k}={v}") if isinstance(v, str) else
+              (k, list(v) if isinstance(v, Iterable) else [v]) for k, v in (vary or {}).items()]
+    curves = make_curves(data, grid, (), varied, seeds=seeds)
     tmp = None if out is not None else tempfile.TemporaryDirectory(prefix="icsim-sweep-")
     where = Path(out) if out is not None else Path(tmp.name)
     try:

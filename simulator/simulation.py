@@ -26,6 +26,8 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
     from icsim.simulator.engines.compiled import CompiledEngine, supports
 
     name = name or model.config.run.engine
+    if name not in ("auto", "simpy", "compiled"):
+        raise ConfigError("run.engine", f"unknown engine {name!r} (valid: auto, simpy, compiled)")
     why = supports(model.spec)
     if name == "auto":
         name = "simpy" if why else "compiled"

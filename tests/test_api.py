@@ -69,6 +69,29 @@ def test_a_config_or_overrides_of_the_wrong_type_say_what_they_should_be():
         icsim.run(42)
 
 
+def test_a_sweep_takes_one_load_and_the_command_lines_comma_list_of_values():
+    """A string value was iterated letter by letter ("unknown algorithm 'd'") and a single
+    load was 'float object is not iterable'."""
+    df = icsim.sweep("quickstart", 0.1, vary={"routing.algorithm": "dor,abr"},
+                     overrides={"topology.dims": [4, 4], "run.measure_us": 20})
+    assert sorted(set(df.curve)) == ["routing.algorithm=abr", "routing.algorithm=dor"]
+    assert list(df.offered_load) == [0.1, 0.1]
+
+
+def test_wrong_sweep_arguments_and_engines_are_refused_before_any_run():
+    with pytest.raises(TypeError, match=r"vary: a dict of dotted keys .*, got list"):
+        icsim.sweep("quickstart", "0.1", vary=["routing.algorithm=dor"])
+    with pytest.raises(ValueError, match="workers: at least 1, got 0"):
+        icsim.sweep("quickstart", "0.1", workers=0)        # ran serially before
+    with pytest.raises(TypeError, match="loads: a grid .* got NoneType"):
+        icsim.sweep("quickstart", None)
+    with pytest.raises(icsim.api.ConfigError, match="run.engine: unknown engine 'fast'"):
+        icsim.run("quickstart", SMALL, engine="fast")      # ran on SimPy before
+    with pytest.raises(ValueError, match="results: no offered_load or latency_ns or "
+                                         "accepted_load column"):
+        icsim.latency_figure([{"load": 0.1}])               # a KeyError before
+
+
 def test_the_walkthrough_runs_top_to_bottom(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(ROOT / "docs" / "walkthrough.py"), run_name="__main__")

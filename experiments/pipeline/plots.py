@@ -113,12 +113,16 @@ def read_results(path: str | Path) -> pd.DataFrame:
 
 
 def to_frame(data: Any) -> pd.DataFrame:
-    """Rows (list of dicts), a DataFrame or a path, as a DataFrame."""
-    if isinstance(data, pd.DataFrame):
-        return data.copy()
+    """Rows (list of dicts), a DataFrame or a path, as a DataFrame; ``ValueError`` if rows lack
+    one of :data:`NEEDED_COLUMNS` (they are not a sweep's)."""
     if isinstance(data, (str, Path)):
         return read_results(data)
-    return pd.DataFrame(list(data))
+    df = data.copy() if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
+    missing = [c for c in NEEDED_COLUMNS if c not in df.columns]
+    if len(df) and missing:
+        raise ValueError(f"results: no {' or '.join(missing)} column (the rows of a sweep's "
+                         f"results.csv, as icsim.sweep returns them)")
+    return df
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
