@@ -35,7 +35,7 @@ def test_a_missing_file_or_one_without_finished_runs_is_one_line_and_status_2(tm
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nothing.csv" in err and "cannot read" in err
     failed = tmp_path / "results.csv"
-    failed.write_text("curve,offered_load,status\nabr,0.1,error\n")
+    failed.write_text("curve,offered_load,status,latency_ns,accepted_load\nabr,0.1,error,,\n")
     assert main([str(failed)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no finished run" in err

@@ -23,6 +23,7 @@ import pandas as pd
 from icsim.experiments.pipeline.plots import read_results
 from icsim.experiments.pipeline.saturation import judge
 from icsim.experiments.pipeline.sweep import config_of_row
+from icsim.simulator.input_files import InputFileError
 
 FIELDS = ("latency_ns", "completion_time_ns", "accepted_load", "packet_hops",
           "packets_delivered", "derouted.total", "derouted.outflank", "derouted.wraparound",
@@ -77,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         df = read_results(args.results)
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        print(f"engine_check: {args.results}: cannot read the results ({exc})", file=sys.stderr)
+    except InputFileError as exc:
+        print(f"engine_check: cannot read the results: {exc}", file=sys.stderr)
         return 2
     if "status" not in df.columns or not (df.status == "ok").any():
         print(f"engine_check: {args.results}: no finished run (status ok) to re-run",
