@@ -99,10 +99,9 @@ def read_results(path: str | Path) -> pd.DataFrame:
         df = pd.read_csv(io.StringIO(text))
     except pd.errors.ParserError as exc:
         raise InputFileError(name, f"not a CSV table ({' '.join(str(exc).split())})") from None
-    missing = [c for c in NEEDED_COLUMNS if c not in df.columns]
+    missing = _missing_columns(df)
     if missing:
-        raise InputFileError(name, f"no {' or '.join(missing)} column: not a sweep's "
-                                   f"results.csv", 1)
+        raise InputFileError(name, f"no {missing} column: not a sweep's results.csv", 1)
     bad = ~df["offered_load"].map(is_load)
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
@@ -112,15 +111,20 @@ def read_results(path: str | Path) -> pd.DataFrame:
     return df.assign(offered_load=df["offered_load"].astype(float))
 
 
+def _missing_columns(df: pd.DataFrame) -> str:
+    """Which of :data:`NEEDED_COLUMNS` the frame lacks, as text ("" if none)."""
+    return " or ".join(c for c in NEEDED_COLUMNS if c not in df.columns)
+
+
 def to_frame(data: Any) -> pd.DataFrame:
     """Rows (list of dicts), a DataFrame or a path, as a DataFrame; ``ValueError`` if rows lack
     one of :data:`NEEDED_COLUMNS` (they are not a sweep's)."""
     if isinstance(data, (str, Path)):
         return read_results(data)
     df = data.copy() if isinstance(data, pd.DataFrame) else pd.DataFrame(list(data))
-    missing = [c for c in NEEDED_COLUMNS if c not in df.columns]
+    missing = _missing_columns(df)
     if len(df) and missing:
-        raise ValueError(f"results: no {' or '.join(missing)} column (the rows of a sweep's "
+        raise ValueError(f"results: no {missing} column (the rows of a sweep's "
                          f"results.csv, as icsim.sweep returns them)")
     return df
 

@@ -191,7 +191,6 @@ def table_traffic(kind: str | None, topo: Torus, nodes, params: dict | None = No
     return collective_traffic(kind, topo, job, params=params)
 
 
-@gc_paused()
 def _check_table_fits(topo: Torus, subset: tuple[int, ...] | None) -> None:
     """Refuse a table that would not fit in memory (:func:`~icsim.simulator.limits.table_bytes`
     against what this machine has) before generating it."""
@@ -204,6 +203,7 @@ def _check_table_fits(topo: Torus, subset: tuple[int, ...] | None) -> None:
                          f"{need / 1e9:,.1f} GB; this machine has {have / 1e9:,.1f} GB available")
 
 
+@gc_paused()
 def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path | None = None,
                 as_json: bool = False, failed_links=None, failed_nodes=None,
                 traffic: str | None = None, traffic_params: dict | None = None,
