@@ -777,6 +777,7 @@ def results_texts(draw) -> str:
 
 @given(content=results_texts())
 @settings(FUZZ, max_examples=25)
+@pytest.mark.filterwarnings("ignore:overflow encountered in exp:RuntimeWarning")  # 1e300 ns
 def test_icsim_plot_on_a_generated_results_file_draws_or_exits_2_with_one_line(scratch,
                                                                               content):
     code, err = plot(scratch, content)
