@@ -410,6 +410,21 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:                  # output piped into head, less ... that closed
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:                   # an output path that cannot be made or written
+        print(f"icsim: {file_problem(exc)}", file=sys.stderr)
+        return 2
+
+
+def file_problem(exc: OSError) -> str:
+    """One line for a file or folder icsim could not make or write (``--out`` naming a file
+    where a folder goes, a folder it may not write in ...)."""
+    what = {FileExistsError: "is a file, not a folder",
+            NotADirectoryError: "is below a file, not a folder",
+            PermissionError: "may not be written here",
+            FileNotFoundError: "no such file or folder (or none above it to make it in)"}
+    reason = next((text for kind, text in what.items() if isinstance(exc, kind)),
+                  exc.strerror or str(exc))
+    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 if __name__ == "__main__":

@@ -146,3 +146,18 @@ def test_icsim_tables_refuses_what_it_cannot_do_before_generating(args, message,
     out = capsys.readouterr()
     assert out.err.splitlines() == [out.err.strip()] and not out.out
     assert out.err.startswith("icsim tables: " + message.replace("{tmp}", str(tmp_path)))
+
+
+def test_an_output_folder_that_is_a_file_is_one_line_and_exit_2(tmp_path, capsys):
+    """--out naming a file: a FileExistsError or NotADirectoryError traceback before."""
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    results = tmp_path / "runs"
+    results.mkdir()
+    (results / "results.csv").write_text("offered_load,latency_ns,accepted_load\n0.1,5,0.1\n")
+    for args, where in ((["sweep", str(QUICKSTART), "--loads", "0.1", "--out", str(blocker)],
+                         f"{blocker}: is a file, not a folder"),
+                        (["plot", str(results), "--out", str(blocker / "figs")],
+                         f"{blocker / 'figs'}: is below a file, not a folder")):
+        assert main(args) == 2
+        assert capsys.readouterr().err.splitlines() == [f"icsim: {where}"]
