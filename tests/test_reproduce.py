@@ -360,3 +360,16 @@ def test_a_reproduction_that_would_run_nothing_or_a_bad_config_says_so_first(arg
     assert main(["reproduce", *args, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+def test_ofr_table3_resumes_past_a_cut_record_and_names_a_damaged_one(tmp_path, capsys):
+    """runs.jsonl: a last record cut short by a kill is dropped (it was a JSONDecodeError
+    traceback, so the reproduction could not resume); another bad line is named."""
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('garbage\n{"profile": "cle')
+    assert main(["reproduce", "ofr-table3", "--quick", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"{runs}: dropped its last line, cut short by an interrupted write; its " \
+                     f"task runs again"
+    assert err[1] == f"icsim: {runs}:1: not a run's JSON record; remove the line to run it again"
+    assert runs.read_text() == "garbage\n"

@@ -102,3 +102,26 @@ def test_a_scheduler_address_with_no_scheduler_is_one_line_and_exit_2(tmp_path, 
     assert err == ["icsim: --scheduler nonsense: no dask scheduler to use there (ValueError: "
                    "missing port number in address 'nonsense')"]
     assert not (tmp_path / "out").exists()
+
+
+def _square(x: int) -> list[dict]:
+    return [{"x": x, "y": x * x}]
+
+
+def test_a_row_cut_short_by_a_kill_is_run_again_not_taken_as_done(tmp_path, capsys):
+    """A reproduction's appended CSV whose last line lost its end: the line was read as a
+    finished task with empty fields, and the next row was appended onto it."""
+    from icsim.experiments.pipeline.execution import read_appended, run_appending
+
+    path = tmp_path / "runs.csv"
+    run_appending([1, 2, 3], _square, path, ["x", "y"], workers=1, progress=False)
+    text = path.read_text()
+    path.write_text(text[:-3])                           # "3,9\n" cut to "3"
+    done = read_appended(path)
+    assert list(done.x) == [1, 2] and path.read_text() == "x,y\n1,1\n2,4\n"
+    assert "dropped its last line" in capsys.readouterr().err
+    run_appending([x for x in (1, 2, 3) if x not in set(done.x)], _square, path, ["x", "y"],
+                  workers=1, progress=False)
+    assert path.read_text() == text
+    path.write_text("x,")                                # nothing but a cut header
+    assert read_appended(path).empty and not path.exists()

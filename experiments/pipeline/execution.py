@@ -253,6 +253,35 @@ def make_executor(workers: int | None = None, scheduler: str | None = None) -> E
     return LocalPoolExecutor(n)
 
 
+def cut_partial_line(path: Path) -> bool:
+    """Cut a last line without its line end (a write a kill cut short) off the file ``path``,
+    which a restartable command appends to a line at a time, so that its task runs again
+    instead of counting as done and the next line is not appended onto it.  The file is
+    removed if nothing is left; returns whether the file still exists."""
+    path = Path(path)
+    if not path.exists():
+        return False
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        keep = data.rfind(b"\n") + 1
+        with open(path, "r+b") as f:
+            f.truncate(keep)
+        print(f"{path}: dropped its last line, cut short by an interrupted write; its task "
+              f"runs again", file=sys.stderr)
+        if keep == 0:
+            path.unlink()
+            return False
+    return True
+
+
+def read_appended(path: Path, **read_csv: Any) -> Any:
+    """The rows a restartable reproduction has appended to the CSV ``path`` so far (a pandas
+    DataFrame; empty if there is no file), after :func:`cut_partial_line`."""
+    import pandas as pd
+
+    return pd.read_csv(path, **read_csv) if cut_partial_line(path) else pd.DataFrame()
+
+
 def run_appending(tasks: list[Any], fn: Callable[[Any], list[dict[str, Any]]], path: Path,
                   columns: list[str], workers: int | None = 1, reused: int = 0,
                   label: str = "runs", progress: bool | None = None) -> int:
@@ -260,10 +289,12 @@ def run_appending(tasks: list[Any], fn: Callable[[Any], list[dict[str, Any]]], p
     soon as it finishes (columns in the order of ``columns``), so that an interrupted
     reproduction loses only the tasks in flight and, run again, can skip what the CSV holds.
     ``workers`` as for :func:`make_executor`; progress with an ETA on stderr (``None``: on a
-    terminal only).  Returns the number of tasks run."""
+    terminal only).  Returns the number of tasks run.  Read what it wrote with
+    :func:`read_appended`."""
     import pandas as pd
 
     path = Path(path)
+    cut_partial_line(path)                    # a line cut short must not take the next row
     progress = Progress(label, enabled=progress)
     progress.reused = reused
     with make_executor(workers) as ex:

@@ -118,11 +118,11 @@ def _one_topology(task: tuple[int, int, int, tuple[str, ...]]) -> list[dict]:
 def _run_all(runs_csv: Path, tasks: list, workers: int) -> int:
     """Run the tasks not yet in ``runs_csv``, appending each finished point (restartable);
     return how many points ran."""
-    from icsim.experiments.pipeline.execution import run_appending
+    from icsim.experiments.pipeline.execution import read_appended, run_appending
 
     done = set()
-    if runs_csv.exists():
-        old = pd.read_csv(runs_csv)
+    old = read_appended(runs_csv)
+    if not old.empty:
         done = set(zip(old.nodes, old.degree, old.seed, old.assigner))
     todo = [(n, d, s, rest) for n, d, s, names in tasks
             if (rest := tuple(a for a in names if (n, d, s, a) not in done))]

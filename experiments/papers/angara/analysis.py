@@ -37,7 +37,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from icsim.experiments.pipeline.execution import run_appending
+from icsim.experiments.pipeline.execution import read_appended, run_appending
 from icsim.experiments.papers.published import paper_table
 
 from icsim.routing.table import RoutingTable
@@ -520,9 +520,9 @@ def _tori_job(args) -> list[dict]:
 def _finished_systems(path: Path, jobs: list) -> dict[int, dict]:
     """Rows of ``path`` that answer jobs (by index): same dims and seed, and Genetic with the
     same options where the job asks for it."""
-    if not path.exists():
+    old = read_appended(path, dtype={"genetic_opts": str})
+    if old.empty:
         return {}
-    old = pd.read_csv(path, dtype={"genetic_opts": str})
     if list(old.columns) != TORI_COLUMNS:
         raise ValueError(f"{path} has the columns of another icsim version "
                          f"({', '.join(old.columns)}); move it away or choose another --out")

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from icsim.experiments.papers.angara.analysis import tori_population
-from icsim.experiments.pipeline.execution import run_appending
+from icsim.experiments.pipeline.execution import read_appended, run_appending
 from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import table_metrics
@@ -134,8 +134,8 @@ def reproduce_bounds(out_dir: str | Path, per_dim: dict[int, int] | None = None,
                          + (f", of at most {max_nodes} nodes" if max_nodes else ""))
     path = out_dir / "angara_bounds_systems.csv"
     done = set()
-    if path.exists():
-        old = pd.read_csv(path)
+    old = read_appended(path)
+    if not old.empty:
         done = {(r.dims, int(r.seed), float(r.refine_time_limit_s)) for r in old.itertuples()}
     jobs = [(d, refine_time_s, seed) for d in systems
             if ("x".join(map(str, d)), seed, float(refine_time_s)) not in done]

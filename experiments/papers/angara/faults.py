@@ -338,15 +338,15 @@ def reproduce_faults(out_dir: str | Path, dims: Sequence[int] = (4, 2, 2, 2), dr
             for i, (links, nodes) in enumerate(fault_draws(dims, kind, k, n, seed)):
                 jobs.append((tuple(dims), links, nodes, i < load_draws, seed, refine_time_s,
                              check, f"{kind}{k}", i))
+    from icsim.experiments.pipeline.execution import read_appended, run_appending
+
     done = set()
-    if sets_csv.exists():
-        old = pd.read_csv(sets_csv)
+    old = read_appended(sets_csv)
+    if not old.empty:
         done = {(r.case, int(r.draw), int(r.seed), bool(r.load_draw) if pd.notna(r.load_draw)
                  else False) for r in old.itertuples()}
     todo = [j for j in jobs if (j[7], j[8], seed, j[3]) not in done]
     t0 = perf_counter()
-    from icsim.experiments.pipeline.execution import run_appending
-
     run_appending(todo, _job, sets_csv, COLUMNS, workers, reused=len(jobs) - len(todo),
                   label=f"angara-faults {name}")
     wall = perf_counter() - t0

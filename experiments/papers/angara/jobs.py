@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from icsim.experiments.papers.angara.cli import EQUAL_WITHIN, JOB_EXCHANGES, job_placements
+from icsim.experiments.pipeline.execution import read_appended
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.generators import generate
@@ -114,7 +115,7 @@ def reproduce_traffic(out_dir: str | Path, message_bytes: int = 1 << 20, count: 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "angara_traffic_jobs.csv"
-    old = pd.read_csv(path) if path.exists() else pd.DataFrame()
+    old = read_appended(path)
     have = set() if old.empty else {(r.job, r.exchange, r.table, int(r.message_bytes))
                                     for r in old.itertuples()}
     topo = Torus(DESMOS)

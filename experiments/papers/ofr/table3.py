@@ -22,10 +22,11 @@ import pandas as pd
 
 from icsim.experiments.papers.ofr.table2 import PATTERNS, csv_list, default_configs_dir
 from icsim.experiments.papers.published import paper_table
-from icsim.experiments.pipeline.execution import add_engine_argument, engine_overrides, \
-    positive_int, positive_number
+from icsim.experiments.pipeline.execution import add_engine_argument, cut_partial_line, \
+    engine_overrides, positive_int, positive_number
 from icsim.experiments.pipeline.outputs import note
 from icsim.simulator.config import load_config
+from icsim.simulator.input_files import InputFileError
 
 MESSAGES = {"butterfly": 12, "uniform": 4}        # others: --messages (default 2)
 COLUMNS = {"ofr_oidn": ("ofr", "outflank"), "ofr_widn": ("ofr", "wraparound"),
@@ -123,8 +124,13 @@ def run(args: argparse.Namespace) -> int:
     todo = jobs(args)
     done_path = out / "runs.jsonl"
     done = []
-    if done_path.exists():
-        done = [json.loads(line) for line in done_path.read_text().splitlines() if line.strip()]
+    if cut_partial_line(done_path):
+        for n, line in enumerate(done_path.read_text().splitlines(), 1):
+            try:
+                done += [json.loads(line)] if line.strip() else []
+            except json.JSONDecodeError:
+                raise InputFileError(str(done_path), "not a run's JSON record; remove the line "
+                                                     "to run it again", n) from None
     have = {(d["profile"], d["pattern"], d["algorithm"], d["messages"]) for d in done}
     todo = [j for j in todo if (j["profile"], j["pattern"], j["algorithm"], j["messages"])
             not in have]
