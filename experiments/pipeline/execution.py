@@ -256,21 +256,17 @@ def make_executor(workers: int | None = None, scheduler: str | None = None) -> E
 def cut_partial_line(path: Path) -> bool:
     """Cut a last line without its line end (a write a kill cut short) off the file ``path``,
     which a restartable command appends to a line at a time, so that its task runs again
-    instead of counting as done and the next line is not appended onto it.  The file is
-    removed if nothing is left; returns whether the file still exists."""
+    instead of counting as done and the next line is not appended onto it; a file left empty
+    is removed.  Returns whether a line was cut."""
     path = Path(path)
-    if not path.exists():
+    data = path.read_bytes() if path.exists() else b""
+    if not data or data.endswith(b"\n"):
         return False
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        keep = data.rfind(b"\n") + 1
-        with open(path, "r+b") as f:
-            f.truncate(keep)
-        print(f"{path}: dropped its last line, cut short by an interrupted write; its task "
-              f"runs again", file=sys.stderr)
-        if keep == 0:
-            path.unlink()
-            return False
+    keep = data.rfind(b"\n") + 1
+    with open(path, "r+b") as f:
+        f.truncate(keep)
+    if keep == 0:
+        path.unlink()
     return True
 
 
@@ -279,7 +275,11 @@ def read_appended(path: Path, **read_csv: Any) -> Any:
     DataFrame; empty if there is no file), after :func:`cut_partial_line`."""
     import pandas as pd
 
-    return pd.read_csv(path, **read_csv) if cut_partial_line(path) else pd.DataFrame()
+    path = Path(path)
+    if cut_partial_line(path):
+        print(f"{path}: dropped its last line, cut short by an interrupted write; its task "
+              f"runs again", file=sys.stderr)
+    return pd.read_csv(path, **read_csv) if path.exists() else pd.DataFrame()
 
 
 def run_appending(tasks: list[Any], fn: Callable[[Any], list[dict[str, Any]]], path: Path,

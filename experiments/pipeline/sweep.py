@@ -68,8 +68,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import yaml
 
-from icsim.experiments.pipeline.execution import (Executor, Progress, SerialExecutor, execute_point,
-                                   git_commit, package_version)
+from icsim.experiments.pipeline.execution import (Executor, Progress, SerialExecutor,
+                                                   cut_partial_line, execute_point, git_commit,
+                                                   package_version)
 from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
                                     as_float, is_load, load_key)
@@ -446,13 +447,9 @@ class ResultsFile:
         """Header, rows as text, and malformed lines; cuts a truncated last line on disk."""
         if not self.path.exists():
             return None, [], []
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            cut = data.rfind(b"\n") + 1
-            with open(self.path, "r+b") as f:
-                f.truncate(cut)
+        if cut_partial_line(self.path):
             self.dropped += 1
-            data = data[:cut]
+        data = self.path.read_bytes() if self.path.exists() else b""
         lines = data.decode("utf-8", errors="replace").splitlines()
         if not lines:
             return None, [], []
