@@ -433,7 +433,7 @@ class RunProgress(Progress):
         self._show(line)
 
 
-# ------------------------------------------------------------------ command-line number types
+# ------------------------------------------------------------------ command-line argument types
 def whole_number(minimum: int) -> Callable[[str], int]:
     """An argparse ``type``: a whole number of at least ``minimum`` (a count of workers, seeds,
     draws), so that 0, -1 or ``abc`` is the option's own one-line error, not a hang or a
@@ -468,6 +468,24 @@ def positive_number(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
     return value
+
+
+def csv_list(choices: tuple[str, ...] | None = None) -> Callable[[str], list[str]]:
+    """An argparse ``type``: a comma-separated list, each item one of ``choices`` (any if None)."""
+    import argparse
+
+    def parse(text: str) -> list[str]:
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError("empty list")
+        if choices is not None:
+            bad = [t for t in items if t not in choices]
+            if bad:
+                raise argparse.ArgumentTypeError(
+                    f"unknown {', '.join(bad)} (choose from {', '.join(choices)})")
+        return items
+
+    return parse
 
 
 def add_engine_argument(parser: Any) -> None:

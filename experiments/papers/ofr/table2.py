@@ -65,8 +65,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from icsim.experiments.pipeline.execution import engine_overrides, format_duration, git_commit, \
-    make_executor, natural_int, package_version
+from icsim.experiments.pipeline.execution import csv_list, engine_overrides, format_duration, \
+    git_commit, make_executor, natural_int, package_version
 from icsim.experiments.pipeline.outputs import Outputs, add_output_arguments, progress_option, \
     report_outputs
 from icsim.experiments.papers.published import paper_table
@@ -148,22 +148,6 @@ def load_grid(pattern: str, quick: bool = False) -> list[float]:
 
 
 # ---------------------------------------------------------------------------------- arguments
-def csv_list(choices: tuple[str, ...] | None = None):
-    """An argparse ``type``: a comma-separated list, each item one of ``choices`` (any if None)."""
-    def parse(text: str) -> list[str]:
-        items = [t.strip() for t in text.split(",") if t.strip()]
-        if not items:
-            raise argparse.ArgumentTypeError("empty list")
-        if choices is not None:
-            bad = [t for t in items if t not in choices]
-            if bad:
-                raise argparse.ArgumentTypeError(
-                    f"unknown {', '.join(bad)} (choose from {', '.join(choices)})")
-        return items
-
-    return parse
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, choices=(8, 16), default=8,
                         help="torus size: 8 (8x8x8; transposition on 8x8x16) or 16 (16x16x16); "

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from icsim.experiments.papers.ofr.table2 import PATTERNS, csv_list, default_configs_dir
+from icsim.experiments.papers.ofr.table2 import PATTERNS, default_configs_dir
 from icsim.experiments.papers.published import paper_table
-from icsim.experiments.pipeline.execution import add_engine_argument, cut_partial_line, \
-    engine_overrides, positive_int, positive_number
+from icsim.experiments.pipeline.execution import add_engine_argument, csv_list, \
+    cut_partial_line, engine_overrides, positive_int, positive_number
 from icsim.experiments.pipeline.outputs import note
 from icsim.simulator.config import load_config
 from icsim.simulator.input_files import InputFileError
