@@ -554,3 +554,13 @@ def test_every_curves_first_run_starts_before_any_curves_second(tmp_path, fake):
     runs_before = [sum(1 for m, _ in order[:i] if m == order[i][0]) for i in range(len(order))]
     assert runs_before == sorted(runs_before)           # the curves advance level by level
     assert [o.result.gamma_star for o in out.curves] == [0.3, 0.3, 0.3]   # 1.2 x 1100 ns
+
+
+def test_a_value_listed_twice_is_one_curve_and_a_key_varied_twice_is_an_error():
+    """--vary routing.algorithm=dor,dor made the same curve twice (its rows reused by the
+    copy), and two --vary of one key made copies of the last value's curve."""
+    curves = make_curves(small(), [0.1], vary=[("routing.algorithm", ["dor", "abr", "dor"])])
+    assert [c.label for c in curves] == ["routing.algorithm=dor", "routing.algorithm=abr"]
+    with pytest.raises(ConfigError, match="routing.algorithm varied twice"):
+        make_curves(small(), [0.1], vary=[("routing.algorithm", ["dor"]),
+                                          ("routing.algorithm", ["abr"])])

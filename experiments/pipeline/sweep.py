@@ -217,10 +217,19 @@ def make_curves(data: Mapping[str, Any], grid: list[float], overrides: Iterable[
     """The curves of a sweep: ``data`` with ``--set`` overrides, times the ``--vary`` product.
 
     ``seeds`` > 1: each combination once per seed ``s, s+1, ..., s+seeds-1`` (``s`` the
-    config's seed, default 1), as curves of one label with :attr:`Curve.seed` set.
+    config's seed, default 1), as curves of one label with :attr:`Curve.seed` set.  A value
+    listed twice counts once; a key varied twice is a ConfigError.
     """
     base = apply_overrides(dict(data), list(overrides))
     vary = list(vary)
+    keys = [key for key, _ in vary]
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:                 # the product would set the key twice: copies of one curve
+        raise ConfigError("--vary", f"{', '.join(twice)} varied twice; list its values in one "
+                                    f"--vary ({twice[0]}=V1,V2,...)")
+    # a value listed twice would make the same curve twice
+    vary = [(key, [v for i, v in enumerate(values) if v not in values[:i]])
+            for key, values in vary]
     if seeds < 1:
         raise ConfigError("--seeds", f"must be at least 1, got {seeds}")
     if seeds > 1 and any(key == "seed" for key, _ in vary):
