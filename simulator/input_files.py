@@ -105,7 +105,10 @@ def _open(name: str):
     try:
         return open(name, "rb")
     except OSError as exc:
-        raise InputFileError(name, _os_reason(exc)) from None
+        reason = _os_reason(exc)
+        if exc.errno == errno.ENOENT and not os.path.isabs(name):
+            reason += f" (a relative path is taken from the working directory, {os.getcwd()})"
+        raise InputFileError(name, reason) from None
 
 
 def _guard(name: str, read):

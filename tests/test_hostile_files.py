@@ -784,3 +784,13 @@ def test_icsim_plot_on_a_generated_results_file_draws_or_exits_2_with_one_line(s
     event(f"exit {code}")
     assert code in (0, 2), (code, err)
     assert code == 0 or len(err) == 1 and err[0].startswith(f"icsim: {scratch}"), err
+
+
+def test_a_missing_file_named_by_a_relative_path_says_where_it_was_looked_for(tmp_path,
+                                                                              monkeypatch):
+    """A config's trace path is taken from the working directory, not the config's folder:
+    the example trace config run from elsewhere said only 'no such file'."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TraceError, match=rf"^t/absent.csv: no such file \(a relative path is "
+                                         rf"taken from the working directory, {tmp_path}\)$"):
+        read_trace("t/absent.csv", 8)
