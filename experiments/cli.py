@@ -21,6 +21,7 @@ import os
 import sys
 from typing import Any, Callable
 
+from icsim.configs import config_path
 from icsim.experiments.pipeline.execution import (ExecutorError, add_engine_argument,
                                                    engine_overrides, natural_int, positive_int)
 from icsim.experiments.pipeline.outputs import (add_output_arguments, add_progress_arguments,
@@ -55,7 +56,8 @@ def _print_json(obj: Any) -> None:
 @command
 def add_run(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run one simulation from a YAML config")
-    p.add_argument("config", help="YAML config file")
+    p.add_argument("config", help="YAML config file, or a bundled config's name (quickstart, "
+                                  "examples/mesh_dor, ofr/clean/k16)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, parsed as YAML (repeatable), "
                         "e.g. --set traffic.load=0.4 --set topology.dims=[8,8]")
@@ -73,7 +75,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     progress = RunProgress(enabled=progress_option(args))
     try:
-        result = Simulation(load_config(args.config, args.overrides), engine=args.engine,
+        result = Simulation(load_config(config_path(args.config), args.overrides),
+                            engine=args.engine,
                             progress=progress if progress.enabled else None).run()
     finally:
         progress.close()
@@ -192,7 +195,8 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
                        description="Sweep a config over a load grid, crossed with any --vary "
                                    "parameters; write a tidy CSV, gamma* per curve and plots.",
                        epilog=SWEEP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("config", help="YAML config file (its traffic.load is replaced by the grid)")
+    p.add_argument("config", help="YAML config file or a bundled config's name (its "
+                                  "traffic.load is replaced by the grid)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value for every run, parsed as YAML (repeatable)")
     p.add_argument("--loads", default=DEFAULT_LOADS, metavar="GRID",
@@ -247,7 +251,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
               if args.search == "bisect" else "starts a bisecting search: add --search bisect"),
               file=sys.stderr)
         return 2
-    path = Path(args.config)
+    path = config_path(args.config)
     from icsim.simulator.build import load
 
     load(path, args.overrides)                   # every error names its key, before any run

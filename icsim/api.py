@@ -22,26 +22,13 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from icsim.configs import config_path
 from icsim.simulator.config import Config, ConfigError, config_from_dict, read_config_file, \
     set_path
 from icsim.simulator.results import Result
 
 __all__ = ["run", "sweep", "read_results", "config_path", "latency_figure", "accepted_figure",
            "derouted_figure", "latency_distribution_figure", "channel_heatmap_figure"]
-
-
-def config_path(name: str | Path) -> Path:
-    """A config file: ``name`` itself when it exists, else the bundled config of that name
-    (``"quickstart"``, ``"ofr/clean/k16"``; ``.yaml`` may be left off)."""
-    from icsim.configs import bundled
-
-    p = Path(name)
-    if p.exists():
-        return p
-    for candidate in (bundled(str(name)), bundled(f"{name}.yaml")):
-        if candidate.is_file():
-            return candidate
-    raise ConfigError(str(name), "no such config file (and no bundled config of that name)")
 
 
 def _config_data(config: str | Path | Mapping[str, Any] | Config,

@@ -161,3 +161,18 @@ def test_an_output_folder_that_is_a_file_is_one_line_and_exit_2(tmp_path, capsys
                          f"{blocker / 'figs'}: is below a file, not a folder")):
         assert main(args) == 2
         assert capsys.readouterr().err.splitlines() == [f"icsim: {where}"]
+
+
+def test_run_and_sweep_take_a_bundled_configs_name_from_any_folder(tmp_path, monkeypatch,
+                                                                    capsys):
+    """As the Python API does (icsim.configs.config_path); the command line took only paths."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "examples/mesh_dor", "--json", "--set", "run.measure_us=5"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["topology"]["dims"] == [8, 8]
+    assert main(["sweep", "quickstart", "--loads", "0.1", "--no-plots", "--quiet",
+                 "--set", "run.measure_us=5"]) == 0
+    assert (tmp_path / "runs" / "quickstart" / "results.csv").exists()
+    assert main(["run", "nosuch"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"icsim: config error: nosuch: no such config file (from the working directory, "
+        f"{tmp_path}), and no bundled config of that name")
