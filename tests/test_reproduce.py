@@ -321,7 +321,8 @@ def test_reproductions_say_where_they_wrote(tmp_path, capsys, monkeypatch):
 
 
 # every reproduction's numbers and lists: a bad one is the option's own error (exit 2) before
-# any work, never a hang (--workers 0 waited forever), a traceback or a report of nothing
+# any work, not a traceback, a report of nothing or a silent reading (--workers 0 meant every
+# core, -1 one)
 BAD_ARGUMENTS = [
     ("acro-layers", "--workers", "0"), ("acro-layers", "--seeds", "-1"),
     ("acro-layers", "--sizes", "64,"), ("acro-layers", "--sizes", "99999"),
