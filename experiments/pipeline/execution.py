@@ -253,11 +253,11 @@ def make_executor(workers: int | None = None, scheduler: str | None = None) -> E
     return LocalPoolExecutor(n)
 
 
-def cut_partial_line(path: Path) -> bool:
+def cut_partial_line(path: Path, say: bool = True) -> bool:
     """Cut a last line without its line end (a write a kill cut short) off the file ``path``,
     which a restartable command appends to a line at a time, so that its task runs again
     instead of counting as done and the next line is not appended onto it; a file left empty
-    is removed.  Returns whether a line was cut."""
+    is removed.  Says so on stderr unless ``say`` is false; returns whether a line was cut."""
     path = Path(path)
     data = path.read_bytes() if path.exists() else b""
     if not data or data.endswith(b"\n"):
@@ -267,6 +267,9 @@ def cut_partial_line(path: Path) -> bool:
         f.truncate(keep)
     if keep == 0:
         path.unlink()
+    if say:
+        print(f"{path}: dropped its last line, cut short by an interrupted write; its task "
+              f"runs again", file=sys.stderr)
     return True
 
 
@@ -276,9 +279,7 @@ def read_appended(path: Path, **read_csv: Any) -> Any:
     import pandas as pd
 
     path = Path(path)
-    if cut_partial_line(path):
-        print(f"{path}: dropped its last line, cut short by an interrupted write; its task "
-              f"runs again", file=sys.stderr)
+    cut_partial_line(path)
     return pd.read_csv(path, **read_csv) if path.exists() else pd.DataFrame()
 
 
@@ -436,8 +437,8 @@ class RunProgress(Progress):
 # ------------------------------------------------------------------ command-line argument types
 def whole_number(minimum: int) -> Callable[[str], int]:
     """An argparse ``type``: a whole number of at least ``minimum`` (a count of workers, seeds,
-    draws), so that 0, -1 or ``abc`` is the option's own one-line error, not a hang or a
-    traceback from wherever the number is first used."""
+    draws), so that 0, -1 or ``abc`` is the option's own one-line error, not a traceback from
+    wherever the number is first used or a silent reading of it as something else."""
     import argparse
 
     def parse(text: str) -> int:

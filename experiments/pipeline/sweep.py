@@ -456,7 +456,7 @@ class ResultsFile:
         """Header, rows as text, and malformed lines; cuts a truncated last line on disk."""
         if not self.path.exists():
             return None, [], []
-        if cut_partial_line(self.path):
+        if cut_partial_line(self.path, say=False):      # counted in the sweep's own line
             self.dropped += 1
         data = self.path.read_bytes() if self.path.exists() else b""
         lines = data.decode("utf-8", errors="replace").splitlines()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -125,9 +124,7 @@ def run(args: argparse.Namespace) -> int:
     todo = jobs(args)
     done_path = out / "runs.jsonl"
     done = []
-    if cut_partial_line(done_path):
-        print(f"{done_path}: dropped its last line, cut short by an interrupted write; its task "
-              f"runs again", file=sys.stderr)
+    cut_partial_line(done_path)
     if done_path.exists():
         for n, line in enumerate(done_path.read_text().splitlines(), 1):
             try:
