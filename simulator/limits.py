@@ -41,6 +41,8 @@ PER_PACKET_BYTES = 300
 #: Measured: the quickstart config with a 100 ms window (18.7 M measured packets) peaks at
 #: 2.33 GB on the compiled engine, a 20 ms window (3.75 M) at 0.58 GB on SimPy
 PER_MEASURED_PACKET_BYTES = 120
+#: the share of the available memory a run or a table may be estimated to take
+HEADROOM = 0.9
 #: VC classes per port of the built-in algorithms (table routing with layers may use more)
 VCS = {"dor": 1, "abr": 2, "por": 2, "ofr": 3, "table": 1}
 
@@ -157,7 +159,7 @@ def check_fits(cfg: Any, nodes: int | None = None) -> None:
 
     need = estimate_bytes(cfg, nodes)
     have = available_bytes()
-    if need > 0.9 * have:
+    if need > HEADROOM * have:
         nodes, _ = node_count(cfg, nodes)
         msgs = messages_upper_bound(cfg, nodes)
         excess = excess_packets(cfg, nodes)
@@ -168,3 +170,13 @@ def check_fits(cfg: Any, nodes: int | None = None) -> None:
                 (f", {excess:,.0f} waiting at their sources" if excess else ""))
         raise ConfigError(key, f"this run needs about {need / 1e9:,.3g} GB ({what}); this machine "
                                f"has {have / 1e9:,.1f} GB available")
+
+
+def check_table_fits(nodes: int, dims: Any = ()) -> None:
+    """Refuse (ValueError) a routing table of ``nodes`` nodes that would not fit in the memory
+    available (:func:`table_bytes`), before it is generated."""
+    need, have = BASELINE_BYTES + table_bytes(nodes, dims), available_bytes()
+    if need > HEADROOM * have:
+        raise ValueError(f"a table of {nodes:,} nodes holds {nodes * (nodes - 1):,} routes, "
+                         f"about {need / 1e9:,.1f} GB; this machine has {have / 1e9:,.1f} GB "
+                         f"available")

@@ -45,6 +45,7 @@ from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.check import assert_angara, check_table
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import table_metrics
+from icsim.simulator.limits import check_table_fits
 from icsim.simulator.notes import gc_paused
 from icsim.simulator.topology import Torus
 
@@ -191,18 +192,6 @@ def table_traffic(kind: str | None, topo: Torus, nodes, params: dict | None = No
     return collective_traffic(kind, topo, job, params=params)
 
 
-def _check_table_fits(topo: Torus, subset: tuple[int, ...] | None) -> None:
-    """Refuse a table that would not fit in memory (:func:`~icsim.simulator.limits.table_bytes`
-    against what this machine has) before generating it."""
-    from icsim.simulator.limits import BASELINE_BYTES, available_bytes, table_bytes
-
-    n = len(subset) if subset is not None else len(topo.alive_nodes)
-    need, have = BASELINE_BYTES + table_bytes(n, topo.dims), available_bytes()
-    if need > 0.9 * have:
-        raise ValueError(f"a table of {n:,} nodes holds {n * (n - 1):,} routes, about "
-                         f"{need / 1e9:,.1f} GB; this machine has {have / 1e9:,.1f} GB available")
-
-
 @gc_paused()
 def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path | None = None,
                 as_json: bool = False, failed_links=None, failed_nodes=None,
@@ -255,7 +244,7 @@ def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path
     """
     topo = faulty_torus(dims, failed_links, failed_nodes)
     subset = parse_nodes(nodes, topo)
-    _check_table_fits(topo, subset)
+    check_table_fits(len(subset) if subset is not None else len(topo.alive_nodes), topo.dims)
     if out is not None:                 # a bad path says so now, not after the generation
         out = Path(out)
         if out.is_dir():
