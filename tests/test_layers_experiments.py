@@ -1,10 +1,18 @@
 """The layer experiments run end to end on small inputs and say what they found."""
 
+from dataclasses import replace
+
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 
+import icsim
+from icsim.experiments.cli import main
 from icsim.experiments.papers.acro.layers import bench_assigners, layers_main, read_reference, reproduce_acro
+from icsim.experiments.papers.angara.analysis import check_main
 from icsim.routing.layers.minimal import minimal_table
+from icsim.routing.table import RoutingTable, TableError
+from icsim.routing.tables.check import DeadlockError
 from icsim.simulator.topology import Graph
 
 
@@ -66,3 +74,73 @@ def test_the_run_time_benchmark_fits_a_growth_exponent_per_assigner(tmp_path):
     assert md.splitlines()[-1].startswith("| fitted k in time ~ \\|N\\|^k |")
     assert (tmp_path / "bench_time.png").stat().st_size > 0
     assert len(pd.read_csv(tmp_path / "bench_runs.csv")) == 3 * 3
+
+
+# ------------------------------------------------------------------ a layered table as a file
+@settings(max_examples=12, deadline=None)
+@given(nodes=st.integers(6, 24), degree=st.integers(3, 5), seed=st.integers(0, 10_000),
+       assigner=st.sampled_from(["acro", "lash", "lash_tor"]))
+def test_a_table_written_with_its_layers_passes_the_file_check(tmp_path_factory, nodes, degree,
+                                                               seed, assigner):
+    if nodes * degree % 2:
+        nodes += 1                                      # a regular graph needs n * d even
+    out = tmp_path_factory.mktemp("layers") / "t.json"
+    r = layers_main(nodes=nodes, degree=degree, seed=seed, assigner=assigner, out=str(out))
+    assert r["verified"] and r["out"] == str(out)
+    table = RoutingTable.load(out)
+    assert max(max(v) for v in table.layers.values() if v) + 1 == r["layers"]
+    c = check_main(out)
+    assert (c["ok"], c["rules"], c["layers"], c["deadlock_free"]) == \
+        (True, "layers", r["layers"], True)
+    # a minimal table's total load is the sum of the graph's distances: the perfect load
+    assert c["total_load"] == round(c["perfect_load"] * c["channels"])
+
+
+def test_the_file_check_names_a_rising_layer_and_a_cycle_in_a_layer(tmp_path):
+    graph = Graph.random_regular(16, 3, seed=2)
+    table = minimal_table(graph, seed=2)
+    # a rising layer on one route
+    pair = next(p for p, r in table.routes.items() if len(r) >= 2)
+    rising = {p: (0,) * len(r) for p, r in table.routes.items()}
+    rising[pair] = (0, 1) + (1,) * (len(table.routes[pair]) - 2)
+    replace(table, layers=rising).save(tmp_path / "rise.json")
+    with pytest.raises(TableError, match=rf"rise.json: route {pair[0]}->{pair[1]}: layer "
+                                         rf"rises from 0 to 1 at hop 1"):
+        check_main(tmp_path / "rise.json")
+    # one layer for every hop: this graph's minimal routes close a cycle in it
+    flat = {p: (0,) * len(r) for p, r in table.routes.items()}
+    replace(table, layers=flat).save(tmp_path / "flat.json")
+    with pytest.raises(DeadlockError, match="flat.json: layer 0: dependency cycle") as err:
+        check_main(tmp_path / "flat.json")
+    assert len(err.value.cycle) >= 3
+    # the same routes without layers: one virtual channel, the same cycle
+    table.save(tmp_path / "bare.json")
+    with pytest.raises(DeadlockError, match="bare.json: channel dependency cycle"):
+        check_main(tmp_path / "bare.json")
+
+
+def test_a_table_without_layers_on_a_tree_is_deadlock_free_on_one_channel(tmp_path):
+    path = Graph.from_edges(5, [(0, 1), (1, 2), (2, 3), (1, 4)])     # no cycle to close
+    minimal_table(path).save(tmp_path / "tree.json")
+    c = check_main(tmp_path / "tree.json")
+    assert (c["rules"], c["layers"], c["max_d"], c["max_load"]) == ("layers", 1, 3, 6)
+
+
+def test_layers_out_writes_a_table_that_checks_and_simulates_on_both_engines(tmp_path, capsys):
+    out = tmp_path / "g_lash.json"
+    assert main(["layers", "--nodes", "16", "--degree", "3", "--seed", "2", "--assigner",
+                 "lash", "--out", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    assert main(["tables", "--check", str(out)]) == 0
+    assert "16 nodes, 2 virtual layers" in capsys.readouterr().out
+    cfg = {"topology": {"kind": "random_regular", "nodes": 16, "degree": 3, "seed": 2},
+           "routing": {"algorithm": "table", "table": {"file": str(out)}},
+           "traffic": {"load": 0.3, "message_packets": 4},
+           "run": {"warmup_us": 2, "measure_us": 10, "drain_us": 40}}
+    a, b = (icsim.run(cfg, engine=e) for e in ("compiled", "simpy"))
+    assert a["engine"] == "compiled" and a["packets_delivered"] == a["packets_measured"] > 100
+    assert (a["latency_ns"], a["packet_hops"], a["events"]) == \
+        (b["latency_ns"], b["packet_hops"], b["events"])
+    # a folder as --out is refused before anything is assigned
+    assert main(["layers", "--out", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err

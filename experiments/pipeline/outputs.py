@@ -50,6 +50,22 @@ def is_committed(path: str | Path) -> bool:
     return done.returncode == 0
 
 
+def file_to_write(out: str | Path) -> Path:
+    """``out`` as the path of a file to be written later, its folder made now: a bad path
+    (a folder, a folder that cannot be made or written in) raises ``ValueError`` at once,
+    before the work whose result it would hold."""
+    out = Path(out)
+    if out.is_dir():
+        raise ValueError(f"out: {out} is a directory; give the file's name")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"out: cannot make the folder {out.parent} ({exc.strerror})") from None
+    if not os.access(out.parent, os.W_OK):
+        raise ValueError(f"out: cannot write in {out.parent}")
+    return out
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from icsim.routing.deadlock import dependency_graph, find_cycle
-from icsim.routing.table import Pair, RoutingTable
+from icsim.routing.table import Pair, RoutingTable, TableError
 
 Channel = tuple[int, int]
 
@@ -198,3 +198,47 @@ def verify_assignment(table: RoutingTable, assignment, **kwargs) -> Verification
     """
     return verify_layers(table, assignment.layers, orders=assignment.orders,
                          num_layers=assignment.num_layers, **kwargs)
+
+
+def assert_deadlock_free(table: RoutingTable) -> Verification:
+    """Check a table's routes deadlock-free without a bubble rule, raising on the first problem.
+
+    A table whose hops carry layers (``table.layers``) is checked as :func:`verify_layers` does;
+    one without layers as a single layer: its one virtual channel's dependency graph must be
+    acyclic (what a table on a graph needs, where no ring gives the bubble rule a hold).
+
+    Raises
+    ------
+    routing.table.TableError
+        A route whose layer rises, or without one layer per hop (said first).
+    routing.tables.check.DeadlockError
+        A dependency cycle: the layer, its channels and the routes that close it.
+
+    Examples
+    --------
+    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.routing.layers.minimal import minimal_table
+    >>> from icsim.routing.layers.acro import acro
+    >>> table = minimal_table(Graph.random_regular(16, 3, seed=2))
+    >>> assert_deadlock_free(acro(table).attach(table)).num_layers
+    2
+    >>> assert_deadlock_free(table)
+    Traceback (most recent call last):
+    ...
+    icsim.routing.tables.check.DeadlockError: channel dependency cycle 0->2 -> ...
+    """
+    from icsim.routing.tables.check import DeadlockError
+
+    layers = table.layers
+    if layers is None:
+        layers = {pair: (0,) * len(route) for pair, route in table.routes.items()}
+    result = verify_layers(table, layers, max_problems=1)
+    cycles = [p for p in result.problems if " dependency cycle " in p]
+    if len(cycles) < len(result.problems):             # a route's layers, before any cycle
+        raise TableError(next(p for p in result.problems if p not in cycles))
+    if cycles:
+        text = cycles[0]
+        if table.layers is None:                        # one virtual channel: no layer to name
+            text = "channel " + text.partition(": ")[2]
+        raise DeadlockError(text, result.cycle)
+    return result

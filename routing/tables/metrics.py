@@ -4,7 +4,7 @@
   being ``(node, port)``;
 * edge-forwarding index ``max γ_c`` and least load ``min γ_c``;
 * perfect load ``γ_perfect = Σ γ_c / |C|`` *with minimal routes*, i.e. the sum of the torus
-  distances of all ordered pairs divided by ``|C|``;
+  (or graph) distances of all ordered pairs divided by ``|C|``;
 * deviation ``σ(k, R) = (mean_c |γ_perfect - γ_c|^k)^(1/k)``, reported with ``k = 4``;
 * ``max D``: the longest route in hops.
 
@@ -86,8 +86,11 @@ def counted_channels(topology, nodes: Sequence[int], loads: np.ndarray) -> np.nd
 
 def minimal_total_load(topology, nodes: Sequence[int]) -> int:
     """``Σ γ_c`` of any minimal table: the sum of distances over ordered pairs of ``nodes``
-    (on a torus with failures, hop distances over the links in service)."""
+    (on a torus with failures, hop distances over the links in service; on a graph, its
+    hop distances)."""
     nodes = np.asarray(nodes, dtype=np.int64)
+    if not hasattr(topology, "dims"):                   # a graph
+        return int(topology.distances[np.ix_(nodes, nodes)].sum(dtype=np.int64))
     if getattr(topology, "has_failures", False):
         return int(sum(int(topology.hop_distances(int(s))[nodes].sum()) for s in nodes))
     coords = np.asarray([topology.coords(int(v)) for v in nodes], dtype=np.int64)

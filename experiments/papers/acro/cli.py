@@ -22,8 +22,10 @@ def add_layers_parser(sub: argparse._SubParsersAction) -> None:
         description="Build one minimal destination-based table (a shortest path per pair) on a "
                     "random regular graph, an edge list or from a table file, assign virtual "
                     "layers with ACRO, LASH or LASH-TOR, and verify every layer acyclic.",
-        epilog="example:\n  icsim layers --topology random_regular --nodes 64 --degree 4 "
-               "--seed 1 --assigner acro --json",
+        epilog="examples:\n  icsim layers --topology random_regular --nodes 64 --degree 4 "
+               "--seed 1 --assigner acro --json\n"
+               "  icsim layers --table t.json --assigner lash --out t_lash.json\n"
+               "  icsim tables --check t_lash.json      # the written table, checked again",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--topology", default="random_regular", choices=("random_regular", "edges"))
     p.add_argument("--nodes", type=int, default=64)
@@ -33,6 +35,9 @@ def add_layers_parser(sub: argparse._SubParsersAction) -> None:
                    help="acro, lash, lash_tor or lash_tor_conventional (default acro)")
     p.add_argument("--edges", default=None, metavar="FILE", help="edge-list file ('u v' lines)")
     p.add_argument("--table", default=None, metavar="FILE", help="use this routing-table file")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="write the table with its layers (a layer per hop) here, if verified; "
+                        "routing.table.file simulates it with a virtual channel per layer")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_layers)
 
@@ -43,7 +48,7 @@ def cmd_layers(args: argparse.Namespace) -> int:
 
     try:
         r = layers_main(args.topology, args.nodes, args.degree, args.seed, args.assigner,
-                        args.edges, table_file=args.table)
+                        args.edges, table_file=args.table, out=args.out)
     except (TableError, ValueError, OSError) as exc:
         print(f"icsim layers: {exc}", file=sys.stderr)
         return 2
@@ -54,6 +59,10 @@ def cmd_layers(args: argparse.Namespace) -> int:
               f"{r['verified']}, {r['time_s']:.3f} s")
         for problem in r.get("problems") or []:
             print(f"  {problem}")
+        if "out" in r:
+            print(f"  wrote {r['out']}")
+        elif args.out:
+            print(f"  {args.out} not written: the layers failed verification")
     return 0 if r["verified"] else 1
 
 

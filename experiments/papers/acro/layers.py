@@ -19,7 +19,8 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from icsim.routing.layers import get_assigner
+from icsim.experiments.pipeline.outputs import file_to_write
+from icsim.routing.layers import LayerAssignment, get_assigner
 from icsim.routing.layers.minimal import minimal_table
 from icsim.routing.layers.verify import verify_assignment
 from icsim.routing.table import RoutingTable
@@ -31,7 +32,7 @@ RUN_COLUMNS = ["nodes", "degree", "seed", "assigner", "layers", "verified", "tim
                "channels", "diameter"]
 
 
-def _assign_and_verify(table: RoutingTable, assigner: str) -> dict:
+def _assign_and_verify(table: RoutingTable, assigner: str) -> tuple[dict, LayerAssignment]:
     fn = get_assigner(assigner)
     gc.collect()                        # keep earlier garbage out of the timed call
     t0 = time.perf_counter()
@@ -40,12 +41,13 @@ def _assign_and_verify(table: RoutingTable, assigner: str) -> dict:
     check = verify_assignment(table, assignment)
     t2 = time.perf_counter()
     return {"layers": assignment.num_layers, "verified": check.ok, "time_s": t1 - t0,
-            "verify_s": t2 - t1, "problems": check.problems}
+            "verify_s": t2 - t1, "problems": check.problems}, assignment
 
 
 def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int = 4, seed: int = 1,
                 assigner: str = "acro", edges_file: str | None = None, *,
-                tie_break: str = "random", table_file: str | None = None) -> dict:
+                tie_break: str = "random", table_file: str | None = None,
+                out: str | Path | None = None) -> dict:
     """Assign virtual layers to one minimal table and verify them.
 
     Parameters
@@ -65,13 +67,17 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
     table_file : str, optional
         Use this routing-table file (:meth:`RoutingTable.load`) instead of building a table;
         its topology replaces the one above.
+    out : path, optional
+        Write the table with its layers here (a table file with a layer per hop, which
+        ``icsim tables --check`` checks and ``routing.table.file`` simulates with a virtual
+        channel per layer); only a verified assignment is written.
 
     Returns
     -------
     dict
         ``layers``, ``verified``, ``time_s`` (the assigner alone), ``verify_s``, ``nodes``,
-        ``degree`` (largest), ``channels``, ``topology``, ``assigner`` and ``problems`` (empty when
-        verified).
+        ``degree`` (largest), ``channels``, ``topology``, ``assigner``, ``problems`` (empty when
+        verified) and ``out`` when a file was written.
 
     Examples
     --------
@@ -79,6 +85,8 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
     >>> r["verified"], r["layers"] >= 1, r["channels"]
     (True, True, 48)
     """
+    if out is not None:                 # a bad path says so now, not after the assignment
+        out = file_to_write(out)
     if table_file is not None:
         table = RoutingTable.load(table_file)
         topo = table.topology
@@ -93,9 +101,12 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
         else:
             raise ValueError(f"unknown topology {topology!r}; valid: {', '.join(TOPOLOGIES)}")
         table = minimal_table(topo, tie_break=tie_break, seed=seed)
-    out = _assign_and_verify(table, assigner)
+    result, assignment = _assign_and_verify(table, assigner)
+    if out is not None and result["verified"]:
+        assignment.attach(table).save(out)
+        result["out"] = str(out)
     return {"topology": topo.describe(), "nodes": topo.num_nodes, "degree": topo.num_ports,
-            "channels": topo.num_channels, "assigner": assigner, **out}
+            "channels": topo.num_channels, "assigner": assigner, **result}
 
 
 # ---------------------------------------------------------------------------- reproduction
@@ -107,7 +118,7 @@ def _one_topology(task: tuple[int, int, int, tuple[str, ...]]) -> list[dict]:
     diameter = max(len(r) for r in table.routes.values())
     rows = []
     for name in assigners:
-        out = _assign_and_verify(table, name)
+        out, _ = _assign_and_verify(table, name)
         rows.append({"nodes": nodes, "degree": degree, "seed": seed, "assigner": name,
                      "layers": out["layers"], "verified": out["verified"],
                      "time_s": out["time_s"], "verify_s": out["verify_s"],

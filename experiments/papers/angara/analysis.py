@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from time import perf_counter
 from typing import Iterable, Sequence
@@ -38,11 +37,13 @@ import numpy as np
 import pandas as pd
 
 from icsim.experiments.pipeline.execution import read_appended, run_appending
+from icsim.experiments.pipeline.outputs import file_to_write
 from icsim.experiments.papers.published import paper_table
 
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.augment import deadlock_free_routing_graph
-from icsim.routing.tables.check import assert_angara, check_table
+from icsim.routing.layers.verify import assert_deadlock_free
+from icsim.routing.tables.check import CheckReport, assert_angara, check_table
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import table_metrics
 from icsim.simulator.limits import check_table_fits
@@ -118,10 +119,11 @@ def parse_ids(text: str, num_nodes: int, what: str = "nodes") -> tuple[int, ...]
     return tuple(out)
 
 
-def analyse(table: RoutingTable) -> dict:
-    """Metrics and checks of a table on a torus as one flat dict."""
+def analyse(table: RoutingTable, report: CheckReport | None = None) -> dict:
+    """Metrics and checks of a table on a torus as one flat dict (``report``: its
+    :func:`check_table`, made here if not given)."""
     m = table_metrics(table)
-    report = check_table(table)
+    report = report or check_table(table)
     out = m.as_dict()
     out.update(deadlock_free=report.deadlock_free,
                shape_ok=report.shape_violation is None,
@@ -246,16 +248,7 @@ def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path
     subset = parse_nodes(nodes, topo)
     check_table_fits(len(subset) if subset is not None else len(topo.alive_nodes), topo.dims)
     if out is not None:                 # a bad path says so now, not after the generation
-        out = Path(out)
-        if out.is_dir():
-            raise ValueError(f"out: {out} is a directory; give the table file's name")
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(f"out: cannot make the folder {out.parent} ({exc.strerror})") \
-                from None
-        if not os.access(out.parent, os.W_OK):
-            raise ValueError(f"out: cannot write in {out.parent}")
+        out = file_to_write(out)
     if traffic is not None:
         opts["traffic"] = table_traffic(traffic, topo, subset, traffic_params)
     table = generate(generator, topo, subset, seed=seed, **opts)
@@ -299,28 +292,43 @@ def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path
 
 @gc_paused()
 def check_main(path: str | Path) -> dict:
-    """Load a routing-table file and check structure, Angara route shape and deadlock freedom.
+    """Load a routing-table file and check it, by the rules that make it deadlock-free:
+
+    * a table with one virtual channel on a torus (an Angara table): the Angara route shape,
+      and no dependency cycle under the bubble rule (:func:`~routing.tables.check.check_table`);
+    * a table whose hops carry virtual layers (``icsim layers --out``), on any topology: no
+      layer rises along a route, and every layer's dependency graph is acyclic;
+    * a table without layers on a graph: its one channel's dependency graph is acyclic
+      (:func:`~routing.layers.verify.assert_deadlock_free`).
 
     Returns
     -------
     dict
-        The metrics (as :func:`tables_main`) with ``ok`` True.
+        The table's load metrics (as :func:`tables_main`), ``layers`` (virtual channels it
+        needs), ``rules`` (``"angara"`` or ``"layers"``) and ``ok`` True.
 
     Raises
     ------
     routing.table.TableError
         Naming the first bad entry: a malformed file or route
         (:meth:`RoutingTable.load`), the first route breaking the Angara shape (pair and hop,
-        :class:`~routing.tables.check.AngaraRuleError`) or a dependency cycle with the routes
-        that make it (:class:`~routing.tables.check.DeadlockError`).
+        :class:`~routing.tables.check.AngaraRuleError`), a route whose layer rises, or a
+        dependency cycle with the routes that make it
+        (:class:`~routing.tables.check.DeadlockError`).
     """
     table = RoutingTable.load(path)
+    angara = table.layers is None and getattr(table.topology, "kind", None) == "torus"
     try:
-        assert_angara(table)
+        checked = assert_angara(table) if angara else assert_deadlock_free(table)
     except Exception as exc:
         raise type(exc)(f"{path}: {exc}", *_error_extra(exc)) from None
-    result = analyse(table)
-    result.update(path=str(path), ok=True, generator=table.meta.get("generator"))
+    if angara:
+        result = analyse(table, checked)
+    else:
+        result = dict(table_metrics(table).as_dict(), deadlock_free=True)
+    result.update(path=str(path), ok=True, generator=table.meta.get("generator"),
+                  rules="angara" if angara else "layers",
+                  layers=1 if angara else max(checked.num_layers, 1))
     return result
 
 

@@ -45,7 +45,8 @@ def add_tables_parser(sub: argparse._SubParsersAction) -> None:
         description="Generate an Angara deterministic routing table (BFS, SSSP, Genetic, the "
                     "annealing-refined SSSP or the MILP optimum, on the Angara routing graph), "
                     "report its quality and deadlock freedom, optionally write it; or check an "
-                    "existing table file.  With failed links or nodes the table routes around "
+                    "existing table file (an Angara table, or one with virtual layers from icsim "
+                    "layers --out).  With failed links or nodes the table routes around "
                     "them, or the command lists the pairs no deadlock-free single-VC table can "
                     "route and why.",
         epilog="examples:\n  icsim tables --dims 4 2 2 2 --generator sssp --json\n"
@@ -83,7 +84,9 @@ def add_tables_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", default=None, metavar="FILE", help="write the table file here")
     p.add_argument("--check", default=None, metavar="FILE",
-                   help="check a table file (structure, Angara rules, deadlock freedom)")
+                   help="check a table file: its structure and deadlock freedom (the Angara "
+                        "rules and the bubble rule for one VC on a torus; every layer acyclic "
+                        "for a table with virtual layers, or on a graph)")
     p.set_defaults(func=cmd_tables)
 
 
@@ -110,7 +113,10 @@ def cmd_tables(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps(result))
             else:
-                print(f"{args.check}: ok — {result['nodes']} nodes, max load "
+                n = result["layers"]
+                layers = "" if result["rules"] == "angara" else \
+                    f", {n} virtual layer{'s' if n > 1 else ''}"
+                print(f"{args.check}: ok — {result['nodes']} nodes{layers}, max load "
                       f"{result['max_load']}, sigma4 {result['sigma4']:.3f}, max D "
                       f"{result['max_d']}, deadlock-free")
             return 0
