@@ -387,7 +387,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="icsim", description="Cycle-level discrete-event simulator of interconnection "
-                                  "networks (SimPy).")
+                                  "networks: one model, two engines (SimPy, and compiled "
+                                  "with numba).")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in COMMANDS.values():
         add(sub)
