@@ -490,7 +490,8 @@ def table_texts(draw) -> bytes:
         return json.dumps(doc).encode()
     for _ in range(draw(st.integers(1, 3))):
         routes = doc.get("routes") if isinstance(doc.get("routes"), list) else []
-        change = draw(st.sampled_from(["ports", "entry", "append", "field", "topology"]))
+        change = draw(st.sampled_from(["ports", "entry", "append", "field", "topology",
+                                       "layers"]))
         i = draw(st.integers(0, len(routes) - 1)) if routes else None
         if change == "ports" and i is not None and isinstance(routes[i], list) \
                 and len(routes[i]) == 3:
@@ -500,6 +501,12 @@ def table_texts(draw) -> bytes:
         elif change == "append" and "routes" in doc and routes is doc["routes"]:
             routes.append([draw(st.integers(-1, 9)), draw(st.integers(-1, 9)),
                            draw(st.lists(st.integers(-1, 4), max_size=5))])
+        elif change == "layers":          # a layer per hop: checked as virtual layers
+            cycle = draw(st.lists(st.integers(0, 2), min_size=1, max_size=6))
+            doc["layers"] = [[e[0], e[1], [cycle[(i + k) % len(cycle)]
+                                           for k in range(len(e[2]))]]
+                             for i, e in enumerate(routes) if isinstance(e, list)
+                             and len(e) == 3 and isinstance(e[2], list)]
         elif change == "topology" and isinstance(doc.get("topology"), dict):
             doc["topology"][draw(st.sampled_from(["kind", "dims", "wrap", "nodes", "edges"]))] = \
                 draw(json_values)
