@@ -87,13 +87,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _routing_name(routing: dict[str, Any]) -> str:
+    """The algorithm, and for table routing where the table comes from and its layers:
+    ``table (sssp)``, ``table (t.json, acro layers)``."""
+    name = routing["algorithm"]
+    table = routing.get("table") if name == "table" else None
+    if not isinstance(table, dict):
+        return name
+    source = table.get("generator") or os.path.basename(str(table.get("file")))
+    layers = f", {table['layers']} layers" if table.get("layers") else ""
+    return f"{name} ({source}{layers})"
+
+
 def format_result(r: dict[str, Any]) -> str:
     """A short human-readable summary of a run result: what ran, its verdict and why."""
     cfg = r["config"]
     topo = cfg["topology"]
     shape = "x".join(map(str, topo.get("dims") or [])) or topo["kind"]
     workload = r.get("workload", "open")
-    what = f"{shape} {cfg['routing']['algorithm']} "
+    what = f"{shape} {_routing_name(cfg['routing'])} "
     if workload == "open":
         what += f"{cfg['traffic']['pattern']} load {r['offered_load']:.3f}"
     elif workload == "trace":

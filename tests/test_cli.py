@@ -25,6 +25,18 @@ def test_run_json_has_every_field_of_the_spec(capsys):
     assert out["config"]["topology"]["dims"] == [4, 4, 4]
 
 
+@pytest.mark.parametrize("table, says", [
+    ({"generator": "sssp", "layers": "lash"}, "4x4 table (sssp, lash layers) uniform load 0.200"),
+    ({"generator": "bfs"}, "4x4 table (bfs) uniform load 0.200"),
+])
+def test_run_says_where_a_table_comes_from_and_its_layers(capsys, table, says):
+    sets = [f"routing.table.{key}={value}" for key, value in table.items()]
+    assert main(["run", str(QUICKSTART), "--set", "topology.dims=[4,4]", "--set",
+                 "routing.algorithm=table", "--set", "traffic.load=0.2", "--set",
+                 "run.measure_us=10", *[a for s in sets for a in ("--set", s)]]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith(says + " (window mode")
+
+
 @pytest.mark.parametrize("override,path", [
     ("traffic.colour=red", "traffic.colour"),
     ("routing.algorithm=dorr", "routing.algorithm"),
