@@ -250,8 +250,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     from icsim.experiments.pipeline.outputs import Outputs
     from icsim.experiments.pipeline.execution import make_executor
-    from icsim.experiments.pipeline.sweep import (SweepError, format_summary, make_curves, parse_loads,
-                                   parse_vary, run_sweep)
+    from icsim.experiments.pipeline.sweep import (SweepError, flip_notes, format_summary,
+                                                  make_curves, parse_loads, parse_vary,
+                                                  run_sweep)
 
     try:
         grid = parse_loads(args.loads)
@@ -289,6 +290,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
               f"run the same command again to resume", file=sys.stderr)
         raise
     print(format_summary(outcome.curves))
+    for line in flip_notes(outcome.curves):
+        print(line)
     print(f"{outcome.ran} runs, {outcome.reused} reused, {outcome.wall_s:.1f} s wall "
           f"({executor.name}, {executor.slots} slot{'s' if executor.slots > 1 else ''})")
     print(f"{'appended to' if outcome.ran else 'read'} {out / 'results.csv'}")

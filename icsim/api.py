@@ -17,6 +17,7 @@ A config is a YAML path, the name of a bundled config (``"quickstart"``,
 from __future__ import annotations
 
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -114,11 +115,13 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     -------
     pandas.DataFrame
         The rows of this sweep's runs as ``results.csv`` holds them (:func:`read_results`);
-        ``df.attrs["gamma_star"]`` maps each curve to its γ*.
+        ``df.attrs["gamma_star"]`` maps each curve to its γ*; ``df.attrs["notes"]`` lists the
+        curves whose verdicts flip back to sustained above a saturated load (likely noise;
+        each also a warning, as the command line prints it).
     """
     from icsim.experiments.pipeline.execution import make_executor
-    from icsim.experiments.pipeline.sweep import (make_curves, parse_loads, parse_vary, point_key,
-                                                  run_sweep)
+    from icsim.experiments.pipeline.sweep import (flip_notes, make_curves, parse_loads,
+                                                  parse_vary, point_key, run_sweep)
     from icsim.simulator.build import from_dict
 
     data = _config_data(config, overrides)
@@ -159,6 +162,9 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     df.attrs["gamma_star"] = {c.curve.label + ("" if c.curve.seed is None
                                                else f" seed={c.curve.seed}"):
                               c.result.gamma_star for c in outcome.curves}
+    df.attrs["notes"] = flip_notes(outcome.curves)
+    for note in df.attrs["notes"]:
+        warnings.warn(note, stacklevel=2)
     return df
 
 

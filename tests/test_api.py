@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import icsim
+from icsim.experiments.papers.angara.analysis import check_main
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"topology.dims": [4, 4], "traffic.load": 0.3, "run.measure_us": 20}
@@ -55,6 +56,16 @@ def test_a_sweep_returns_its_rows_and_gamma_star(tmp_path):
     assert df.attrs["gamma_star"] == {"routing.algorithm=abr": 0.3, "routing.algorithm=dor": 0.3}
     again = icsim.read_results(tmp_path / "s")
     assert len(again) == 4 and list(again.columns) == list(df.columns)
+    assert df.attrs["notes"] == []
+
+
+def test_a_sweep_warns_of_a_curve_sustained_above_its_first_saturated_load():
+    with pytest.warns(UserWarning, match=r"routing.algorithm=abr is saturated at 0.1 .* yet "
+                                         r"sustained at 0.3, 0.5, 0.7 above it"):
+        df = icsim.sweep("quickstart", "0.1:0.7:0.2", vary={"routing.algorithm": "dor,abr"},
+                         overrides={"topology.dims": [4, 4], "traffic.pattern": "transpose",
+                                    "run.measure_us": 40})
+    assert len(df.attrs["notes"]) == 1 and df.attrs["gamma_star"]["routing.algorithm=abr"] is None
 
 
 def test_a_bad_override_names_its_key():
@@ -97,6 +108,8 @@ def test_the_walkthrough_runs_top_to_bottom(tmp_path, monkeypatch):
     runpy.run_path(str(ROOT / "docs" / "walkthrough.py"), run_name="__main__")
     assert {p.name for p in (tmp_path / "walkthrough_out").glob("*.png")} == {
         "latency.png", "latency_distribution.png", "channels.png"}
+    checked = check_main(tmp_path / "walkthrough_out" / "table_acro.json")
+    assert (checked["rules"], checked["nodes"], checked["deadlock_free"]) == ("layers", 32, True)
 
 
 def test_only_the_icsim_name_is_installed(tmp_path):

@@ -10,7 +10,8 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from icsim.experiments.pipeline.saturation import CurveSearch, analyse_rows, judge, load_key
+from icsim.experiments.pipeline.saturation import (CurveSearch, analyse_rows, judge, load_key,
+                                                   sustained_above)
 from icsim.experiments.pipeline.sweep import make_curves, parse_loads, run_sweep
 from icsim.simulator.engines import DeadlockError
 
@@ -53,6 +54,16 @@ def test_a_sustained_load_above_a_saturated_one_does_not_count():
     ran = climb(s, window({0.3, 0.4, 0.45}))           # 0.35 sustained between them
     assert ran[-4:] == [0.3, 0.35, 0.4, 0.45]          # one saturated load does not stop
     assert s.result().gamma_star == 0.25
+    assert sustained_above(s.result()) == [0.35]           # the flip a sweep notes
+
+
+def test_a_monotone_curve_has_no_load_sustained_above_its_first_saturated_one():
+    s = CurveSearch(GRID, "window", full=True)
+    climb(s, window({x for x in GRID if x >= 0.5}))
+    assert (s.result().gamma_star, sustained_above(s.result())) == (0.45, [])
+    every = CurveSearch(GRID, "window")
+    climb(every, window(set()))
+    assert sustained_above(every.result()) == []
 
 
 def test_every_load_sustained_gives_the_top_of_the_grid():

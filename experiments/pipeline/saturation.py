@@ -20,7 +20,9 @@ silent number.
 
 γ* is the largest grid load such that it and every lower grid load are sustained (``None``
 when the lowest grid load is already saturated).  A sustained load above a saturated one does
-not count.  Climbing a curve stops once ``stop_after`` (2) grid loads in a row are saturated.
+not count; a sweep notes the curve (:func:`sustained_above`), since such a flip is more often
+noise near the rule's line than the network.  Climbing a curve stops once ``stop_after`` (2)
+grid loads in a row are saturated.
 An optional refinement bisects between γ* and the first saturated grid load for a few steps;
 the refined value is the last sustained bisection point (or γ* itself).
 
@@ -184,6 +186,17 @@ class CurveResult:
     complete: bool
     verdicts: dict[float, Verdict] = field(default_factory=dict)
     baseline_latency_ns: float | None = None
+
+
+def sustained_above(result: CurveResult) -> list[float]:
+    """Loads judged sustained above the curve's first saturated load, in order: verdicts that
+    flip back, which γ* does not count (module docstring).  On a real network saturation is
+    monotone in load; such a flip is most often noise (a short window or few messages per
+    node leaves accepted/offered near 0.95, or a mean latency near 1.2 × the baseline's)."""
+    if result.first_saturated is None:
+        return []
+    return sorted(load for load, v in result.verdicts.items()
+                  if v.sustained and load > result.first_saturated)
 
 
 class CurveSearch:

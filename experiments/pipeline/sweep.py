@@ -73,7 +73,7 @@ from icsim.experiments.pipeline.execution import (Executor, Progress, SerialExec
                                                    package_version)
 from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
-                                    as_float, is_load, load_key)
+                                    as_float, is_load, load_key, sustained_above)
 from pydantic import ValidationError
 
 from icsim.simulator.build import from_dict, identity as build_identity
@@ -941,6 +941,27 @@ def write_load_summary(outcomes: list[CurveOutcome], path: Path,
     (outputs or Outputs()).write(path, _csv_text(columns, ([r.get(c) for c in columns]
                                                            for r in rows)))
     return path
+
+
+def flip_notes(outcomes: list[CurveOutcome]) -> list[str]:
+    """One line per curve whose verdicts flip back to sustained above its first saturated load
+    (:func:`~icsim.experiments.pipeline.saturation.sustained_above`): the loads, and what would
+    settle them."""
+    notes = []
+    for o in outcomes:
+        above = sustained_above(o.result)
+        if not above:
+            continue
+        r = o.result
+        label = o.curve.label + ("" if o.curve.seed is None else f" (seed {o.curve.seed})")
+        longer = ("a longer window (run.measure_us)" if o.mode == "window"
+                  else "more messages per node (run.messages_per_node)")
+        notes.append(f"note: {label} is saturated at {r.first_saturated:g} "
+                     f"({r.first_saturated_reason}) yet sustained at "
+                     f"{', '.join(f'{x:g}' for x in above)} above it; γ* counts only the loads "
+                     f"below the first saturated one. A verdict that flips back is more often "
+                     f"noise than the network: {longer} or more seeds (--seeds) settle it.")
+    return notes
 
 
 def format_summary(outcomes: list[CurveOutcome]) -> str:
