@@ -14,7 +14,7 @@ from tests.golden.cases import pinned
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "ofr"
 PATTERNS = ["uniform", "butterfly", "transpose", "transpose3d", "bitreverse", "bitcomplement",
-            "tornado", "neighbor", "permutation", "hotspot", "alltoall"]
+            "shuffle", "bitrotation", "tornado", "neighbor", "permutation", "hotspot", "alltoall"]
 
 
 def overload(profile, algorithm, pattern, flow=None, **extra):

@@ -174,7 +174,7 @@ def small_configs(draw) -> dict:
             topology["wrap"] = [draw(st.booleans()) for _ in dims]
         patterns = ["uniform", "hotspot", "permutation", "tornado", "neighbor", "alltoall"]
         if nodes & (nodes - 1) == 0:
-            patterns += ["bitreverse", "bitcomplement", "butterfly"]
+            patterns += ["bitreverse", "bitcomplement", "shuffle", "bitrotation", "butterfly"]
         if math.isqrt(nodes) ** 2 == nodes:
             patterns.append("transpose")
         if len(dims) == 3 and len(set(dims)) == 1:

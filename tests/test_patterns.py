@@ -14,9 +14,10 @@ from icsim.traffic.patterns import PATTERNS, Pattern, PatternError, make_pattern
 PROPERTY = settings(max_examples=40, deadline=None, derandomize=True)
 
 ALL_NAMES = {"uniform", "transpose", "transpose3d", "butterfly", "fft", "bitreverse",
-             "bitcomplement", "tornado", "neighbor", "permutation", "hotspot", "alltoall"}
-FIXED_MAPPINGS = {"transpose", "transpose3d", "bitreverse", "bitcomplement", "tornado",
-                  "permutation"}
+             "bitcomplement", "shuffle", "bitrotation", "tornado", "neighbor", "permutation",
+             "hotspot", "alltoall"}
+FIXED_MAPPINGS = {"transpose", "transpose3d", "bitreverse", "bitcomplement", "shuffle",
+                  "bitrotation", "tornado", "permutation"}
 
 
 def path_graph(n):
@@ -113,6 +114,8 @@ def test_register_refuses_a_name_twice():
     ("butterfly", Torus((6, 6)), "butterfly: 6x6 has 36 nodes, not a power of two"),
     ("fft", Torus((6, 6)), "butterfly: 6x6 has 36 nodes, not a power of two"),
     ("bitreverse", Torus((4, 3)), "bitreverse: 4x3 has 12 nodes, not a power of two"),
+    ("shuffle", Torus((6,)), "shuffle: 6 has 6 nodes, not a power of two"),
+    ("bitrotation", path_graph(3), "bitrotation: the graph has 3 nodes, not a power of two"),
     ("bitcomplement", path_graph(5), "bitcomplement: the graph has 5 nodes, not a power of two"),
     ("transpose3d", Torus((8, 8, 16)), "transpose3d: 8x8x16 has unequal sizes"),
     ("transpose3d", Torus((8,)), "transpose3d: 8 has one dimension"),
@@ -246,6 +249,32 @@ def test_bitreverse_is_a_bijection_fixing_exactly_the_palindromes(topology):
     assert fixed_points(m) == 2 ** math.ceil(b / 2)
     for a in range(0, n, 3):
         assert format(int(m[a]), f"0{b}b") == format(a, f"0{b}b")[::-1]
+
+
+@given(power_of_two_tori())
+@PROPERTY
+def test_shuffle_and_bitrotation_rotate_the_bits_and_undo_each_other(topology):
+    n = topology.num_nodes
+    b = n.bit_length() - 1
+    shuffle = assert_bijection(make_pattern("shuffle", topology, seed=0))
+    rotation = assert_bijection(make_pattern("bitrotation", topology, seed=0))
+    assert (rotation[shuffle] == np.arange(n)).all()            # each the other's inverse
+    assert set(np.flatnonzero(shuffle == np.arange(n))) == ({0, n - 1} if b > 1 else {0, 1})
+    for a in range(0, n, 3):
+        bits = format(a, f"0{b}b")
+        assert format(int(shuffle[a]), f"0{b}b") == bits[1:] + bits[0]      # left by one
+        assert format(int(rotation[a]), f"0{b}b") == bits[-1] + bits[:-1]   # right by one
+    # b shuffles bring every node back
+    m = np.arange(n)
+    for _ in range(b):
+        m = shuffle[m]
+    assert (m == np.arange(n)).all()
+
+
+def test_shuffle_and_bitrotation_on_8_nodes():
+    t = Torus((2, 2, 2))
+    assert make_pattern("shuffle", t, seed=0).mapping().tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert make_pattern("bitrotation", t, seed=0).mapping().tolist() == [0, 4, 1, 5, 2, 6, 3, 7]
 
 
 @given(power_of_two_tori())

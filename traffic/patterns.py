@@ -16,6 +16,8 @@ transpose3d    yes     coordinates rotated: ``dest[d] = src[(d + 1) mod n]``; eq
 butterfly/fft  no      ``a XOR 2**(i mod b)``; N a power of two
 bitreverse     no      the b bits of ``a`` reversed; N a power of two
 bitcomplement  no      ``(N - 1) XOR a``; N a power of two
+shuffle        no      the b bits of ``a`` rotated left by one (``d_i = a_(i-1 mod b)``)
+bitrotation    no      the b bits of ``a`` rotated right by one (``d_i = a_(i+1 mod b)``)
 tornado        yes     every coordinate ``c -> (c + ceil(k/2) - 1) mod k``
 neighbor       yes     the neighbour behind the ``(i mod P)``-th present port (P present ports)
 permutation    no      a random permutation fixed at construction from ``seed``
@@ -27,7 +29,8 @@ Conventions worth knowing
 -------------------------
 * Every pattern needs at least two nodes.
 * Self-addressed messages happen where the definition makes them: the fixed points of
-  transpose (q of them), transpose3d (k), bitreverse (the 2**ceil(b/2) palindromes), a
+  transpose (q of them), transpose3d (k), bitreverse (the 2**ceil(b/2) palindromes), shuffle
+  and bitrotation (nodes 0 and N - 1), a
   permutation built with ``derangement=False``, uniform with ``include_self`` and a hotspot
   source drawing itself.  As in the reference simulator they are legitimate messages that the
   router delivers locally.
@@ -410,6 +413,34 @@ class BitComplement(_FixedMapping):
 
     def _compute(self) -> np.ndarray:
         return (self.num_nodes - 1) ^ np.arange(self.num_nodes, dtype=np.int64)
+
+
+@register("shuffle")
+class Shuffle(_FixedMapping):
+    """The perfect shuffle: the b address bits rotated left by one, ``d_i = a_(i-1 mod b)``
+    (N a power of two; Dally and Towles, Table 3.1).  Nodes 0 and N - 1 are fixed."""
+
+    def _check(self) -> dict[str, Any]:
+        self._b = self._require_power_of_two()
+        return {}
+
+    def _compute(self) -> np.ndarray:
+        a = np.arange(self.num_nodes, dtype=np.int64)
+        return ((a << 1) & (self.num_nodes - 1)) | (a >> (self._b - 1))
+
+
+@register("bitrotation")
+class BitRotation(_FixedMapping):
+    """The b address bits rotated right by one, ``d_i = a_(i+1 mod b)``: the shuffle's inverse
+    (N a power of two; Dally and Towles, Table 3.1).  Nodes 0 and N - 1 are fixed."""
+
+    def _check(self) -> dict[str, Any]:
+        self._b = self._require_power_of_two()
+        return {}
+
+    def _compute(self) -> np.ndarray:
+        a = np.arange(self.num_nodes, dtype=np.int64)
+        return (a >> 1) | ((a & 1) << (self._b - 1))
 
 
 @register("butterfly", "fft")
