@@ -32,6 +32,12 @@ PER_MESSAGE_BYTES = 160
 #: per route hop of a routing table (dict entry and tuple), and per route
 PER_HOP_BYTES = 40
 PER_ROUTE_BYTES = 250
+#: a table being given virtual layers holds about as much again while the assigner works and
+#: the layers are verified: ``icsim layers`` with ACRO (the most of the three assigners)
+#: peaked at 0.49 GB on 512 nodes and 1.52 GB on 1,024 (random 6-regular graphs), where
+#: :func:`table_bytes` with this factor and the baseline gives 0.48 and 1.51 GB (LASH 0.38 and
+#: 1.01 GB, LASH-TOR 0.39 and 1.10 GB)
+LAYERS_FACTOR = 2.0
 #: per packet waiting at its source beyond what the network carries: an open-loop workload
 #: offered above γ = 1 piles up the excess in the nodes' unbounded source queues (the SimPy
 #: engine's packet objects).  Measured: the quickstart config at γ = 100 (20 M packets, 99 %
@@ -138,18 +144,24 @@ def estimate_bytes(cfg: Any, nodes: int | None = None) -> float:
     total += nodes * (ports + 1) * vcs * PER_QUEUE_BYTES
     total += workload_bytes(cfg, nodes)
     if cfg.routing.algorithm == "table":
-        total += table_bytes(nodes, dims)
+        table = getattr(cfg.routing, "table", None)
+        total += table_bytes(nodes, dims, layers=isinstance(table, dict)
+                             and bool(table.get("layers")))
     return total
 
 
-def table_bytes(nodes: int, dims: Any = ()) -> float:
+def table_bytes(nodes: int, dims: Any = (), layers: bool = False) -> float:
     """A routing table's share of :func:`estimate_bytes`: ``N (N - 1)`` routes of about
-    ``sum(dims) / 4`` hops on a torus (``log2 N`` on a graph).  Measured against it: the BFS
-    table of 16x16x16 (12.2 GB estimated) peaks at 6.1 GB in ``icsim tables`` and at 10.1 GB
-    in a run."""
+    ``sum(dims) / 4`` hops on a torus (``log2 N`` on a graph), :data:`LAYERS_FACTOR` times that
+    while virtual ``layers`` are assigned.  Measured against it: the BFS table of 16x16x16
+    (12.2 GB estimated) peaks at 6.1 GB in ``icsim tables`` and at 10.1 GB in a run."""
     routes = float(nodes) * (nodes - 1)
     hops = sum(dims) / 4 if dims else math.log2(max(nodes, 2))
-    return routes * (PER_ROUTE_BYTES + PER_HOP_BYTES * hops)
+    return routes * (PER_ROUTE_BYTES + PER_HOP_BYTES * hops) * (LAYERS_FACTOR if layers else 1)
+
+
+#: how the refusals say what they keep free
+SPARE = f", of which icsim takes at most {HEADROOM:.0%}"
 
 
 def check_fits(cfg: Any, nodes: int | None = None) -> None:
@@ -169,14 +181,16 @@ def check_fits(cfg: Any, nodes: int | None = None) -> None:
                 f"about {msgs:,.0f} messages, {measured:,.0f} packets measured" +
                 (f", {excess:,.0f} waiting at their sources" if excess else ""))
         raise ConfigError(key, f"this run needs about {need / 1e9:,.3g} GB ({what}); this machine "
-                               f"has {have / 1e9:,.1f} GB available")
+                               f"has {have / 1e9:,.1f} GB available{SPARE}")
 
 
-def check_table_fits(nodes: int, dims: Any = ()) -> None:
+def check_table_fits(nodes: int, dims: Any = (), layers: bool = False) -> None:
     """Refuse (ValueError) a routing table of ``nodes`` nodes that would not fit in the memory
-    available (:func:`table_bytes`), before it is generated."""
-    need, have = BASELINE_BYTES + table_bytes(nodes, dims), available_bytes()
+    available (:func:`table_bytes`; with virtual ``layers`` assigned to it), before it is
+    generated."""
+    need, have = BASELINE_BYTES + table_bytes(nodes, dims, layers), available_bytes()
     if need > HEADROOM * have:
+        what = " while virtual layers are assigned to it" if layers else ""
         raise ValueError(f"a table of {nodes:,} nodes holds {nodes * (nodes - 1):,} routes, "
-                         f"about {need / 1e9:,.1f} GB; this machine has {have / 1e9:,.1f} GB "
-                         f"available")
+                         f"about {need / 1e9:,.1f} GB{what}; this machine has "
+                         f"{have / 1e9:,.1f} GB available{SPARE}")

@@ -13,6 +13,7 @@ from icsim.experiments.papers.angara.analysis import check_main
 from icsim.routing.layers.minimal import minimal_table
 from icsim.routing.table import RoutingTable, TableError
 from icsim.routing.tables.check import DeadlockError
+from icsim.simulator.config import config_from_dict
 from icsim.simulator.topology import Graph
 
 
@@ -144,3 +145,23 @@ def test_layers_out_writes_a_table_that_checks_and_simulates_on_both_engines(tmp
     # a folder as --out is refused before anything is assigned
     assert main(["layers", "--out", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_layers_too_large_for_the_memory_are_refused_before_the_graph_is_built(monkeypatch):
+    from icsim.simulator import limits
+
+    monkeypatch.setattr(limits, "available_bytes", lambda: 1e9)
+    built = []
+    monkeypatch.setattr(Graph, "random_regular", lambda *a: built.append(a))
+    # 1,024 nodes: about 1.5 GB while ACRO works (1.52 GB measured), more than 90 % of 1 GB
+    with pytest.raises(ValueError, match=r"a table of 1,024 nodes holds 1,047,552 routes, "
+                                         r"about 1.5 GB while virtual layers are assigned"):
+        layers_main(nodes=1024, degree=6)
+    assert built == []
+    # a run with layers counts them too: its estimate grows by the table's share once more
+    cfg = {"topology": {"kind": "random_regular", "nodes": 1024, "degree": 6, "seed": 1},
+           "routing": {"algorithm": "table", "table": {"generator": "minimal"}}}
+    bare = limits.estimate_bytes(config_from_dict(cfg))
+    cfg["routing"]["table"]["layers"] = "acro"
+    assert limits.estimate_bytes(config_from_dict(cfg)) - bare == \
+        pytest.approx(limits.table_bytes(1024))

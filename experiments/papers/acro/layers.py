@@ -24,6 +24,7 @@ from icsim.routing.layers import LayerAssignment, get_assigner
 from icsim.routing.layers.minimal import minimal_table
 from icsim.routing.layers.verify import verify_assignment
 from icsim.routing.table import RoutingTable
+from icsim.simulator.limits import check_table_fits
 from icsim.simulator.topology import Graph
 
 REFERENCE_CSV = Path(__file__).resolve().parents[1] / "paper_data" / "acro_summary.csv"
@@ -90,16 +91,19 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
     if table_file is not None:
         table = RoutingTable.load(table_file)
         topo = table.topology
+        check_table_fits(len(table.nodes), getattr(topo, "dims", ()), layers=True)
     else:
         if edges_file is not None:
             topo = Graph.from_file(edges_file)
         elif topology == "random_regular":
+            check_table_fits(nodes, layers=True)        # before the graph and its table
             topo = Graph.random_regular(nodes, degree, seed)
         elif topology == "edges":
             raise ValueError("topology 'edges' needs an edge-list file (edges_file; on the "
                              "command line --edges FILE)")
         else:
             raise ValueError(f"unknown topology {topology!r}; valid: {', '.join(TOPOLOGIES)}")
+        check_table_fits(topo.num_nodes, layers=True)
         table = minimal_table(topo, tie_break=tie_break, seed=seed)
     result, assignment = _assign_and_verify(table, assigner)
     if out is not None and result["verified"]:
