@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 import icsim.simulator.input_files as input_files_module
 from icsim.experiments.cli import main
+from icsim.experiments.papers.angara.analysis import check_main
 from icsim.routing.table import RoutingTable, TableError
 from icsim.simulator.config import Config, ConfigError, load_config
 from icsim.simulator.topology import MAX_GRAPH_NODES, Graph, GraphError, Torus
@@ -548,6 +549,21 @@ def test_tables_check_on_a_generated_file_exits_0_or_2_with_one_line(scratch, co
         assert_sound(RoutingTable.load(path))
     else:
         assert code == 2 and len(err) == 1 and path in err[0], (code, err)
+
+
+@given(content=table_texts())
+@settings(FUZZ, max_examples=30)
+def test_layers_on_a_generated_table_file_writes_a_checked_table_or_exits_2(scratch, content):
+    path = write(scratch / "t.json", content)
+    out = scratch / "layered.json"
+    out.unlink(missing_ok=True)
+    code, err, text = cli("layers", "--table", path, "--out", str(out))
+    event(f"exit {code}")
+    if code == 0:                       # what it wrote passes the file check
+        assert not err and f"wrote {out}" in text
+        assert check_main(out)["rules"] == "layers"
+    else:
+        assert code == 2 and len(err) == 1 and path in err[0] and not out.exists(), (code, err)
 
 
 trace_fields = st.sampled_from(["0", "1", "7", "8", "-1", "2.5", "1e18", "1e300", "nan", "inf",
