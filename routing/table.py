@@ -22,6 +22,11 @@ File format (``icsim-routing-table``, version 1), JSON::
 A graph topology is written ``{"kind": "graph", "nodes": N, "edges": [[u, v], ...]}``.
 Routes from a node to itself are the empty list and may be omitted.
 
+Routes made elsewhere come in as node paths (:meth:`RoutingTable.from_paths`): a text file
+with one route per line, the nodes it visits from its source to its destination (``0 4 5 9``;
+``#`` starts a comment), on a topology given beside it; ``icsim layers --edges FILE --paths
+FILE --out T`` turns one into a table file with virtual layers.
+
 What a file must hold (anything else is a :class:`TableError` naming the file and the entry,
 e.g. ``t.json: routes[12]: route 0->1: hop 1 returns to node 0 ...``):
 
@@ -244,6 +249,70 @@ class RoutingTable:
             if problem:
                 raise TableError(f"routes[{i}]: route {s}->{t}: {problem}")
         table._check_pairs()
+        return table
+
+    @classmethod
+    def from_paths(cls, topology: Any, path: str | Path) -> "RoutingTable":
+        """Routes given as node paths in a text file, one per line: the nodes a route visits
+        from its source to its destination (``0 4 5 9``), ``#`` starting a comment.  The
+        table's nodes are the routes' ends, and every ordered pair of them needs a route, a
+        simple path over links of ``topology``.  The file is read line by line, at most
+        :data:`MAX_TABLE_BYTES`; :class:`TableError` names the file and the line of the first
+        problem (``paths.txt:12: nodes 3 and 7 are not neighbours``)."""
+        from icsim.simulator.input_files import InputFileError, read_lines
+
+        port_to = {(u, v): p for u, row in enumerate(topology.neighbor_table)
+                   for p, v in enumerate(row) if v >= 0}
+        n = topology.num_nodes
+        routes: dict[Pair, tuple[int, ...]] = {}
+        size = 0
+        try:
+            for lineno, text in read_lines(path):
+                size += len(text.encode())
+                at = f"{path}:{lineno}"
+                if size > MAX_TABLE_BYTES:
+                    raise TableError(f"{at}: the file passes {MAX_TABLE_BYTES >> 20} MiB, the "
+                                     f"limit of a table")
+                words = text.split("#", 1)[0].split()
+                if not words:
+                    continue
+                try:
+                    nodes = [int(w) for w in words]
+                except ValueError:
+                    raise TableError(f"{at}: node ids must be integers, got "
+                                     f"{_cut(' '.join(words))}") from None
+                if len(nodes) < 2:
+                    raise TableError(f"{at}: a route names at least two nodes, its source and "
+                                     f"its destination")
+                if not all(0 <= v < n for v in nodes):
+                    v = next(v for v in nodes if not 0 <= v < n)
+                    raise TableError(f"{at}: node {v} is not in the topology (0..{n - 1})")
+                s, t = nodes[0], nodes[-1]
+                if (s, t) in routes:
+                    raise TableError(f"{at}: a second route {s}->{t}")
+                if len(set(nodes)) < len(nodes):
+                    v = next(v for i, v in enumerate(nodes) if v in nodes[:i])
+                    raise TableError(f"{at}: route {s}->{t} visits node {v} twice (a route "
+                                     f"must be a simple path)")
+                ports = []
+                for u, v in zip(nodes, nodes[1:]):
+                    if (u, v) not in port_to:
+                        raise TableError(f"{at}: route {s}->{t}: nodes {u} and {v} are not "
+                                         f"neighbours")
+                    ports.append(port_to[(u, v)])
+                routes[(s, t)] = tuple(ports)
+        except InputFileError as exc:
+            raise TableError(str(exc)) from None
+        if not routes:
+            raise TableError(f"{path}: no routes (one per line: the nodes from source to "
+                             f"destination)")
+        ends = sorted({v for pair in routes for v in pair})
+        table = cls(topology, routes, tuple(ends), None, {"paths": Path(path).name})
+        try:
+            table._check_pairs()
+        except TableError as exc:
+            raise TableError(f"{path}: {exc}; every ordered pair of the routes' ends needs "
+                             f"one") from None
         return table
 
     @classmethod

@@ -566,6 +566,49 @@ def test_layers_on_a_generated_table_file_writes_a_checked_table_or_exits_2(scra
         assert code == 2 and len(err) == 1 and path in err[0] and not out.exists(), (code, err)
 
 
+#: the minimal routes of a 6-ring, as node paths: a good paths file for ``icsim layers``
+RING_PATHS = ["{} {}".format(s, " ".join(str((s + k * d) % 6) for k in range(1, steps + 1)))
+              for s in range(6) for d, steps in ((1, 1), (1, 2), (1, 3), (-1, 1), (-1, 2))]
+
+
+@st.composite
+def paths_texts(draw) -> bytes:
+    """A paths file: the ring's routes with a few lines replaced, dropped or repeated, with
+    comments and blank lines, or bytes."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.binary(max_size=200))
+    lines = list(RING_PATHS)
+    for _ in range(draw(st.integers(0, 3))):
+        i = draw(st.integers(0, len(lines) - 1))
+        change = draw(st.sampled_from(["nodes", "drop", "repeat", "comment", "junk"]))
+        if change == "nodes":
+            lines[i] = " ".join(map(str, draw(st.lists(st.integers(-1, 7), max_size=5))))
+        elif change == "drop":
+            del lines[i]
+        elif change == "repeat":
+            lines.append(lines[i])
+        elif change == "comment":
+            lines.insert(i, draw(st.sampled_from(["", "# a comment", "   "])))
+        else:
+            lines[i] = draw(st.text(max_size=8))
+    return "\n".join(lines).encode()
+
+
+@given(content=paths_texts())
+@settings(FUZZ, max_examples=40)
+def test_layers_on_generated_paths_writes_a_checked_table_or_exits_2(scratch, content):
+    edges = write(scratch / "ring.txt", "".join(f"{v} {(v + 1) % 6}\n" for v in range(6)))
+    path = write(scratch / "paths.txt", content)
+    out = scratch / "from_paths.json"
+    out.unlink(missing_ok=True)
+    code, err, text = cli("layers", "--edges", edges, "--paths", path, "--out", str(out))
+    event(f"exit {code}")
+    if code == 0:
+        assert not err and f"wrote {out}" in text and check_main(out)["rules"] == "layers"
+    else:
+        assert code == 2 and len(err) == 1 and path in err[0] and not out.exists(), (code, err)
+
+
 trace_fields = st.sampled_from(["0", "1", "7", "8", "-1", "2.5", "1e18", "1e300", "nan", "inf",
                                 "", "x", '"3"', "1_0", "99999999999999999999", " 4 ", "0x10"])
 

@@ -165,3 +165,43 @@ def test_layers_too_large_for_the_memory_are_refused_before_the_graph_is_built(m
     cfg["routing"]["table"]["layers"] = "acro"
     assert limits.estimate_bytes(config_from_dict(cfg)) - bare == \
         pytest.approx(limits.table_bytes(1024))
+
+
+# ------------------------------------------------------------------ routes made elsewhere
+def write_graph(graph, path):
+    path.write_text("".join(f"{u} {v}\n" for u, v in graph.edges))
+    return str(path)
+
+
+def test_routes_given_as_node_paths_come_back_from_the_layered_table(tmp_path):
+    graph = Graph.random_regular(12, 3, seed=4)
+    table = minimal_table(graph, seed=4)
+    lines = ["# routes of a minimal table, one per line", ""]
+    lines += [" ".join(map(str, table.node_path(s, t))) + "   # a comment"
+              for s, t in table.pairs()]
+    (tmp_path / "paths.txt").write_text("\n".join(lines) + "\n")
+    r = layers_main(edges_file=write_graph(graph, tmp_path / "g.txt"), assigner="lash",
+                    paths_file=str(tmp_path / "paths.txt"), out=str(tmp_path / "t.json"))
+    assert r["verified"] and r["layers"] >= 1
+    layered = RoutingTable.load(tmp_path / "t.json")
+    assert {p: layered.node_path(*p) for p in layered.pairs()} == \
+        {p: table.node_path(*p) for p in table.pairs()}
+    assert check_main(tmp_path / "t.json")["layers"] == r["layers"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0 1\n1 x 0\n", "paths.txt:2: node ids must be integers, got '1 x 0'"),
+    ("0 1\n\n1\n", "paths.txt:3: a route names at least two nodes"),
+    ("0 1\n1 0\n0 4\n", "paths.txt:3: node 4 is not in the topology (0..3)"),
+    ("0 1\n0 1\n", "paths.txt:2: a second route 0->1"),
+    ("0 1 2 1\n", "paths.txt:1: route 0->1 visits node 1 twice"),
+    ("0 2\n", "paths.txt:1: route 0->2: nodes 0 and 2 are not neighbours"),
+    ("0 1\n", "paths.txt: route 1->0: missing; every ordered pair of the routes' ends needs"),
+    ("# nothing\n\n", "paths.txt: no routes"),
+])
+def test_a_bad_paths_file_names_its_line(tmp_path, text, message):
+    (tmp_path / "paths.txt").write_text(text)
+    ring = Graph.from_edges(4, [(0, 1), (1, 2), (2, 3), (3, 0)])
+    with pytest.raises(TableError) as err:
+        RoutingTable.from_paths(ring, tmp_path / "paths.txt")
+    assert str(err.value).startswith(f"{tmp_path / 'paths.txt'}"[:-len("paths.txt")] + message)

@@ -20,11 +20,13 @@ def add_layers_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "layers", help="make a minimal routing table deadlock-free with virtual layers",
         description="Build one minimal destination-based table (a shortest path per pair) on a "
-                    "random regular graph, an edge list or from a table file, assign virtual "
-                    "layers with ACRO, LASH or LASH-TOR, and verify every layer acyclic.",
+                    "random regular graph or an edge list, or take a table file or routes "
+                    "given as node paths, assign virtual layers with ACRO, LASH or LASH-TOR, "
+                    "verify every layer acyclic, and optionally write the layered table.",
         epilog="examples:\n  icsim layers --topology random_regular --nodes 64 --degree 4 "
                "--seed 1 --assigner acro --json\n"
                "  icsim layers --table t.json --assigner lash --out t_lash.json\n"
+               "  icsim layers --edges graph.txt --paths routes.txt --out t_acro.json\n"
                "  icsim tables --check t_lash.json      # the written table, checked again",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--topology", default="random_regular", choices=("random_regular", "edges"))
@@ -35,6 +37,10 @@ def add_layers_parser(sub: argparse._SubParsersAction) -> None:
                    help="acro, lash, lash_tor or lash_tor_conventional (default acro)")
     p.add_argument("--edges", default=None, metavar="FILE", help="edge-list file ('u v' lines)")
     p.add_argument("--table", default=None, metavar="FILE", help="use this routing-table file")
+    p.add_argument("--paths", default=None, metavar="FILE",
+                   help="use these routes, made elsewhere: a text file of node paths, one "
+                        "route a line ('0 4 5 9': from 0 through 4 and 5 to 9), on the graph "
+                        "of --edges")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the table with its layers (a layer per hop) here, if verified; "
                         "routing.table.file simulates it with a virtual channel per layer")
@@ -48,14 +54,16 @@ def cmd_layers(args: argparse.Namespace) -> int:
 
     try:
         r = layers_main(args.topology, args.nodes, args.degree, args.seed, args.assigner,
-                        args.edges, table_file=args.table, out=args.out)
+                        args.edges, table_file=args.table, paths_file=args.paths,
+                        out=args.out)
     except (TableError, ValueError, OSError) as exc:
         print(f"icsim layers: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(r))
     else:
-        print(f"{r['assigner']} on {r['topology']}: {r['layers']} layers, verified "
+        print(f"{r['assigner']} on {r['topology']}: {r['layers']} "
+              f"layer{'s' if r['layers'] != 1 else ''}, verified "
               f"{r['verified']}, {r['time_s']:.3f} s")
         for problem in r.get("problems") or []:
             print(f"  {problem}")

@@ -48,7 +48,7 @@ def _assign_and_verify(table: RoutingTable, assigner: str) -> tuple[dict, LayerA
 def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int = 4, seed: int = 1,
                 assigner: str = "acro", edges_file: str | None = None, *,
                 tie_break: str = "random", table_file: str | None = None,
-                out: str | Path | None = None) -> dict:
+                paths_file: str | None = None, out: str | Path | None = None) -> dict:
     """Assign virtual layers to one minimal table and verify them.
 
     Parameters
@@ -68,6 +68,9 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
     table_file : str, optional
         Use this routing-table file (:meth:`RoutingTable.load`) instead of building a table;
         its topology replaces the one above.
+    paths_file : str, optional
+        Use these routes instead of building a table: a text file of node paths, one route a
+        line (:meth:`RoutingTable.from_paths`), on the graph of ``edges_file``.
     out : path, optional
         Write the table with its layers here (a table file with a layer per hop, which
         ``icsim tables --check`` checks and ``routing.table.file`` simulates with a virtual
@@ -88,8 +91,15 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
     """
     if out is not None:                 # a bad path says so now, not after the assignment
         out = file_to_write(out)
-    if table_file is not None:
-        table = RoutingTable.load(table_file)
+    if table_file is not None or paths_file is not None:
+        if paths_file is None:
+            table = RoutingTable.load(table_file)
+        elif edges_file is None or table_file is not None:
+            raise ValueError("routes as node paths (paths_file; on the command line --paths "
+                             "FILE) go with the graph they run on (edges_file, --edges FILE), "
+                             "and not with a table file")
+        else:
+            table = RoutingTable.from_paths(Graph.from_file(edges_file), paths_file)
         topo = table.topology
         check_table_fits(len(table.nodes), getattr(topo, "dims", ()), layers=True)
     else:
