@@ -198,12 +198,20 @@ def derouted_figure(results: Any):
     return draw(results)
 
 
-def latency_distribution_figure(results: Result | Mapping[str, Result], title: str | None = None):
-    """Latency histogram and CDF of one run or of several (``{"dor": r1, "ofr": r2}``)."""
+def latency_distribution_figure(results: Mapping[str, Any], title: str | None = None):
+    """Latency histogram and CDF of one run or of several (``{"dor": r1, "ofr": r2}``): each a
+    :class:`Result` or a record as ``icsim run --json`` prints it."""
     from icsim.experiments.pipeline.run_figures import latency_distribution_figure as draw
 
-    runs = {"run": results} if isinstance(results, Result) else dict(results)
-    return draw({name: r["latency_histogram"] for name, r in runs.items()}, title=title)
+    def is_record(r: Any) -> bool:         # a Result, or a record read from --json
+        return isinstance(r, Mapping) and "latency_histogram" in r
+
+    if is_record(results):
+        results = {"run": results}
+    if not isinstance(results, Mapping) or not all(map(is_record, results.values())):
+        raise TypeError(f"latency_distribution_figure takes a run's Result (icsim.run(...)) "
+                        f"or JSON record, or a dict of them, got {_what(results)}")
+    return draw({name: r["latency_histogram"] for name, r in results.items()}, title=title)
 
 
 def channel_heatmap_figure(result: Result | pd.DataFrame, value: str = "utilisation",
@@ -211,5 +219,16 @@ def channel_heatmap_figure(result: Result | pd.DataFrame, value: str = "utilisat
     """A run's channel load on the torus coordinates (ranked bars on graphs)."""
     from icsim.experiments.pipeline.run_figures import channel_heatmap_figure as draw
 
+    if not isinstance(result, (Result, pd.DataFrame)):
+        raise TypeError(f"channel_heatmap_figure takes a run's Result (icsim.run(...)) or its "
+                        f"channel table, got {_what(result)}")
     channels = result.channels if isinstance(result, Result) else result
     return draw(channels, value=value, title=title)
+
+
+def _what(value: Any) -> str:
+    """A value's type for an error message, with the types of a dict's values."""
+    if isinstance(value, Mapping):
+        kinds = sorted({type(v).__name__ for v in value.values()})
+        return f"a dict of {', '.join(kinds) or 'nothing'}"
+    return type(value).__name__

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import runpy
 import subprocess
 import sys
@@ -57,6 +58,18 @@ def test_a_sweep_returns_its_rows_and_gamma_star(tmp_path):
     again = icsim.read_results(tmp_path / "s")
     assert len(again) == 4 and list(again.columns) == list(df.columns)
     assert df.attrs["notes"] == []
+
+
+def test_run_figures_take_results_or_records_and_name_anything_else():
+    r = icsim.run("quickstart", SMALL)
+    record = json.loads(json.dumps(dict(r), default=str))       # as icsim run --json prints
+    for fig in (icsim.latency_distribution_figure(record),
+                icsim.latency_distribution_figure({"run": r, "file": record})):
+        assert [ax.get_xscale() for ax in fig.axes] == ["log", "log"]
+    with pytest.raises(TypeError, match="takes a run's Result .* got int"):
+        icsim.channel_heatmap_figure(42)                        # was an AttributeError
+    with pytest.raises(TypeError, match="or a dict of them, got a dict of int"):
+        icsim.latency_distribution_figure({"x": 42})            # was a TypeError on 'int'
 
 
 def test_a_sweep_warns_of_a_curve_sustained_above_its_first_saturated_load():
