@@ -265,6 +265,13 @@ def test_a_sweep_notes_a_curve_sustained_above_its_first_saturated_load(tmp_path
     assert "note:" not in out
     assert next(line for line in out.splitlines() if "abr" in line).split()[1:3] == \
         ["window", "0.7"]
+    # with seeds, the note names the seed, and γ*'s mean says which seeds it is over
+    assert main(["sweep", str(QUICKSTART), "--out", str(tmp_path / "seeds"), *FLIP[:2],
+                 "--vary", "routing.algorithm=abr", *FLIP[4:], "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "note: routing.algorithm=abr (seed 1) is saturated at 0.1" in out
+    assert next(line for line in out.splitlines() if line.startswith("routing.")).endswith(
+        "1: -, 2: 0.7  [mean and range over 1 of 2 seeds; the others have no γ*]")
 
 
 @pytest.mark.slow

@@ -980,6 +980,10 @@ def format_summary(outcomes: list[CurveOutcome]) -> str:
                    f"{f(spread['gamma_star_min'])}–{f(spread['gamma_star_max'])}")
             per_seed = ", ".join(f"{o.curve.seed}: {f(o.result.gamma_star)}" for o in group)
             note = "" if all(o.result.complete for o in group) else "  [incomplete]"
+            counted = sum(o.result.gamma_star is not None for o in group)
+            if 0 < counted < len(group):
+                note += (f"  [mean and range over {counted} of {len(group)} seeds; the "
+                         f"others have no γ*]")
             lines.append(f"{label:{width}s} {group[0].mode:7s} {len(group):>5d} "
                          f"{f(spread['gamma_star_mean']):>8s} {rng:>11s}  {per_seed}{note}")
         return "\n".join(lines)
