@@ -386,13 +386,18 @@ class Transpose(_FixedMapping):
         return a // self._q + self._q * (a % self._q)
 
 
-@register("bitreverse")
-class BitReverse(_FixedMapping):
-    """The b address bits reversed (N a power of two); the 2**ceil(b/2) palindromes are fixed."""
+class _AddressBits(_FixedMapping):
+    """A fixed mapping of the ``b`` address bits of a node id (``self._b``; N a power of
+    two)."""
 
     def _check(self) -> dict[str, Any]:
         self._b = self._require_power_of_two()
         return {}
+
+
+@register("bitreverse")
+class BitReverse(_AddressBits):
+    """The b address bits reversed (N a power of two); the 2**ceil(b/2) palindromes are fixed."""
 
     def _compute(self) -> np.ndarray:
         a = np.arange(self.num_nodes, dtype=np.int64)
@@ -403,26 +408,18 @@ class BitReverse(_FixedMapping):
 
 
 @register("bitcomplement")
-class BitComplement(_FixedMapping):
+class BitComplement(_AddressBits):
     """``(N - 1) XOR a`` (N a power of two); on a torus every coordinate ``c -> k - 1 - c``.
     No fixed points."""
-
-    def _check(self) -> dict[str, Any]:
-        self._require_power_of_two()
-        return {}
 
     def _compute(self) -> np.ndarray:
         return (self.num_nodes - 1) ^ np.arange(self.num_nodes, dtype=np.int64)
 
 
 @register("shuffle")
-class Shuffle(_FixedMapping):
+class Shuffle(_AddressBits):
     """The perfect shuffle: the b address bits rotated left by one, ``d_i = a_(i-1 mod b)``
     (N a power of two; Dally and Towles, Table 3.1).  Nodes 0 and N - 1 are fixed."""
-
-    def _check(self) -> dict[str, Any]:
-        self._b = self._require_power_of_two()
-        return {}
 
     def _compute(self) -> np.ndarray:
         a = np.arange(self.num_nodes, dtype=np.int64)
@@ -430,13 +427,9 @@ class Shuffle(_FixedMapping):
 
 
 @register("bitrotation")
-class BitRotation(_FixedMapping):
+class BitRotation(_AddressBits):
     """The b address bits rotated right by one, ``d_i = a_(i+1 mod b)``: the shuffle's inverse
     (N a power of two; Dally and Towles, Table 3.1).  Nodes 0 and N - 1 are fixed."""
-
-    def _check(self) -> dict[str, Any]:
-        self._b = self._require_power_of_two()
-        return {}
 
     def _compute(self) -> np.ndarray:
         a = np.arange(self.num_nodes, dtype=np.int64)
