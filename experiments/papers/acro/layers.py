@@ -105,6 +105,7 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
     else:
         if edges_file is not None:
             topo = Graph.from_file(edges_file)
+            check_table_fits(topo.num_nodes, layers=True)
         elif topology == "random_regular":
             check_table_fits(nodes, layers=True)        # before the graph and its table
             topo = Graph.random_regular(nodes, degree, seed)
@@ -113,7 +114,6 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
                              "command line --edges FILE)")
         else:
             raise ValueError(f"unknown topology {topology!r}; valid: {', '.join(TOPOLOGIES)}")
-        check_table_fits(topo.num_nodes, layers=True)
         table = minimal_table(topo, tie_break=tie_break, seed=seed)
     result, assignment = _assign_and_verify(table, assigner)
     if out is not None and result["verified"]:
