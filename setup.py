@@ -4,7 +4,7 @@ included, so nothing generic lands at the top level of site-packages."""
 
 from setuptools import find_packages, setup
 
-SOURCES = ("simulator", "routing", "traffic", "experiments", "configs")
+SOURCES = ("model", "simulator", "routing", "traffic", "experiments", "configs")
 
 packages = ["icsim"]
 package_dir = {"icsim": "icsim"}

@@ -25,7 +25,7 @@ def config_path(name: str | Path) -> Path:
     """A config file: ``name`` itself when it exists, else the bundled config of that name
     (``"quickstart"``, ``"ofr/clean/k16"``; ``.yaml`` may be left off).  The command line's
     ``icsim run``/``sweep`` and the Python API find configs alike."""
-    from icsim.simulator.config import ConfigError
+    from icsim.model.config import ConfigError
 
     p = Path(name)
     if p.exists():

@@ -70,11 +70,11 @@ print(sorted(p.name for p in OUT.glob("*.png")))
 # finds it acyclic.  Saved, it is what `icsim layers --out` writes and `icsim tables --check`
 # checks, and a run takes it as `routing.table.file`, with one VC per layer.
 
+from icsim.model.topology import Graph
 # %%
 from icsim.routing.layers import get_assigner
 from icsim.routing.layers.minimal import minimal_table
 from icsim.routing.layers.verify import assert_deadlock_free
-from icsim.simulator.topology import Graph
 
 table = minimal_table(Graph.random_regular(32, 4, seed=1), seed=1)
 layered = get_assigner("acro")(table).attach(table)

@@ -19,19 +19,31 @@ import json
 import math
 import os
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from icsim.configs import config_path
-from icsim.experiments.pipeline.execution import (ExecutorError, add_engine_argument,
-                                                   engine_overrides, natural_int, positive_int)
-from icsim.experiments.pipeline.outputs import (add_output_arguments, add_progress_arguments,
-                                               progress_option, report_outputs)
-from icsim.registry import Registry
+from icsim.experiments.papers.acro.cli import add_layers_parser
+from icsim.experiments.papers.angara.cli import add_tables_parser
+from icsim.experiments.papers.reproduce import add_parser
+from icsim.experiments.pipeline.bench import CASES, ENGINES, run_bench, run_table_bench
+from icsim.experiments.pipeline.execution import (ExecutorError, RunProgress, add_engine_argument,
+                                                  add_execution_arguments, engine_overrides,
+                                                  make_executor, natural_int, positive_int)
+from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments,
+                                                add_progress_arguments, progress_option,
+                                                report_outputs)
+from icsim.experiments.pipeline.saturation import SEARCHES
+from icsim.experiments.pipeline.sweep import (DEFAULT_LOADS, SweepError, flip_notes, format_summary,
+                                              make_curves, parse_loads, parse_vary, run_sweep)
+from icsim.model.config import ConfigError, load_config, read_config_file
+from icsim.model.input_files import InputFileError
+from icsim.model.registry import Registry
+from icsim.model.topology import GraphError
 from icsim.routing.table import TableError
-from icsim.simulator.config import ConfigError, read_config_file
+from icsim.simulator.build import load
 from icsim.simulator.engines import DeadlockError
-from icsim.simulator.input_files import InputFileError
-from icsim.simulator.topology import GraphError
+from icsim.simulator.simulation import Simulation
 from icsim.traffic.trace import TraceError
 
 #: errors in a file a user named (each one line naming the file): exit status 2, as a config error
@@ -68,11 +80,6 @@ def add_run(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from icsim.simulator.config import load_config
-    from icsim.simulator.simulation import Simulation
-
-    from icsim.experiments.pipeline.execution import RunProgress
-
     progress = RunProgress(enabled=progress_option(args))
     try:
         result = Simulation(load_config(config_path(args.config), args.overrides),
@@ -198,10 +205,6 @@ examples:
 
 @command
 def add_sweep(sub: argparse._SubParsersAction) -> None:
-    from icsim.experiments.pipeline.execution import add_execution_arguments
-    from icsim.experiments.pipeline.sweep import DEFAULT_LOADS
-    from icsim.experiments.pipeline.saturation import SEARCHES
-
     p = sub.add_parser("sweep", help="sweep a config over offered load (and other parameters) "
                                      "and find the saturation point gamma*",
                        description="Sweep a config over a load grid, crossed with any --vary "
@@ -246,14 +249,6 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from icsim.experiments.pipeline.outputs import Outputs
-    from icsim.experiments.pipeline.execution import make_executor
-    from icsim.experiments.pipeline.sweep import (SweepError, flip_notes, format_summary,
-                                                  make_curves, parse_loads, parse_vary,
-                                                  run_sweep)
-
     try:
         grid = parse_loads(args.loads)
     except ValueError as exc:
@@ -265,7 +260,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     path = config_path(args.config)
-    from icsim.simulator.build import load
 
     load(path, args.overrides)                   # every error names its key, before any run
     data = read_config_file(path)
@@ -315,9 +309,6 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from icsim.experiments.pipeline.outputs import Outputs
     from icsim.experiments.pipeline.plots import plot_results, read_results
 
     src = Path(args.results)
@@ -337,32 +328,24 @@ def cmd_plot(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------- reproduce
 @command
 def add_reproduce(sub: argparse._SubParsersAction) -> None:
-    from icsim.experiments.papers.reproduce import add_parser
-
     add_parser(sub)
 
 
 # ---------------------------------------------------------------------------------- tables
 @command
 def add_tables(sub: argparse._SubParsersAction) -> None:
-    from icsim.experiments.papers.angara.cli import add_tables_parser
-
     add_tables_parser(sub)
 
 
 # ---------------------------------------------------------------------------------- layers
 @command
 def add_layers(sub: argparse._SubParsersAction) -> None:
-    from icsim.experiments.papers.acro.cli import add_layers_parser
-
     add_layers_parser(sub)
 
 
 # ---------------------------------------------------------------------------------- bench
 @command
 def add_bench(sub: argparse._SubParsersAction) -> None:
-    from icsim.experiments.pipeline.bench import CASES
-
     p = sub.add_parser("bench", help="measure simulation speed of both engines on fixed cases")
     p.add_argument("--json", action="store_true", help="print a JSON list of case results")
     p.add_argument("--quick", action="store_true", help="shorter runs (smoke test)")
@@ -384,8 +367,6 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from icsim.experiments.pipeline.bench import ENGINES, run_bench, run_table_bench
-
     say = None if args.json else print
     if args.tables:
         rows = run_table_bench(quick=args.quick, progress=say)

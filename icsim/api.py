@@ -9,9 +9,9 @@
 
 A config is a YAML path, the name of a bundled config (``"quickstart"``,
 ``"ofr/reference/k8"``: see :func:`config_path`), a dict, or a
-:class:`~icsim.simulator.config.Config`; ``overrides`` is a dict of dotted keys
+:class:`~icsim.model.config.Config`; ``overrides`` is a dict of dotted keys
 (``{"traffic.load": 0.3}``), the ``--set`` of the command line.  Errors are the command line's:
-:class:`~icsim.simulator.config.ConfigError` names the key, file errors name the file and line.
+:class:`~icsim.model.config.ConfigError` names the key, file errors name the file and line.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from icsim.configs import config_path
-from icsim.simulator.config import Config, ConfigError, config_from_dict, read_config_file, \
-    set_path
+from icsim.model.config import Config, ConfigError, config_from_dict, read_config_file, set_path
 from icsim.simulator.results import Result
 
 __all__ = ["run", "sweep", "read_results", "config_path", "latency_figure", "accepted_figure",
@@ -120,8 +119,8 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
         each also a warning, as the command line prints it).
     """
     from icsim.experiments.pipeline.execution import make_executor
-    from icsim.experiments.pipeline.sweep import (flip_notes, make_curves, parse_loads,
-                                                  parse_vary, point_key, run_sweep)
+    from icsim.experiments.pipeline.sweep import (flip_notes, make_curves, parse_loads, parse_vary,
+                                                  point_key, run_sweep)
     from icsim.simulator.build import from_dict
 
     data = _config_data(config, overrides)

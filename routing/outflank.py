@@ -4,7 +4,7 @@ When a packet enters the network at its source ``s``, OFR may give it one interm
 destination node (IDN) and POR fixes one sign per dimension (an orthant).  This module
 answers those two questions, and nothing else: it knows neither queues nor time.  The routing
 classes hand it the occupancy of the source router's adaptive output queues and apply the
-answer.  Everything is a pure function of a :class:`~icsim.simulator.topology.Torus`, the
+answer.  Everything is a pure function of a :class:`~icsim.model.topology.Torus`, the
 source, the destination and that occupancy.
 
 Conventions
@@ -133,7 +133,7 @@ POR, 5-6 s and 15 MB for the reference OFR rules (29,791 keys).
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> topo = Torus((16, 16))
 >>> s, t = topo.node((1, 1)), topo.node((4, 1))              # collinear along x, d = 3
 >>> [topo.coords(q) for q in outflank_idns(topo, s, t)]      # Remark 1: q0, q1, q4, q5
@@ -163,7 +163,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from icsim.simulator.notes import noted
+from icsim.model.notes import noted
 
 OUTFLANK = "outflank"
 WRAPAROUND = "wraparound"
@@ -294,7 +294,7 @@ def outflank_idn(topo, s: int, t: int, lam: Sequence[int], delta: int = 2) -> in
     path ``s_i + m_i floor(|d_i|/2)``) and absolute in a nu-nu one (``s_i + lam_i Delta``).
     In eq. (2)'s absolute notation this is ``lambda_i * m_i``.
 
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> topo = Torus((8, 8, 8))
     >>> s, t = topo.node((1, 1, 1)), topo.node((6, 3, 0))    # x: -3, y: +2, z: -1
     >>> topo.coords(outflank_idn(topo, s, t, (0, -1, 1)))
@@ -391,7 +391,7 @@ def admissible(topo, s: int, t: int, q: int, *, both_on_tie: bool = True) -> boo
     rejects ``q = s``, ``q = t``, points inside the minimal orthant and the minimal-orthant
     wraparound IDN.
 
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> topo = Torus((8, 8))
     >>> s, t = topo.node((0, 0)), topo.node((3, 0))
     >>> admissible(topo, s, t, topo.node((1, 2))), admissible(topo, s, t, topo.node((2, 0)))
@@ -407,7 +407,7 @@ def admissible(topo, s: int, t: int, q: int, *, both_on_tie: bool = True) -> boo
 def dilation(topo, s: int, t: int, q: int) -> float:
     """``(d(s,q) + d(q,t)) / d(s,t)``: how much longer the route through ``q`` is.
 
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> topo = Torus((8, 8))
     >>> dilation(topo, 0, topo.node((2, 0)), topo.node((1, 2)))
     3.0
@@ -738,7 +738,7 @@ class OutflankPlanner(_Planner):
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> planner = OutflankPlanner(Torus((8, 8, 8)))
     >>> t = planner.topo.node((3, 0, 0))
     >>> planner.choose_idn(0, t, [0] * 6, capacity=8)       # idle router: stay minimal
@@ -823,7 +823,7 @@ class OutflankPlanner(_Planner):
         are reused, the others are not kept).  Made on the first call and kept: the engines
         only read it.
 
-        >>> from icsim.simulator.topology import Torus
+        >>> from icsim.model.topology import Torus
         >>> plans = OutflankPlanner(Torus((8, 8, 8))).export()
         >>> len(plans.d), plans.radix.tolist()                 # one plan per offset vector
         (512, [1, 8, 64])
@@ -952,7 +952,7 @@ class OrthantPlanner(_Planner):
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> planner = OrthantPlanner(Torus((8, 8, 8)))
     >>> t = planner.topo.node((2, 2, 0))
     >>> planner.choose_orthant(0, t, [0] * 6, capacity=8)   # idle router: stay minimal
@@ -1009,7 +1009,7 @@ class OrthantPlanner(_Planner):
         cached are reused, the others are not kept).  Made on the first call and kept: the
         engines only read it.
 
-        >>> from icsim.simulator.topology import Torus
+        >>> from icsim.model.topology import Torus
         >>> plans = OrthantPlanner(Torus((8, 8, 8))).export()
         >>> key = 2 + 2 * 8                                     # offsets (2, 2, 0)
         >>> first, last = plans.orthant_ptr[key], plans.orthant_ptr[key + 1]
@@ -1087,7 +1087,7 @@ def orthant_ports(topo, node: int, target: int, signs: Sequence[int]) -> tuple[i
     One port per dimension with a remaining offset, in the orthant's direction, in port
     order.  A dimension with sign 0 must have no remaining offset.
 
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> topo = Torus((8, 8, 8))
     >>> orthant_ports(topo, 0, topo.node((2, 0, 3)), (-1, 0, 1))
     (1, 4)
@@ -1105,7 +1105,7 @@ def orthant_dor_port(topo, node: int, target: int, signs: Sequence[int]) -> int:
     """The escape (dimension-order) port inside the orthant: the first dimension with a
     remaining offset, in the orthant's direction; -1 at the target.
 
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> topo = Torus((8, 8, 8))
     >>> orthant_dor_port(topo, 0, topo.node((2, 0, 3)), (-1, 0, 1))
     1

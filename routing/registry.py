@@ -41,11 +41,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from icsim.registry import Registry
+from icsim.model.registry import Registry
 
 if TYPE_CHECKING:
-    from icsim.simulator.config import Config
-    from icsim.simulator.packet import Packet
+    from icsim.model.config import Config
+    from icsim.model.packet import Packet
 
 #: the VC roles the router knows
 ADAPTIVE, ESCAPE, LAYER = "adaptive", "escape", "layer"

@@ -48,7 +48,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from icsim.errors import Picklable
+from icsim.model.errors import Picklable
+from icsim.model.input_files import InputFileError, read_lines, read_text
+from icsim.model.topology import Graph, GraphError, Torus
 
 Pair = tuple[int, int]
 
@@ -259,8 +261,6 @@ class RoutingTable:
         simple path over links of ``topology``.  The file is read line by line, at most
         :data:`MAX_TABLE_BYTES`; :class:`TableError` names the file and the line of the first
         problem (``paths.txt:12: nodes 3 and 7 are not neighbours``)."""
-        from icsim.simulator.input_files import InputFileError, read_lines
-
         port_to = {(u, v): p for u, row in enumerate(topology.neighbor_table)
                    for p, v in enumerate(row) if v >= 0}
         n = topology.num_nodes
@@ -319,8 +319,6 @@ class RoutingTable:
     def load(cls, path: str | Path) -> "RoutingTable":
         """Read a table file; :class:`TableError` naming the file (and the entry or line) for
         anything that is not a valid table: the module docstring lists what is checked."""
-        from icsim.simulator.input_files import InputFileError, read_text
-
         try:
             text = read_text(path, max_bytes=MAX_TABLE_BYTES)
         except InputFileError as exc:
@@ -359,8 +357,6 @@ def topology_from_json(doc: Any, where: str = "") -> Any:
 
 
 def _topology(doc: Any) -> Any:
-    from icsim.simulator.topology import Graph, GraphError, Torus
-
     if not isinstance(doc, dict):
         raise TableError(f"topology must be an object, not a {_kind(doc)}")
     kind = doc.get("kind")

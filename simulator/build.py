@@ -9,7 +9,7 @@ then builds everything once — topology, routing (tables included), the
 :class:`~icsim.simulator.spec.NetworkSpec` and the :class:`~icsim.traffic.workloads.Workload` —
 into a :class:`Model`.
 
->>> from icsim.simulator.config import config_from_dict
+>>> from icsim.model.config import config_from_dict
 >>> m = build(config_from_dict({"topology": {"dims": [4, 4]}, "routing": {"algorithm": "ofr"}}))
 >>> m.spec.num_nodes, [vc.name for vc in m.spec.vcs], m.config.routing.section("ofr")["delta"]
 (16, ['adaptive', 'escape1', 'escape2'], 2)
@@ -23,10 +23,19 @@ from typing import Any, Callable
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from icsim.simulator.config import Config, ConfigError, TopologyConfig, _error_from_validation
+from icsim.model.config import (Config, ConfigError, TopologyConfig, _error_from_validation,
+                                config_from_dict, load_config)
+from icsim.model.limits import check_fits
+from icsim.model.topology import Graph, Torus
+from icsim.model.units import UnitError, ps, serialisation_ps
+from icsim.routing.registry import ROUTING
+from icsim.simulator.results import growth_limit
 from icsim.simulator.spec import NetworkSpec
-from icsim.simulator.topology import Graph, Torus
-from icsim.simulator.units import UnitError, ps, serialisation_ps
+from icsim.traffic.load import gamma1_packet_period_ns
+from icsim.traffic.patterns import PATTERNS, PatternError, make_pattern
+from icsim.traffic.trace import TraceError
+from icsim.traffic.workloads import (WorkloadError, collective_messages, open_loop, scheduled,
+                                     trace_messages)
 
 
 # ---------------------------------------------------------------------------------- topology
@@ -71,8 +80,6 @@ def _failed_link(torus: Torus, i: int, item: tuple) -> tuple[int, int]:
 
 # ---------------------------------------------------------------------------------- routing
 def routing_class(cfg: Config) -> type:
-    from icsim.routing.registry import ROUTING
-
     name = cfg.routing.algorithm
     if name not in ROUTING:
         raise ConfigError("routing.algorithm", f"unknown algorithm {name!r} "
@@ -81,16 +88,12 @@ def routing_class(cfg: Config) -> type:
 
 
 def _section_model(name: str) -> type[BaseModel] | None:
-    from icsim.routing.registry import ROUTING
-
     return ROUTING.get(name).Settings if name in ROUTING else None
 
 
 def resolve(cfg: Config) -> Config:
     """``cfg`` with every ``routing.<name>`` section validated by its algorithm's model (the
     selected algorithm's filled with its defaults); ConfigError naming the key otherwise."""
-    from icsim.routing.registry import ROUTING
-
     routing_class(cfg)
     sections = {}
     given = cfg.routing.sections()
@@ -159,8 +162,6 @@ class _Prepared:
 
 
 def _prepare(cfg: Config) -> _Prepared:
-    from icsim.simulator.limits import check_fits
-
     cfg = resolve(cfg)
     if cfg.topology.kind == "torus":
         check_fits(cfg)                 # before anything is built (a 10^12-node torus, ...)
@@ -185,8 +186,6 @@ def _prepare(cfg: Config) -> _Prepared:
 
 
 def _prepare_traffic(prep: _Prepared) -> None:
-    from icsim.traffic.patterns import PATTERNS, PatternError, make_pattern
-
     cfg, topo = prep.config, prep.topology
     tc = cfg.traffic
     for name in tc.params:
@@ -200,9 +199,6 @@ def _prepare_traffic(prep: _Prepared) -> None:
             key = f"traffic.params.{tc.pattern}" if "param" in str(exc) else "traffic.pattern"
             raise ConfigError(key, str(exc)) from None
     elif tc.workload == "trace":
-        from icsim.traffic.trace import TraceError
-        from icsim.traffic.workloads import trace_messages
-
         if not tc.trace:
             raise ConfigError("traffic.trace", "a trace workload needs a trace file")
         try:
@@ -210,8 +206,6 @@ def _prepare_traffic(prep: _Prepared) -> None:
         except (TraceError, UnitError) as exc:
             raise ConfigError("traffic.trace", str(exc)) from None
     else:
-        from icsim.traffic.workloads import collective_messages
-
         try:
             prep.messages = collective_messages(
                 tc.collective, topo, tc.message_bytes, cfg.packet.size_bytes, cfg.seed,
@@ -296,10 +290,6 @@ def seed_streams(seed: int, n_nodes: int) -> dict[str, Any]:
 
 def build(cfg: Config) -> Model:
     """Check and build everything a run needs (module docstring)."""
-    from icsim.simulator.results import growth_limit
-    from icsim.traffic.load import gamma1_packet_period_ns
-    from icsim.traffic.workloads import WorkloadError, open_loop, scheduled
-
     prep = _prepare(cfg)
     cfg, topo = prep.config, prep.topology
     routing = prep.routing_cls(topo, cfg, prep.settings)
@@ -356,13 +346,9 @@ def build(cfg: Config) -> Model:
 def load(path: Any, overrides: list[str] | None = None) -> Config:
     """Read a YAML config file, apply ``--set`` overrides and run every check; the resolved
     config (ConfigError naming the key otherwise)."""
-    from icsim.simulator.config import load_config
-
     return check(load_config(path, overrides))
 
 
 def from_dict(data: dict, overrides: list[str] | None = None) -> Config:
     """:func:`load` for a config mapping."""
-    from icsim.simulator.config import config_from_dict
-
     return check(config_from_dict(data, overrides))

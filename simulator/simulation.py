@@ -1,6 +1,6 @@
 """One simulation run: build the model from a config, run it on an engine, make the result.
 
->>> from icsim.simulator.config import config_from_dict
+>>> from icsim.model.config import config_from_dict
 >>> cfg = config_from_dict({"topology": {"kind": "torus", "dims": [4, 4]},
 ...                         "traffic": {"load": 0.2, "message_packets": 4},
 ...                         "run": {"warmup_us": 5, "measure_us": 20, "drain_us": 50}})
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from icsim.model.config import Config, ConfigError
 from icsim.simulator.build import Model, build
-from icsim.simulator.config import Config, ConfigError
 from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
 from icsim.simulator.results import Result, make_result
 
@@ -23,6 +23,7 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
                 progress_every_ps: int = 0) -> Any:
     """The engine ``name`` (default ``run.engine``) for a built model.  ``auto`` takes the
     compiled engine where it supports the config, the SimPy engine otherwise."""
+    # numba's machine code loads with the compiled engine: only when a run may use it
     from icsim.simulator.engines.compiled import CompiledEngine, supports
 
     name = name or model.config.run.engine

@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
+from icsim.model.config import config_from_dict
 from icsim.simulator.build import build
-from icsim.simulator.config import config_from_dict
 from icsim.simulator.engines.compiled import CompiledEngine
 from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
 from icsim.traffic.workloads import scheduled
@@ -44,3 +44,4 @@ def send_one(cfg, src, dst, packets=1, at=0, engine="simpy"):
 def table1():
     """Table 1's link and NIC times, in ns."""
     return {"S": 512, "B_link": 20.0, "lat_link": 200.0, "B_nic": 64.0, "lat_nic": 80.0}
+

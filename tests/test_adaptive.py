@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from icsim.simulator.config import load_config
-from icsim.simulator.simulation import Simulation
-from icsim.simulator.simulation import run
+from icsim.model.config import load_config
+from icsim.simulator.simulation import Simulation, run
 from tests.golden.cases import pinned
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "ofr"

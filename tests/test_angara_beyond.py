@@ -13,9 +13,9 @@ from icsim.experiments.papers.angara.bounds import bounds_system, summarise
 from icsim.experiments.papers.angara.faults import dor_blocked, fault_case, fault_draws
 from icsim.experiments.papers.angara.jobs import traffic_max_load
 from icsim.experiments.papers.angara.optimum import reproduce_optimum
+from icsim.model.topology import Torus
 from icsim.routing.tables.faults import dor_blocked_pairs
 from icsim.routing.tables.generators import generate
-from icsim.simulator.topology import Torus
 
 
 def test_failed_links_read_as_neighbour_pairs_or_node_and_port():
@@ -100,8 +100,8 @@ def test_traffic_max_load_counts_a_jobs_messages_per_channel():
 
 
 def test_generator_options_from_the_config_are_checked_before_the_run():
+    from icsim.model.config import ConfigError
     from icsim.simulator.build import from_dict
-    from icsim.simulator.config import ConfigError
 
     base = {"topology": {"kind": "torus", "dims": [4, 4]}}
     from_dict({**base, "routing": {"algorithm": "table", "table": {

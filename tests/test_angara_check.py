@@ -2,10 +2,10 @@
 
 import pytest
 
+from icsim.model.topology import Torus
 from icsim.routing.table import RoutingTable, TableError
 from icsim.routing.tables.check import (AngaraRuleError, DeadlockError, assert_angara, check_table,
-                                  route_violation)
-from icsim.simulator.topology import Torus
+                                        route_violation)
 
 
 def dor_table(topo):

@@ -6,11 +6,11 @@ import json
 import pandas as pd
 import pytest
 
-from icsim.experiments.papers.angara.analysis import (check_main, parse_nodes, reproduce_table2, reproduce_tori,
-                                tables_main, tori_population)
+from icsim.experiments.papers.angara.analysis import (check_main, parse_nodes, reproduce_table2,
+                                                      reproduce_tori, tables_main, tori_population)
+from icsim.model.topology import Torus
 from icsim.routing.table import TableError
 from icsim.routing.tables.check import AngaraRuleError, DeadlockError
-from icsim.simulator.topology import Torus
 
 KEYS = {"max_load", "min_load", "sigma4", "max_d", "deadlock_free", "time_s", "nodes",
         "channels", "perfect_load"}
@@ -119,7 +119,7 @@ def test_reproduce_tori_run_again_reuses_the_systems_it_has(tmp_path, monkeypatc
 
 
 def test_job_summary_counts_jobs_where_sssp_finishes_sooner_equal_or_later():
-    from icsim.experiments.papers.angara.cli import job_summary
+    from icsim.experiments.papers.angara.simulation import job_summary
     times = {0: (100.0, 50.0), 1: (100.0, 100.2), 2: (100.0, 110.0), 3: (200.0, 150.0)}
     df = pd.DataFrame([{"exchange": "tornado", "size": 8, "job": j,
                         "placement": "contiguous" if j == 0 else "random",
@@ -132,7 +132,7 @@ def test_job_summary_counts_jobs_where_sssp_finishes_sooner_equal_or_later():
 
 
 def test_job_placements_are_seeded_distinct_subsets_after_the_contiguous_job():
-    from icsim.experiments.papers.angara.cli import job_placements
+    from icsim.experiments.papers.angara.simulation import job_placements
     jobs = job_placements((8, 16), count=5, seed=3)
     assert jobs == job_placements((8, 16), count=5, seed=3)
     assert [(k, how) for k, how, _ in jobs] == [(8, "contiguous")] + [(8, "random")] * 5 + \

@@ -4,6 +4,7 @@ reason, not hidden."""
 
 import pytest
 
+from icsim.model.topology import Torus
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.check import check_table
 from icsim.routing.tables.faults import (UnroutableError, dor_blocked_pairs,
@@ -11,7 +12,6 @@ from icsim.routing.tables.faults import (UnroutableError, dor_blocked_pairs,
                                          routability)
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import table_metrics
-from icsim.simulator.topology import Torus
 
 FAST = {"bfs": {}, "sssp": {}, "refined": {"max_moves": 5000},
         "optimal": {"time_limit_s": 20}}
@@ -101,7 +101,7 @@ def test_random_failed_links_are_distinct_links():
 def test_the_simulator_runs_a_degraded_torus_with_a_table(table):
     # an alltoall on a torus with a failed link and a failed node: only the 31 nodes in service
     # exchange (31 * 30 messages of one packet) and every one arrives
-    from icsim.simulator.config import config_from_dict
+    from icsim.model.config import config_from_dict
     from icsim.simulator.simulation import run
 
     cfg = config_from_dict({
@@ -116,8 +116,8 @@ def test_the_simulator_runs_a_degraded_torus_with_a_table(table):
 
 
 def test_a_job_on_a_failed_node_is_refused():
+    from icsim.model.config import ConfigError
     from icsim.simulator.build import from_dict
-    from icsim.simulator.config import ConfigError
 
     with pytest.raises(ConfigError, match="traffic.nodes"):
         from_dict({

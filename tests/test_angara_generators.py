@@ -2,14 +2,16 @@
 as the paper says on the Desmos torus (4x2x2x2)."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from icsim.model.topology import Torus
 from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.bfs import get_max_remote
 from icsim.routing.tables.check import check_table
-from icsim.routing.tables.generators import UnknownGeneratorError, available, generate, get_generator
+from icsim.routing.tables.generators import (UnknownGeneratorError, available, generate,
+                                             get_generator)
 from icsim.routing.tables.metrics import table_metrics
-from icsim.simulator.topology import Torus
 
 DESMOS = Torus((4, 2, 2, 2))
 FAST = {"bfs": {}, "sssp": {}, "genetic": {"max_generations": 15, "population": 20}}

@@ -4,9 +4,9 @@ hand."""
 import numpy as np
 import pytest
 
+from icsim.model.topology import Torus
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.metrics import channel_loads, counted_channels, table_metrics
-from icsim.simulator.topology import Torus
 
 
 def test_clockwise_three_ring_by_hand():

@@ -6,15 +6,16 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from icsim.model.topology import Torus
 from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.check import check_table
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import channel_loads, table_metrics
 from icsim.routing.tables.optimal import load_lower_bound, optimal
 from icsim.routing.tables.traffic import collective_traffic
-from icsim.simulator.topology import Torus
 
 
 def _minimal_and_deadlock_free(table):

@@ -3,15 +3,16 @@ dependency graph, never gets worse than its start, is seeded, and reaches the pr
 optimum."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from icsim.model.topology import Torus
 from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.check import check_table
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import table_metrics
 from icsim.routing.tables.refine import refined
 from icsim.routing.tables.traffic import collective_traffic
-from icsim.simulator.topology import Torus
 
 
 @given(st.lists(st.integers(2, 4), min_size=1, max_size=3), st.data(), st.integers(0, 2**16),

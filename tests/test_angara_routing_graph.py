@@ -5,16 +5,17 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from icsim.model.topology import Torus
 from icsim.routing.deadlock import find_cycle
 from icsim.routing.tables.augment import (augmenting_turns, deadlock_free_routing_graph,
-                                    direction_order_cdg, used_direction_sets)
+                                          direction_order_cdg, used_direction_sets)
 from icsim.routing.tables.check import bubble_exempt
 from icsim.routing.tables.routing_graph import (BEGIN_DIRBIT, BEGIN_END, BEGIN_FS, DIRBIT_DIRBIT,
-                                          DIRBIT_END, DIRBIT_LS, FS_DIRBIT, FS_END, LS_END,
-                                          build_routing_graph, direction_order, source_dag)
-from icsim.simulator.topology import Torus
+                                                DIRBIT_END, DIRBIT_LS, FS_DIRBIT, FS_END, LS_END,
+                                                build_routing_graph, direction_order, source_dag)
 
 
 def rank_of(port, n):

@@ -12,18 +12,17 @@ import textwrap
 
 import pytest
 
+from icsim.model.config import ConfigError
 from icsim.routing.registry import ROUTING
 from icsim.simulator.build import from_dict
-from icsim.simulator.config import ConfigError
 from icsim.simulator.simulation import run
 
-
-SUBPACKAGES = ("simulator", "routing", "traffic", "experiments", "configs")
+SUBPACKAGES = ("model", "simulator", "routing", "traffic", "experiments", "configs")
 
 
 def all_modules() -> list[str]:
     """Every module of icsim (its subpackages live in the repository's top-level folders)."""
-    names = ["icsim", "icsim.errors", "icsim.registry"]
+    names = ["icsim"]
     for sub in SUBPACKAGES:
         pkg = importlib.import_module(f"icsim.{sub}")
         names.append(pkg.__name__)
@@ -46,6 +45,59 @@ def test_every_docstring_example_runs(name, monkeypatch, tmp_path):
     assert result.failed == 0
 
 
+FLOORS = ("model", ("routing", "traffic"), "simulator", "experiments")
+
+
+def test_every_folder_imports_only_the_floors_below_it():
+    """model, then routing and traffic, then simulator, then experiments, then the API: no
+    module imports a floor above its own (inside a function or not), and no module of one
+    folder is imported by its bare folder name."""
+    import ast
+    from pathlib import Path
+
+    rank = {}
+    for i, floor in enumerate(FLOORS):
+        for name in (floor if isinstance(floor, tuple) else (floor,)):
+            rank[name] = i
+    root = Path(__file__).resolve().parent.parent
+    wrong = []
+    for folder in rank:
+        for path in sorted((root / folder).rglob("*.py")):
+            if "results" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                mods = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                        [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0
+                        and node.module else [])
+                for mod in mods:
+                    parts = mod.split(".")
+                    if parts[0] in rank:
+                        wrong.append(f"{path.relative_to(root)}: import {mod} (a bare name)")
+                    elif parts[0] == "icsim" and len(parts) > 1 and parts[1] in rank \
+                            and rank[parts[1]] > rank[folder]:
+                        wrong.append(f"{path.relative_to(root)}: {mod} is above {folder}/")
+                    elif parts[0] == "icsim" and (len(parts) == 1 or parts[1] == "api"):
+                        wrong.append(f"{path.relative_to(root)}: {mod} is the API, the roof")
+    assert wrong == []
+
+
+def test_the_source_folders_doctest_from_the_repository_root_as_one_module_each(tmp_path):
+    """``python -m pytest --doctest-modules model simulator routing traffic experiments`` from
+    the repository root collects every module once, under one name (the root conftest answers
+    the bare folder names with the installed modules; a file loaded twice fails the session)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "pytest", "--doctest-modules", "--collect-only",
+                          "-q", "-p", "no:cacheprovider", "model", "simulator", "routing",
+                          "traffic", "experiments"], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "registered twice" not in out.stdout + out.stderr
+    import simulator.build                       # a bare name, as pytest imports a file
+    from icsim.simulator import build
+    assert simulator.build is build
+
+
 def test_the_examples_cover_the_packages():
     examples = sum(len(t.examples) for n in all_modules()
                    for t in doctest.DocTestFinder().find(importlib.import_module(n)))
@@ -55,7 +107,7 @@ def test_the_examples_cover_the_packages():
 def test_the_config_schema_imports_no_routing_traffic_or_engine_module():
     code = textwrap.dedent("""
         import sys
-        import icsim.simulator.config
+        import icsim.model.config
         print(sorted(m for m in sys.modules if m.startswith(("icsim.routing", "icsim.traffic",
               "icsim.simulator.engines", "icsim.simulator.build", "icsim.experiments"))))
     """)
@@ -70,7 +122,7 @@ def test_every_error_with_a_constructor_of_its_own_crosses_a_process_pool_whole(
     import pickle
     from concurrent.futures import ProcessPoolExecutor
 
-    from icsim.errors import Picklable
+    from icsim.model.errors import Picklable
 
     for name in all_modules():
         module = importlib.import_module(name)
@@ -79,8 +131,8 @@ def test_every_error_with_a_constructor_of_its_own_crosses_a_process_pool_whole(
                     and cls.__module__ == name and "__init__" in vars(cls)):
                 assert issubclass(cls, Picklable), f"{name}.{cls.__name__}"
 
+    from icsim.model.input_files import InputFileError
     from icsim.routing.tables.check import AngaraRuleError
-    from icsim.simulator.input_files import InputFileError
     from icsim.traffic.trace import TraceError
 
     errors = [ConfigError("traffic.load", "must be >= 0"), InputFileError("t.csv", "bad", 3),

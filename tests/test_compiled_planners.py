@@ -16,21 +16,17 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from icsim.model.packet import Packet
+from icsim.model.topology import Torus
 from icsim.routing.algorithms.adaptive import _Draws
-from icsim.routing.outflank import (
-    KIND_CODES,
-    PROFIT_CODES,
-    OrthantPlanner,
-    OutflankPlanner,
-    orthant_select,
-)
+from icsim.routing.outflank import (KIND_CODES, PROFIT_CODES, OrthantPlanner, OutflankPlanner,
+                                    orthant_select)
 from icsim.simulator.build import build
 from icsim.simulator.engines.compiled import planners as cp
 from icsim.simulator.engines.simpy import RandomStream
-from icsim.simulator.packet import Packet
-from icsim.simulator.topology import Torus
 from tests.conftest import small_config
 
 TORI = [(7,), (3, 3), (5, 6), (8, 8), (3, 3, 3), (4, 4, 4), (4, 5, 3), (8, 8, 8), (3, 4, 3, 5)]
@@ -337,7 +333,7 @@ def test_plans_with_more_candidates_than_the_bitmask_holds_are_refused():
 def test_a_torus_too_wide_for_the_compiled_decision_runs_on_simpy():
     """A 6-D OFR torus (plans of up to 73 candidates) is a valid config the compiled engine
     declines: auto takes SimPy, asking for the compiled engine is a config error."""
-    from icsim.simulator.config import ConfigError
+    from icsim.model.config import ConfigError
     from icsim.simulator.simulation import make_engine
 
     model = build(small_config((3,) * 6, routing={"algorithm": "ofr"}))

@@ -8,10 +8,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from icsim.configs import bundled
-from icsim.simulator.config import ConfigError, config_from_dict, load_config
+from icsim.model.config import ConfigError, config_from_dict, load_config
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.simulation import run
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from icsim.simulator.config import load_config
+from icsim.model.config import load_config
 from icsim.simulator.simulation import run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from icsim.simulator.config import config_from_dict
+from icsim.model.config import config_from_dict
 from icsim.simulator.simulation import run
 from tests.golden.cases import CASES, REPO, RESULTS, SLOW, pinned
 

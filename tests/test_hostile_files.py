@@ -23,14 +23,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
-import icsim.simulator.input_files as input_files_module
+import icsim.model.input_files as input_files_module
 from icsim.experiments.cli import main
 from icsim.experiments.papers.angara.analysis import check_main
+from icsim.model.config import Config, ConfigError, load_config
+from icsim.model.topology import MAX_GRAPH_NODES, Graph, GraphError, Torus
 from icsim.routing.table import RoutingTable, TableError
-from icsim.simulator.config import Config, ConfigError, load_config
-from icsim.simulator.topology import MAX_GRAPH_NODES, Graph, GraphError, Torus
 from icsim.traffic.trace import MAX_PACKETS, MAX_TIME_NS, TraceError, read_trace
 
 DIMS = (4, 2)
@@ -275,7 +276,7 @@ def test_a_workload_beyond_the_message_limit_is_one_line_naming_the_load(monkeyp
     memory estimate would refuse it first on a machine of less than 30 GB; here it is off."""
     from icsim.configs import bundled
     from icsim.traffic.workloads import MAX_MESSAGES
-    monkeypatch.setattr("icsim.simulator.limits.check_fits", lambda cfg, nodes=None: None)
+    monkeypatch.setattr("icsim.simulator.build.check_fits", lambda cfg, nodes=None: None)
     line = refused("run", str(bundled("quickstart.yaml")), "--set",
                    "link.bandwidth_gbps=1000000")
     assert line.startswith("icsim: config error: traffic.load: 64 nodes x about ")

@@ -1,15 +1,16 @@
 """ACRO, LASH and LASH-TOR: every assignment is deadlock-free by independent verification."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from icsim.model.topology import Graph, Torus
 from icsim.routing.deadlock import dependency_graph, find_cycle
 from icsim.routing.layers import assigner_names, get_assigner
 from icsim.routing.layers.acro import acro
 from icsim.routing.layers.minimal import minimal_table
 from icsim.routing.layers.verify import verify_assignment, verify_layers
 from icsim.routing.table import RoutingTable
-from icsim.simulator.topology import Graph, Torus
 
 ASSIGNERS = ("acro", "lash", "lash_tor")
 

@@ -4,17 +4,19 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import icsim
 from icsim.experiments.cli import main
-from icsim.experiments.papers.acro.layers import bench_assigners, layers_main, read_reference, reproduce_acro
+from icsim.experiments.papers.acro.layers import (bench_assigners, layers_main, read_reference,
+                                                  reproduce_acro)
 from icsim.experiments.papers.angara.analysis import check_main
+from icsim.model.config import config_from_dict
+from icsim.model.topology import Graph
 from icsim.routing.layers.minimal import minimal_table
 from icsim.routing.table import RoutingTable, TableError
 from icsim.routing.tables.check import DeadlockError
-from icsim.simulator.config import config_from_dict
-from icsim.simulator.topology import Graph
 
 
 def test_layers_main_reports_layers_verification_and_time():
@@ -148,7 +150,7 @@ def test_layers_out_writes_a_table_that_checks_and_simulates_on_both_engines(tmp
 
 
 def test_layers_too_large_for_the_memory_are_refused_before_the_graph_is_built(monkeypatch):
-    from icsim.simulator import limits
+    from icsim.model import limits
 
     monkeypatch.setattr(limits, "available_bytes", lambda: 1e9)
     built = []

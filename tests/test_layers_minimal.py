@@ -1,10 +1,11 @@
 """Destination-based minimal tables: one shortest path per pair, a BFS tree per destination."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from icsim.model.topology import Graph, Torus
 from icsim.routing.layers.minimal import minimal_next_ports, minimal_table
-from icsim.simulator.topology import Graph, Torus
 
 regular_graphs = st.tuples(st.integers(3, 5), st.integers(6, 20), st.integers(0, 10_000)).filter(
     lambda t: t[0] * t[1] % 2 == 0).map(lambda t: Graph.random_regular(t[1], t[0], t[2]))

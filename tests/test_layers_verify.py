@@ -2,10 +2,10 @@
 
 import pytest
 
+from icsim.model.topology import Graph
 from icsim.routing.layers import get_assigner
 from icsim.routing.layers.minimal import minimal_table
 from icsim.routing.layers.verify import LayerVerificationError, verify_assignment, verify_layers
-from icsim.simulator.topology import Graph
 
 
 @pytest.fixture

@@ -59,8 +59,8 @@ def test_an_overload_counts_the_packets_piling_up_at_their_sources():
     """Offered above γ = 1, an open loop's excess waits at its sources: the quickstart config
     at γ = 100 (20 M packets) peaked at 6.0 GB on SimPy, and the estimate now says so; at
     γ <= 1 it adds nothing."""
-    from icsim.simulator.config import load_config
-    from icsim.simulator.limits import PER_PACKET_BYTES, estimate_bytes, excess_packets
+    from icsim.model.config import load_config
+    from icsim.model.limits import PER_PACKET_BYTES, estimate_bytes, excess_packets
 
     def cfg(load):
         return load_config(QUICKSTART, [f"traffic.load={load}"])
@@ -82,9 +82,9 @@ def test_every_measured_packet_counts_for_its_record():
     """A window mode run keeps a record per measured packet (about 110 bytes with the result's
     arrays): the quickstart config with a 100 ms window (18.7 M measured packets) peaked at
     2.33 GB on the compiled engine, where the estimate once said 0.34 GB."""
+    from icsim.model.config import load_config
+    from icsim.model.limits import estimate_bytes, measured_packets
     from icsim.simulator.build import build
-    from icsim.simulator.config import load_config
-    from icsim.simulator.limits import estimate_bytes, measured_packets
 
     cfg = load_config(QUICKSTART, ["run.measure_us=1000", "run.drain_us=50"])
     wl = build(cfg).workload

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from icsim.model.topology import Torus
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.simulation import Simulation, run
-from icsim.simulator.topology import Torus
 from tests.conftest import send_one, small_config
 
 

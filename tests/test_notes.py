@@ -1,4 +1,4 @@
-"""Long steps before a run say once on stderr how far they are (``simulator/notes.py``), and
+"""Long steps before a run say once on stderr how far they are (``model/notes.py``), and
 saying so changes nothing they make."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 import icsim.routing.outflank as outflank
+from icsim.model import notes
+from icsim.model.notes import Note
+from icsim.model.topology import Torus
 from icsim.routing.layers import get_assigner
 from icsim.routing.layers.minimal import minimal_table
 from icsim.routing.outflank import OrthantPlanner, OutflankPlanner
 from icsim.routing.tables.generators import generate
-from icsim.simulator import notes
-from icsim.simulator.notes import Note
-from icsim.simulator.topology import Torus
 
 
 def test_a_quick_step_says_nothing_and_a_slow_one_says_once(monkeypatch, capsys):

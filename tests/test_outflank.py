@@ -11,26 +11,14 @@ from itertools import product
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from icsim.routing.outflank import (
-    OUTFLANK,
-    WRAPAROUND,
-    OrthantPlanner,
-    OutflankPlanner,
-    admissible,
-    choose_idn,
-    choose_orthant,
-    dilation,
-    orthant_dor_port,
-    orthant_ports,
-    outflank_idn,
-    outflank_idns,
-    outflank_lambdas,
-    reference_half,
-    wraparound_idns,
-)
-from icsim.simulator.topology import Torus
+from icsim.model.topology import Torus
+from icsim.routing.outflank import (OUTFLANK, WRAPAROUND, OrthantPlanner, OutflankPlanner,
+                                    admissible, choose_idn, choose_orthant, dilation,
+                                    orthant_dor_port, orthant_ports, outflank_idn, outflank_idns,
+                                    outflank_lambdas, reference_half, wraparound_idns)
 
 DELTA = 2
 C = 8

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from icsim.experiments.cli import main
-from icsim.simulator.config import config_from_dict
+from icsim.model.config import config_from_dict
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.simulation import run
 

@@ -5,10 +5,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from icsim.model.topology import Graph, Torus
 from icsim.traffic import patterns as patterns_module
-from icsim.simulator.topology import Graph, Torus
 from icsim.traffic.patterns import PATTERNS, Pattern, PatternError, make_pattern
 
 PROPERTY = settings(max_examples=40, deadline=None, derandomize=True)

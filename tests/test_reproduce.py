@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from icsim.experiments.cli import main
 from icsim.experiments.papers import reproduce
 from icsim.experiments.papers.ofr import table2 as ofr_table
-from icsim.experiments.cli import main
-from icsim.simulator.config import ConfigError
+from icsim.model.config import ConfigError
 
 
 @pytest.fixture
@@ -304,7 +304,7 @@ def test_committed_results_are_not_overwritten_without_force(tmp_path, capsys):
 
 
 def test_reproductions_say_where_they_wrote(tmp_path, capsys, monkeypatch):
-    from icsim.experiments.papers.angara import analysis
+    from icsim.experiments.papers.angara import cli
 
     def fake_table2(out_dir, seed=0):
         (out_dir / "angara_table2.csv").write_text("generator,nodes\n")
@@ -313,7 +313,7 @@ def test_reproductions_say_where_they_wrote(tmp_path, capsys, monkeypatch):
 
     (tmp_path / "old.txt").write_text("from an earlier run\n")
     os.utime(tmp_path / "old.txt", (1_000_000, 1_000_000))
-    monkeypatch.setattr(analysis, "reproduce_table2", fake_table2)
+    monkeypatch.setattr(cli, "reproduce_table2", fake_table2)
     assert main(["reproduce", "angara-table2", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[1:] == [f"wrote {tmp_path / 'angara_table2.csv'}",

@@ -12,9 +12,9 @@ import pytest
 from icsim.experiments.cli import main
 from icsim.experiments.pipeline.execution import SerialExecutor
 from icsim.experiments.pipeline.saturation import load_key
-from icsim.experiments.pipeline.sweep import (ResultsFile, config_hash, curve_hash, make_curves, parse_loads,
-                               parse_vary, run_sweep)
-from icsim.simulator.config import ConfigError, config_from_dict
+from icsim.experiments.pipeline.sweep import (ResultsFile, config_hash, curve_hash, make_curves,
+                                              parse_loads, parse_vary, run_sweep)
+from icsim.model.config import ConfigError, config_from_dict
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
 
@@ -483,7 +483,7 @@ def test_stored_results_still_match_after_the_schema_gains_a_defaulted_key(tmp_p
     """A real small sweep writes results.csv; then the config schema gains a key with a
     default (a subclass of the schema, as a later version of icsim would have): every stored
     point is found again by its key and reused, and γ* is unchanged."""
-    from icsim.simulator import config as config_module
+    from icsim.model import config as config_module
 
     curves = lambda: make_curves(small(), [0.1, 0.3, 0.5, 0.7],  # noqa: E731
                                  vary=[parse_vary("routing.algorithm=dor,abr")])
@@ -526,7 +526,7 @@ def test_a_finite_sweep_stops_saturated_runs_and_finds_the_same_gamma_star(tmp_p
     every verdict are those of the sweep without the option, the runs it stopped cost fewer
     packet-hops, and a second sweep reuses every run."""
     from icsim.configs import bundled
-    from icsim.simulator.config import load_config
+    from icsim.model.config import load_config
 
     data = load_config(bundled("ofr", "reference", "k8.yaml"), [
         "topology.dims=[4,4,4]", "traffic.pattern=transpose3d", "routing.algorithm=abr",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from icsim.model.config import ConfigError
+from icsim.model.topology import Torus
 from icsim.routing.table import RoutingTable
 from icsim.simulator.build import from_dict as config_from_dict  # schema and build checks
-from icsim.simulator.config import ConfigError
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.simulation import run
-from icsim.simulator.topology import Torus
 
 
 def dor_table(topo: Torus) -> RoutingTable:

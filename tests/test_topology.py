@@ -1,9 +1,10 @@
 """The topology value: ids, ports, offsets, distances, load factors."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from icsim.simulator.topology import ABSENT, Graph, Torus
+from icsim.model.topology import ABSENT, Graph, Torus
 
 dims_strategy = st.lists(st.integers(1, 6), min_size=1, max_size=4)
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icsim.simulator.config import config_from_dict
+from icsim.model.config import config_from_dict
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.simulation import run
 
@@ -136,7 +136,7 @@ def test_a_latency_limit_needs_a_finite_run(capsys):
 def finite(load, engine, limit=None):
     """A small reference-profile (finite mode) run; ``limit``: run.latency_limit_ns."""
     from icsim.configs import bundled
-    from icsim.simulator.config import load_config
+    from icsim.model.config import load_config
 
     overrides = ["topology.dims=[4,4,4]", "traffic.pattern=transpose3d", "routing.algorithm=abr",
                  f"traffic.load={load}", "traffic.message_packets=8", "run.messages_per_node=3"]

@@ -4,12 +4,13 @@ and trace replay."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from icsim.model.config import ConfigError
+from icsim.model.topology import Torus
 from icsim.simulator.build import from_dict as config_from_dict  # schema and build checks
-from icsim.simulator.config import ConfigError
 from icsim.simulator.simulation import run
-from icsim.simulator.topology import Torus
 from tests.conftest import small_config
 
 

@@ -16,7 +16,7 @@ def gamma1_packet_period_ns(topology: Any, packet_bytes: int, link_gbps: float) 
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> gamma1_packet_period_ns(Torus((8, 8, 8)), 512, 20.0)
     204.8
     >>> gamma1_packet_period_ns(Torus((16, 16, 16)), 512, 20.0)

@@ -40,7 +40,7 @@ Conventions worth knowing
 * ``alltoall`` counts messages from 0, so a source never addresses itself: messages
   ``0 .. N-2`` go to ``src+1, src+2, ..., src-1`` (docs/model.md §6's "step i to (s + i) mod
   N" with i counted from 1), then the cycle repeats.
-* Coordinate patterns (transpose3d, tornado, neighbor) need a :class:`~icsim.simulator.topology.Torus`;
+* Coordinate patterns (transpose3d, tornado, neighbor) need a :class:`~icsim.model.topology.Torus`;
   they apply to mesh dimensions too, with the same coordinate arithmetic.
 
 Determinism and speed
@@ -61,7 +61,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
-from icsim.registry import Registry, UnknownNameError
+from icsim.model.registry import Registry, UnknownNameError
 
 __all__ = ["PATTERNS", "Pattern", "PatternError", "make_pattern", "register"]
 
@@ -106,7 +106,7 @@ def make_pattern(name: str, topology: Any, *, seed: int, **params: Any) -> "Patt
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> p = make_pattern("tornado", Torus((8, 8)), seed=0)
     >>> p.destination(0, 0, None), p.permutation
     (27, True)

@@ -52,8 +52,8 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from icsim.errors import Picklable
-from icsim.simulator.input_files import InputFileError, read_lines
+from icsim.model.errors import Picklable
+from icsim.model.input_files import InputFileError, read_lines
 
 __all__ = ["COLUMNS", "MAX_MESSAGE_BYTES", "MAX_PACKETS", "MAX_TIME_NS", "TraceError",
            "TraceRecord", "read_trace", "write_trace"]

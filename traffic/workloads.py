@@ -24,9 +24,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from icsim.simulator.config import ConfigError
-from icsim.simulator.units import ps
+from icsim.model.config import ConfigError
+from icsim.model.units import ps
 from icsim.traffic.load import gamma1_packet_period_ns
+from icsim.traffic.patterns import PatternError, make_pattern
+from icsim.traffic.trace import read_trace
 
 
 class WorkloadError(ValueError):
@@ -88,8 +90,8 @@ def open_loop(config: Any, topology: Any, pattern: Any, streams: Sequence[np.ran
 
     Examples
     --------
-    >>> from icsim.simulator.config import config_from_dict
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.config import config_from_dict
+    >>> from icsim.model.topology import Torus
     >>> from icsim.traffic.patterns import make_pattern
     >>> cfg = config_from_dict({"topology": {"dims": [4, 4]}, "run": {"mode": "finite",
     ...                         "messages_per_node": 2}, "traffic": {"phase": "aligned"}})
@@ -201,14 +203,12 @@ def collective_messages(kind: str, topology: Any, message_bytes: int, packet_byt
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> msgs = collective_messages("tornado", Torus((4, 2)), 512, 512, 0,
     ...                            {"over": "index"}, nodes=[0, 1, 2, 4, 6])
     >>> [(s, d) for _, s, d, _ in msgs]       # ranks r -> r + 2 of 5, on the job's nodes
     [(0, 2), (1, 4), (2, 6), (4, 0), (6, 1)]
     """
-    from icsim.traffic.patterns import PatternError, make_pattern
-
     if nodes is None and getattr(topology, "failed_nodes", None):
         nodes = topology.alive_nodes        # failed nodes take no part: a job of the others
     job = list(range(topology.num_nodes)) if nodes is None else [int(v) for v in nodes]
@@ -246,7 +246,5 @@ def collective_messages(kind: str, topology: Any, message_bytes: int, packet_byt
 
 def trace_messages(path: str, num_nodes: int, packet_bytes: int) -> list[tuple[int, int, int, int]]:
     """Messages of a trace file (see :mod:`traffic.trace`), as recorded."""
-    from icsim.traffic.trace import read_trace
-
     return [(ps(r.time_ns), r.src, r.dst, packets_for(r.bytes, packet_bytes))
             for r in read_trace(path, num_nodes, packet_bytes)]

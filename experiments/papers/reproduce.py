@@ -24,8 +24,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from icsim.registry import Registry
-
+from icsim.experiments.pipeline.execution import add_execution_arguments
+from icsim.model.registry import Registry
 
 #: reproductions by name, each registered lazily as ``"module:object"``
 REPRODUCTIONS: Registry = Registry("reproduction", entry_points="icsim.reproductions")
@@ -60,8 +60,6 @@ register("angara-faults", "icsim.experiments.papers.angara.cli:FAULTS",
 
 def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:
     """``--out``, ``--quick``, ``--workers``, ``--scheduler`` for a reproduction."""
-    from icsim.experiments.pipeline.execution import add_execution_arguments
-
     parser.add_argument("--out", default=None, metavar="DIR",
                         help=f"output directory (default {default_out}); finished runs there "
                              "are reused when the command is run again")

@@ -30,7 +30,8 @@ import time
 from typing import Any, Callable
 
 from icsim.configs import bundled
-from icsim.simulator.config import load_config
+from icsim.experiments.papers.angara.analysis import TIMING_CASES, time_generators
+from icsim.model.config import load_config
 from icsim.simulator.simulation import Simulation
 
 ENGINES = ("simpy", "compiled")
@@ -141,8 +142,6 @@ def run_bench(quick: bool = False, engines: tuple[str, ...] = ENGINES, compile: 
 def run_table_bench(quick: bool = False,
                     progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Generation time of SSSP and BFS tables on the paper's timing tori (module docstring)."""
-    from icsim.experiments.papers.angara.analysis import TIMING_CASES, time_generators
-
     rows = []
     for case in time_generators(TIMING_CASES, repeats=1 if quick else 5):
         for alg in ("sssp", "bfs"):

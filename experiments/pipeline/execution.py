@@ -22,6 +22,7 @@ recorded as saturated with its error text (docs/model.md §7).
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures as cf
 import math
 import multiprocessing
@@ -33,6 +34,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, TextIO
+
+from icsim.model.config import config_from_dict
+from icsim.simulator.results import package_version as version
+from icsim.simulator.simulation import run as simulate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,15 +65,11 @@ def execute_point(config: dict[str, Any], run_fn: Callable | None = None) -> dic
         ``None``), ``started_at``/``finished_at`` (UTC ISO), ``elapsed_s`` (build + run wall
         time) and ``host``.
     """
-    from icsim.simulator.config import config_from_dict
-
     started, t0 = _now(), time.perf_counter()
     result, error = None, None
     try:
         cfg = config_from_dict(config)
-        if run_fn is None:
-            from icsim.simulator.simulation import run as run_fn
-        result = run_fn(cfg)
+        result = (run_fn or simulate)(cfg)
     except Exception as exc:  # any failure of a run is data: the point is saturated
         error = f"{type(exc).__name__}: {exc}"
     return {"result": result, "error": error, "started_at": started, "finished_at": _now(),
@@ -329,8 +330,6 @@ def git_commit(path: Path = REPO_ROOT) -> str:
 
 
 def package_version() -> str:
-    from icsim.simulator.results import package_version as version
-
     return version()
 
 
@@ -439,8 +438,6 @@ def whole_number(minimum: int) -> Callable[[str], int]:
     """An argparse ``type``: a whole number of at least ``minimum`` (a count of workers, seeds,
     draws), so that 0, -1 or ``abc`` is the option's own one-line error, not a traceback from
     wherever the number is first used or a silent reading of it as something else."""
-    import argparse
-
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -460,8 +457,6 @@ natural_int = whole_number(0)
 
 def positive_number(text: str) -> float:
     """An argparse ``type``: a finite number above 0 (a time limit in seconds, a load)."""
-    import argparse
-
     try:
         value = float(text)
     except ValueError:
@@ -473,8 +468,6 @@ def positive_number(text: str) -> float:
 
 def csv_list(choices: tuple[str, ...] | None = None) -> Callable[[str], list[str]]:
     """An argparse ``type``: a comma-separated list, each item one of ``choices`` (any if None)."""
-    import argparse
-
     def parse(text: str) -> list[str]:
         items = [t.strip() for t in text.split(",") if t.strip()]
         if not items:

@@ -49,9 +49,10 @@ import pandas as pd
 
 from icsim.experiments.pipeline.confidence import mean_ci
 from icsim.experiments.pipeline.outputs import Outputs
-from icsim.experiments.pipeline.saturation import BASELINE_LOAD, LATENCY_FACTOR, analyse_rows, \
-    is_load, load_key
-from icsim.simulator.input_files import InputFileError, read_text
+from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, LATENCY_FACTOR, analyse_rows,
+                                                   is_load, load_key)
+from icsim.experiments.pipeline.sweep import config_of_row, curve_hash
+from icsim.model.input_files import InputFileError, read_text
 
 RESULTS_NAME = "results.csv"
 #: the largest results file read (the committed k = 16 Table 2 runs take 356 KB)
@@ -83,7 +84,7 @@ def read_results(path: str | Path) -> pd.DataFrame:
 
     A truncated last line (an interrupted write) is ignored.  A file that is not a sweep's
     results (not UTF-8 text, not a CSV table, without one of :data:`NEEDED_COLUMNS`, or a load
-    that is not a number) raises :class:`~icsim.simulator.input_files.InputFileError`, one line
+    that is not a number) raises :class:`~icsim.model.input_files.InputFileError`, one line
     naming the file and what is wrong.
     """
     p = Path(path)
@@ -228,8 +229,6 @@ def _line_keys(df: pd.DataFrame) -> pd.Series:
     """Which curve each row belongs to: the hash of its config's non-default values without
     the load and the seed (recomputed from the ``config.*`` columns, so that rows stored under
     an older config schema group with new ones)."""
-    from icsim.experiments.pipeline.sweep import config_of_row, curve_hash
-
     cols = [c for c in df.columns if c.startswith("config.") and c not in
             ("config.traffic.load", "config.seed")]
     if not cols:

@@ -60,6 +60,7 @@ import itertools
 import json
 import os
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -67,17 +68,19 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import yaml
-
-from icsim.experiments.pipeline.execution import (Executor, Progress, SerialExecutor,
-                                                   cut_partial_line, execute_point, git_commit,
-                                                   package_version)
-from icsim.experiments.pipeline.outputs import Outputs
-from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult, CurveSearch,
-                                    as_float, is_load, load_key, sustained_above)
 from pydantic import ValidationError
 
-from icsim.simulator.build import from_dict, identity as build_identity
-from icsim.simulator.config import Config, ConfigError, apply_overrides, set_path
+from icsim.experiments.pipeline.confidence import mean_ci
+from icsim.experiments.pipeline.execution import (Executor, Progress, SerialExecutor,
+                                                  cut_partial_line, execute_point, git_commit,
+                                                  package_version)
+from icsim.experiments.pipeline.outputs import Outputs
+from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, STOP_AFTER, CurveResult,
+                                                   CurveSearch, as_float, is_load, load_key,
+                                                   sustained_above)
+from icsim.model.config import Config, ConfigError, apply_overrides, set_path
+from icsim.simulator.build import from_dict
+from icsim.simulator.build import identity as build_identity
 
 RESULTS_NAME = "results.csv"
 SUMMARY_NAME = "gamma_star.csv"
@@ -199,7 +202,7 @@ class Curve:
 
     def config(self, load: float) -> Config:
         """The validated config at ``load`` (full validation once per curve; raises
-        :class:`~icsim.simulator.config.ConfigError`)."""
+        :class:`~icsim.model.config.ConfigError`)."""
         if self._validated is None:
             data = json.loads(json.dumps(self.data))
             set_path(data, "traffic.load", float(load))
@@ -628,8 +631,6 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     KeyboardInterrupt
         Passed on (close the executor with ``abort``); every finished point is already saved.
     """
-    import time
-
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     executor = executor or SerialExecutor()
@@ -909,8 +910,6 @@ LOAD_SUMMARY_COLUMNS = ("curve", "offered_load", "seeds", "sustained_seeds",
 def load_summary_rows(outcomes: list[CurveOutcome]) -> list[dict[str, Any]]:
     """Per curve and load, over its seeds: how many ran it and sustained it, and the mean and
     the 95 % confidence half-width (Student t) of the mean latency and the accepted load."""
-    from icsim.experiments.pipeline.confidence import mean_ci
-
     out = []
     for label, group in _groups(outcomes).items():
         by_load: dict[float, list[tuple[CurveOutcome, dict]]] = {}

@@ -26,7 +26,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from icsim.routing.algorithms.dor import require_torus
-from icsim.routing.outflank import OrthantPlanner, OutflankPlanner, orthant_select
+from icsim.routing.outflank import PROFIT_CODES, OrthantPlanner, OutflankPlanner, orthant_select
 from icsim.routing.registry import ADAPTIVE, ESCAPE, VC, Groups, Routing, register
 
 
@@ -67,9 +67,9 @@ class AdaptiveBubble(Routing):
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
-    >>> from icsim.simulator.packet import Packet
-    >>> from icsim.simulator.config import Config
+    >>> from icsim.model.topology import Torus
+    >>> from icsim.model.packet import Packet
+    >>> from icsim.model.config import Config
     >>> abr = AdaptiveBubble(Torus((4, 4)), Config(topology={"dims": [4, 4]}))
     >>> abr.candidates(0, Packet(0, src=0, dst=5, birth=0, age=0, measured=False))
     (((0, 0), (2, 0)), ((0, 1),))
@@ -149,8 +149,6 @@ class PickOrthant(AdaptiveBubble):
 
     def compiled(self) -> dict | None:
         """ABR's masks and the planner's every plan (:meth:`OrthantPlanner.export`)."""
-        from icsim.routing.outflank import PROFIT_CODES
-
         st = self.settings
         return {**super().compiled(), "kind": 2, "plans": self._planner.export(),
                 "eta": st.eta, "profit": PROFIT_CODES[st.profit],
@@ -215,8 +213,6 @@ class OutFlank(Routing):
 
     def compiled(self) -> dict | None:
         """The minimal masks and the planner's every plan (:meth:`OutflankPlanner.export`)."""
-        from icsim.routing.outflank import PROFIT_CODES
-
         st = self.settings
         masks = self._masks
         table = (np.frombuffer(masks, dtype=np.uint8) if isinstance(masks, bytes)

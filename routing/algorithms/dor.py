@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from icsim.model.topology import NO_PORT
 from icsim.routing.registry import ESCAPE, VC, Groups, Routing, register
-from icsim.simulator.topology import NO_PORT
 
 
 def require_torus(topology: Any, algorithm: str) -> None:
@@ -26,9 +28,9 @@ class DimensionOrder(Routing):
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
-    >>> from icsim.simulator.packet import Packet
-    >>> from icsim.simulator.config import Config
+    >>> from icsim.model.topology import Torus
+    >>> from icsim.model.packet import Packet
+    >>> from icsim.model.config import Config
     >>> dor = DimensionOrder(Torus((4, 4)), Config(topology={"dims": [4, 4]}))
     >>> p = Packet(0, src=0, dst=6, birth=0, age=0, measured=False)
     >>> dor.candidates(0, p), dor.candidates(2, p), dor.candidates(6, p)
@@ -49,8 +51,6 @@ class DimensionOrder(Routing):
         require_torus(topology, cls.name)
 
     def compiled(self) -> dict:
-        import numpy as np
-
         return {"kind": 0, "dor_ports": np.frombuffer(self._ports, dtype=np.uint8)}
 
     def candidates(self, node: int, packet) -> Groups:

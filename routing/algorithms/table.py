@@ -13,13 +13,19 @@ the run's seed).
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from icsim.model.config import ConfigError
+from icsim.model.notes import gc_paused
+from icsim.routing.layers import assigner_names, get_assigner
 from icsim.routing.registry import ESCAPE, LAYER, VC, Groups, Routing, register
 from icsim.routing.table import RoutingTable, TableError
-from icsim.simulator.notes import gc_paused
+from icsim.routing.tables.generators import available, generate, get_generator
+from icsim.routing.tables.traffic import workload_traffic
 
 
 class TableSettings(BaseModel):
@@ -59,8 +65,6 @@ def build_table(topology: Any, config: Any, settings: TableSettings) -> RoutingT
     elif settings.generator:
         options = dict(settings.options)
         if options.get("traffic") == "workload":     # a table made for the run's own traffic
-            from icsim.routing.tables.traffic import workload_traffic
-
             options["traffic"] = workload_traffic(topology, config.traffic, config.seed)
         table = generate_table(settings.generator, topology, config.seed, job, **options)
     else:
@@ -89,18 +93,12 @@ def generate_table(name: str, topology: Any, seed: int, nodes: list[int] | None 
                    **options: Any) -> RoutingTable:
     """Generator ``name``'s table for ``nodes`` (a job's nodes, as Angara's scheduler plugin
     makes one per job; default every node)."""
-    from icsim.routing.tables.generators import generate
-
     return generate(name, topology, nodes, seed=seed, **options)
 
 
 def unknown_options(generator: str, options: dict) -> list[str]:
     """The keys of ``options`` that generator ``generator`` does not accept as keyword
     arguments (``graph`` and ``seed`` are set by the run, not the config)."""
-    import inspect
-
-    from icsim.routing.tables.generators import get_generator
-
     params = inspect.signature(get_generator(generator)).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()) \
             and generator != "minimal":
@@ -112,22 +110,16 @@ def unknown_options(generator: str, options: dict) -> list[str]:
 
 def table_generators() -> list[str]:
     """Names accepted by ``routing.table.generator``."""
-    from icsim.routing.tables.generators import available
-
     return available()
 
 
 def layer_assigners() -> list[str]:
     """Names accepted by ``routing.layers``."""
-    from icsim.routing.layers import assigner_names
-
     return list(assigner_names())
 
 
 def assign_layers(name: str, table: RoutingTable) -> RoutingTable:
     """``table`` with the virtual layer of every hop, as assigner ``name`` prescribes."""
-    from icsim.routing.layers import get_assigner
-
     return get_assigner(name)(table).attach(table)
 
 
@@ -169,8 +161,6 @@ class TableRouting(Routing):
     def check_config(cls, topology: Any, config: Any, settings: TableSettings) -> None:
         """Cheap checks before the run: the file loads and fits, the names exist.  (Generating
         a table can take a while; it happens once, when the simulation is built.)"""
-        from icsim.simulator.config import ConfigError
-
         if settings.file:
             try:
                 table = RoutingTable.load(settings.file)
@@ -206,8 +196,6 @@ class TableRouting(Routing):
     def compiled(self) -> dict:
         """Every route in CSR form: pair ``src * N + dst`` -> ``route_off``, ``route_len``
         into ``route_ports`` (and ``route_layers``)."""
-        import numpy as np
-
         N = self.topology.num_nodes
         off = np.zeros(N * N, np.int64)
         length = np.zeros(N * N, np.int64)

@@ -10,7 +10,7 @@ route that changes layer ends in the lower one.
 
 Examples
 --------
->>> from icsim.simulator.topology import Graph
+>>> from icsim.model.topology import Graph
 >>> from icsim.routing.layers.minimal import minimal_table
 >>> ring = minimal_table(Graph.from_edges(5, [(i, (i + 1) % 5) for i in range(5)]))
 >>> sorted(assigner_names())
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from icsim.registry import Registry
+from icsim.model.registry import Registry
 from icsim.routing.table import Pair, RoutingTable
 
 Channel = tuple[int, int]

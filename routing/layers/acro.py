@@ -57,7 +57,7 @@ def acro(table: RoutingTable) -> LayerAssignment:
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.model.topology import Graph
     >>> from icsim.routing.layers.minimal import minimal_table
     >>> table = minimal_table(Graph.from_edges(5, [(i, (i + 1) % 5) for i in range(5)]))
     >>> a = acro(table)

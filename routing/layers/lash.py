@@ -12,9 +12,9 @@ acyclicity checks need no search at all.
 
 from __future__ import annotations
 
+from icsim.model.notes import noted
 from icsim.routing.layers import IndexedRoutes, LayerAssignment, register
 from icsim.routing.table import RoutingTable
-from icsim.simulator.notes import noted
 
 
 class IncrementalCDG:
@@ -201,7 +201,7 @@ def lash(table: RoutingTable) -> LayerAssignment:
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.model.topology import Graph
     >>> from icsim.routing.layers.minimal import minimal_table
     >>> table = minimal_table(Graph.from_edges(5, [(i, (i + 1) % 5) for i in range(5)]))
     >>> lash(table).num_layers

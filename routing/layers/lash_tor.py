@@ -21,10 +21,10 @@ is necessary for this route.
 
 from __future__ import annotations
 
+from icsim.model.notes import noted
 from icsim.routing.layers import IndexedRoutes, LayerAssignment, register
 from icsim.routing.layers.lash import CHECKS, IncrementalCDG, _orders
 from icsim.routing.table import RoutingTable
-from icsim.simulator.notes import noted
 
 
 @register("lash_tor")
@@ -47,7 +47,7 @@ def lash_tor(table: RoutingTable, check: str = "incremental") -> LayerAssignment
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.model.topology import Graph
     >>> from icsim.routing.layers.minimal import minimal_table
     >>> table = minimal_table(Graph.from_edges(5, [(i, (i + 1) % 5) for i in range(5)]))
     >>> a = lash_tor(table)

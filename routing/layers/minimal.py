@@ -5,7 +5,7 @@ closer to ``t``; the chosen next hops form a shortest-path (BFS) tree rooted at 
 table is loop-free and every route is minimal.  Among the ports of ``u`` on some shortest path
 to ``t`` the tie-break picks
 
-* ``"lowest_port"`` -- the lowest-numbered one (on a :class:`~icsim.simulator.topology.Graph` the
+* ``"lowest_port"`` -- the lowest-numbered one (on a :class:`~icsim.model.topology.Graph` the
   lowest neighbour id; on a torus the first dimension, + before -);
 * ``"random"`` -- one uniformly at random, independently per ``(u, t)``, from a
   ``numpy.random.Generator`` seeded with ``seed`` (the ACRO paper's "one minimal path chosen
@@ -55,7 +55,7 @@ def minimal_next_ports(topology: Any, *, tie_break: str = "lowest_port",
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.model.topology import Graph
     >>> square = Graph.from_edges(4, [(0, 1), (1, 2), (2, 3), (3, 0)])
     >>> minimal_next_ports(square)[0].tolist()      # from 0: to 1 by port 0, to 2 via 1, to 3
     [-1, 0, 0, 1]
@@ -109,7 +109,7 @@ def minimal_table(topology: Any, *, tie_break: str = "lowest_port", seed: int | 
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.model.topology import Graph
     >>> g = Graph.random_regular(16, 3, seed=1)
     >>> table = minimal_table(g, tie_break="random", seed=7)
     >>> all(len(table.route(s, t)) == g.distance(s, t) for s, t in table.pairs())

@@ -22,6 +22,7 @@ from typing import Any, Mapping
 
 from icsim.routing.deadlock import dependency_graph, find_cycle
 from icsim.routing.table import Pair, RoutingTable, TableError
+from icsim.routing.tables.check import DeadlockError
 
 Channel = tuple[int, int]
 
@@ -87,7 +88,7 @@ def verify_layers(table: RoutingTable, layers: Mapping[Pair, tuple[int, ...]] | 
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.model.topology import Graph
     >>> from icsim.routing.layers.minimal import minimal_table
     >>> ring = minimal_table(Graph.from_edges(4, [(0, 1), (1, 2), (2, 3), (3, 0)]))
     >>> verify_layers(ring, {p: (0,) * len(r) for p, r in ring.routes.items()}).ok
@@ -189,7 +190,7 @@ def verify_assignment(table: RoutingTable, assignment, **kwargs) -> Verification
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.model.topology import Graph
     >>> from icsim.routing.layers.minimal import minimal_table
     >>> from icsim.routing.layers.acro import acro
     >>> table = minimal_table(Graph.random_regular(16, 3, seed=2))
@@ -216,7 +217,7 @@ def assert_deadlock_free(table: RoutingTable) -> Verification:
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Graph
+    >>> from icsim.model.topology import Graph
     >>> from icsim.routing.layers.minimal import minimal_table
     >>> from icsim.routing.layers.acro import acro
     >>> table = minimal_table(Graph.random_regular(16, 3, seed=2))
@@ -227,8 +228,6 @@ def assert_deadlock_free(table: RoutingTable) -> Verification:
     ...
     icsim.routing.tables.check.DeadlockError: channel dependency cycle 0->2 -> ...
     """
-    from icsim.routing.tables.check import DeadlockError
-
     layers = table.layers
     if layers is None:
         layers = {pair: (0,) * len(route) for pair, route in table.routes.items()}

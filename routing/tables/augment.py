@@ -21,7 +21,7 @@ decides every candidate.
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> augmenting_turns(Torus((5, 5))).shape[0]     # rings everywhere: nothing can be added
 0
 >>> turns = augmenting_turns(Torus((4, 2)))
@@ -35,10 +35,10 @@ from typing import Callable
 
 import numpy as np
 
+from icsim.model.topology import Torus
 from icsim.routing.deadlock import DependencyGraph, dependency_graph
 from icsim.routing.tables.routing_graph import (RoutingGraph, build_routing_graph, direction_order,
-                                          direction_rank, port_positive)
-from icsim.simulator.topology import Torus
+                                                direction_rank, port_positive)
 
 
 def order_keeping_turns(topology: Torus) -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -211,7 +211,7 @@ def deadlock_free_routing_graph(topology: Torus) -> RoutingGraph:
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> g = deadlock_free_routing_graph(Torus((4, 2, 2, 2)))
     >>> g.accepts(0, [2, 0])          # first step y+, then x+: allowed on this torus
     5

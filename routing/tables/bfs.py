@@ -32,7 +32,7 @@ only ever uses shortest paths, and that subgraph keeps every minimal route.
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> from icsim.routing.tables.metrics import table_metrics
 >>> m = table_metrics(bfs(Torus((4, 2, 2, 2))))
 >>> m.max_load, m.min_load, m.max_d
@@ -46,11 +46,11 @@ from typing import Iterable
 
 import numpy as np
 
+from icsim.model.notes import Note
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.generators import (make_table, new_weights, node_list, prepare, register,
                                              search_graph)
 from icsim.routing.tables.routing_graph import RoutingGraph, expand_edges, walk_back
-from icsim.simulator.notes import Note
 
 QUEUE_KEYS = ("sum", "mean", "min", "none")
 
@@ -150,7 +150,7 @@ def bfs(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> bfs(Torus((4, 4))).route(0, 5)
     (0, 2)
     """

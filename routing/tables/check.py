@@ -16,7 +16,7 @@ dependencies a pair whose route makes it.
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> from icsim.routing.table import RoutingTable
 >>> t = Torus((4, 4))
 >>> route_violation(t, [2, 0, 0])                 # y+ then x+: a first step, fine
@@ -224,7 +224,7 @@ def cross_ring_cycle(table: RoutingTable) -> list | None:
     the search without same-ring dependencies; tables of the deadlock-free routing graph never
     have such a cycle (Theorem 2 keeps ring dependencies in its used direction sets).
 
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> ring = {(s, d): (0,) * ((d - s) % 4) for s in range(4) for d in range(4) if s != d}
     >>> cross_ring_cycle(RoutingTable(Torus((4,)), ring)) is None
     True

@@ -1,7 +1,7 @@
 """Angara tables on a torus with failed links and nodes: which pairs can be routed on one VC,
 why the others cannot, and a routing graph that keeps the first/last steps detours need.
 
-A failed link or node is an absent channel (:class:`~icsim.simulator.topology.Torus`), so the
+A failed link or node is an absent channel (:class:`~icsim.model.topology.Torus`), so the
 routing graph (§3.1) and its deadlock-free augmentation (§3.2) of a faulty torus simply lack
 its edges; every path of the augmented graph is still a deadlock-free Angara route (Theorem 1),
 now over the links in service.  A detour around a failure usually needs a *first step* (a
@@ -27,7 +27,7 @@ refused turns of unroutable pairs first, and keeps the graph that routes the mos
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> t = Torus((4, 4), failed_links=[(0, 0)])               # link 0 - 1 (x) down
 >>> rep = routability(fault_tolerant_routing_graph(t))
 >>> rep.ok, rep.pairs
@@ -45,12 +45,12 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from icsim.model.topology import Torus
 from icsim.routing.table import TableError
 from icsim.routing.tables.augment import (angara_routing_graph, augmenting_turns,
                                           deadlock_free_routing_graph)
 from icsim.routing.tables.routing_graph import (AUG_FS, AUG_LS, RoutingGraph, build_routing_graph,
                                                 dirbit_last_rank, expand_edges)
-from icsim.simulator.topology import Torus
 
 REASONS = ("disconnected", "no-angara-route", "refused-turns")
 

@@ -10,14 +10,14 @@ prebuilt graph was passed as ``graph=``).
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> table = generate("sssp", Torus((4, 2, 2, 2)), nodes=range(8))
 >>> table.meta["generator"], len(table.routes)
 ('sssp', 56)
 >>> generate("dijkstra", Torus((4, 4)))
 Traceback (most recent call last):
 ...
-icsim.registry.UnknownNameError: unknown table generator 'dijkstra' (valid: bfs, genetic, minimal, optimal, refined, sssp)
+icsim.model.registry.UnknownNameError: unknown table generator 'dijkstra' (valid: bfs, genetic, minimal, optimal, refined, sssp)
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
-from icsim.registry import Registry, UnknownNameError
+from icsim.model.notes import gc_paused
+from icsim.model.registry import Registry, UnknownNameError
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.augment import deadlock_free_routing_graph
+from icsim.routing.tables.faults import fault_tolerant_routing_graph, require_routable
 from icsim.routing.tables.routing_graph import RoutingGraph
-from icsim.simulator.notes import gc_paused
 
 
 class Generator(Protocol):
@@ -108,7 +109,6 @@ def search_graph(graph: RoutingGraph, nodes: Sequence[int]) -> RoutingGraph:
     routed and why."""
     if not graph.topology.has_failures:
         return graph.minimal()
-    from icsim.routing.tables.faults import require_routable
 
     require_routable(graph, nodes)
     return graph
@@ -124,8 +124,6 @@ def prepare(topology, graph: RoutingGraph | None) -> tuple[RoutingGraph, float]:
         return graph, 0.0
     t0 = perf_counter()
     if topology.has_failures:
-        from icsim.routing.tables.faults import fault_tolerant_routing_graph
-
         g = fault_tolerant_routing_graph(topology)
     else:
         g = deadlock_free_routing_graph(topology)

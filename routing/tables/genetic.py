@@ -20,7 +20,7 @@ reached 0, a perfectly balanced table).  ``max_generations`` and ``time_limit_s`
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> from icsim.routing.tables.metrics import table_metrics
 >>> t = genetic(Torus((4, 2, 2, 2)), nodes=range(4), seed=1, max_generations=20)
 >>> table_metrics(t).sigma4
@@ -134,7 +134,7 @@ def genetic(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> a = genetic(Torus((4, 4)), nodes=range(4), seed=3, max_generations=5)
     >>> b = genetic(Torus((4, 4)), nodes=range(4), seed=3, max_generations=5)
     >>> a.routes == b.routes

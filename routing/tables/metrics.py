@@ -17,7 +17,7 @@ routes never leave the subset, so the two parts coincide.
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> from icsim.routing.table import RoutingTable
 >>> t = Torus((3,))                       # a 3-ring routed clockwise only (not minimal)
 >>> routes = {(s, d): (0,) * ((d - s) % 3) for s in range(3) for d in range(3) if s != d}

@@ -48,7 +48,7 @@ deadlock-free or not.
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> from icsim.routing.tables.metrics import table_metrics
 >>> t = optimal(Torus((4,)))                       # the 4-node ring: half-ring pairs split
 >>> table_metrics(t).max_load, t.meta["status"], t.meta["load_bound"]
@@ -72,6 +72,7 @@ from icsim.routing.tables.generators import make_table, node_list, prepare, regi
 from icsim.routing.tables.metrics import counted_channels, minimal_total_load
 from icsim.routing.tables.routes import RouteSet, route_set
 from icsim.routing.tables.routing_graph import RoutingGraph, source_dag
+from icsim.routing.tables.sssp import sssp
 from icsim.routing.tables.traffic import integral_weights, pair_weights
 
 #: stage 2 is exact (secants between consecutive integer loads) up to this many per channel;
@@ -144,7 +145,7 @@ def load_lower_bound(topology, nodes: Iterable[int] | None = None, *, routes: st
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> b = load_lower_bound(Torus((8, 8, 8)))
     >>> b.bound, b.symmetric, b.variables < 3000      # one source carries the whole LP
     (512.0, True, True)
@@ -346,7 +347,7 @@ def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> from icsim.routing.tables.metrics import table_metrics
     >>> m = table_metrics(optimal(Torus((2, 2, 2))))
     >>> m.max_load, m.perfect_load            # 19 routes leave node (1,1,1) by 3 channels
@@ -452,8 +453,6 @@ def _apply(choice: np.ndarray, x: np.ndarray, mdl: _Model) -> None:
 
 
 def _sssp_choice(topology, nodes, graph, rs: RouteSet) -> np.ndarray:
-    from icsim.routing.tables.sssp import sssp
-
     return rs.choice_of(sssp(topology, nodes, graph=graph).routes)
 
 

@@ -28,7 +28,7 @@ the machine.
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> from icsim.routing.tables.metrics import table_metrics
 >>> t = refined(Torus((4, 2, 2, 2)), seed=1, max_moves=20000, time_limit_s=None)
 >>> m = table_metrics(t)
@@ -46,7 +46,7 @@ import numpy as np
 
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.generators import generate, make_table, node_list, prepare, register
-from icsim.routing.tables.metrics import counted_channels, minimal_total_load
+from icsim.routing.tables.metrics import counted_channels, metrics_from_loads, minimal_total_load
 from icsim.routing.tables.routes import RouteSet, route_set
 from icsim.routing.tables.routing_graph import RoutingGraph
 from icsim.routing.tables.traffic import pair_weights
@@ -250,8 +250,6 @@ def refine_choice(rs: RouteSet, choice: np.ndarray, *, weights: np.ndarray | Non
 def _better(rs: RouteSet, nodes, a: np.ndarray, b: np.ndarray) -> bool:
     """Whether choice ``a`` has a lower (max load, σ(4)) than ``b`` by the table metrics (not
     worse on ties)."""
-    from icsim.routing.tables.metrics import metrics_from_loads
-
     ma, mb = (metrics_from_loads(rs.topology, nodes, rs.loads(c), 0) for c in (a, b))
     return (ma.max_load, ma.sigma4) <= (mb.max_load, mb.sigma4)
 

@@ -17,7 +17,7 @@ a prefix tree, and the routes to a target are the prefixes that end at its ``end
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> from icsim.routing.tables.augment import deadlock_free_routing_graph
 >>> rs = route_set(deadlock_free_routing_graph(Torus((4,))))
 >>> rs.num_pairs, rs.num_routes                 # 12 pairs; the 4 half-ring pairs have two
@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from icsim.errors import Picklable
+from icsim.model.errors import Picklable
 from icsim.routing.tables.routing_graph import RoutingGraph, expand_edges, source_dag
 
 

@@ -45,7 +45,7 @@ route is exactly one path, so shortest-path counts are route counts.
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> g = build_routing_graph(Torus((4, 4)))
 >>> g.vertices_per_node, g.num_vertices
 (14, 224)
@@ -63,7 +63,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from icsim.simulator.topology import Torus
+from icsim.model.topology import Torus
 
 # ----------------------------------------------------------------------------- edge kinds
 BEGIN_DIRBIT, BEGIN_FS, BEGIN_END = 0, 1, 2
@@ -326,7 +326,7 @@ def build_routing_graph(topology: Torus, turns: np.ndarray | None = None) -> Rou
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> g = build_routing_graph(Torus((5, 5, 5)))
     >>> g.num_vertices == 125 * (27 + 6 + 1)
     True
@@ -564,7 +564,7 @@ def source_dag(graph: RoutingGraph, src: int, targets: Sequence[int]) -> SourceD
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> g = build_routing_graph(Torus((4, 4))).minimal()
     >>> dag = source_dag(g, 0, [2, 5, 10])
     >>> dag.count.tolist(), dag.hops.tolist()     # x offset 2 is half the ring: two routes

@@ -74,7 +74,7 @@ BFS 1.429: six two off and four one off).
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> from icsim.routing.tables.metrics import table_metrics
 >>> m = table_metrics(sssp(Torus((4, 2, 2, 2))))
 >>> m.max_load <= 28, m.max_d
@@ -89,11 +89,11 @@ from typing import Iterable
 
 import numpy as np
 
+from icsim.model.notes import noted
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.generators import (make_table, new_weights, node_list, prepare, register,
                                              search_graph)
 from icsim.routing.tables.routing_graph import RoutingGraph, dag_shortest_paths, source_dag
-from icsim.simulator.notes import noted
 
 
 def turn_numbers(coords: np.ndarray, src: int, targets: np.ndarray) -> np.ndarray:
@@ -126,7 +126,7 @@ def sssp(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
 
     Examples
     --------
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> t = sssp(Torus((4, 4)), nodes=[0, 1, 2, 3])
     >>> [t.route(s, (s + 2) % 4) for s in range(4)]     # half-ring pairs: two go each way
     [(0, 0), (1, 1), (0, 0), (1, 1)]

@@ -19,7 +19,7 @@ Sources of a matrix:
 
 Examples
 --------
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> tm = collective_traffic("tornado", Torus((4, 2, 2, 2)), nodes=[0, 1, 2, 3, 4, 5, 6, 7],
 ...                         params={"over": "index"})
 >>> sorted(tm.items())[:3]                     # rank r -> r + 3 of 8, one 1 MiB message each
@@ -34,6 +34,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from icsim.traffic.patterns import make_pattern
+from icsim.traffic.trace import read_trace
+from icsim.traffic.workloads import collective_messages
+
 TrafficMatrix = dict[tuple[int, int], float]
 
 
@@ -43,8 +47,6 @@ def collective_traffic(kind: str, topology: Any, nodes: Sequence[int] | None = N
     """Bytes per ordered pair of one collective exchange (see
     :func:`icsim.traffic.workloads.collective_messages`); ``nodes`` places it on a job (rank r on
     ``nodes[r]``)."""
-    from icsim.traffic.workloads import collective_messages
-
     out: TrafficMatrix = {}
     for _, s, d, packets in collective_messages(kind, topology, message_bytes, 1, seed, params,
                                                 False, nodes):
@@ -55,8 +57,6 @@ def collective_traffic(kind: str, topology: Any, nodes: Sequence[int] | None = N
 
 def pattern_traffic(name: str, topology: Any, seed: int = 0, **params) -> TrafficMatrix:
     """One unit from every node to its destination under a permutation pattern."""
-    from icsim.traffic.patterns import make_pattern
-
     pat = make_pattern(name, topology, seed=seed, **params)
     if not pat.permutation:
         raise ValueError(f"pattern {name!r} is not a permutation; give a collective or a trace")
@@ -70,8 +70,6 @@ def pattern_traffic(name: str, topology: Any, seed: int = 0, **params) -> Traffi
 
 def trace_traffic(path: str, num_nodes: int) -> TrafficMatrix:
     """Bytes per ordered pair of a trace file."""
-    from icsim.traffic.trace import read_trace
-
     out: TrafficMatrix = {}
     for r in read_trace(path, num_nodes):
         if r.src != r.dst:
@@ -90,7 +88,6 @@ def workload_traffic(topology: Any, traffic: Any, seed: int = 0) -> TrafficMatri
                                   params=traffic.pattern_params(traffic.collective), seed=seed)
     if traffic.workload == "trace":
         return trace_traffic(traffic.trace, topology.num_nodes)
-    from icsim.traffic.patterns import make_pattern
 
     if make_pattern(traffic.pattern, topology, seed=seed,
                     **traffic.pattern_params()).permutation:

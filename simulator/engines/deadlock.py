@@ -40,8 +40,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from icsim.model.units import PS_PER_NS
 from icsim.simulator.engines import DeadlockError
-from icsim.simulator.units import PS_PER_NS
 
 #: a ``heads`` row of an empty queue
 EMPTY = -1

@@ -121,7 +121,7 @@ def pinned(result: dict) -> dict:
 def record() -> None:
     import os
 
-    from icsim.simulator.config import config_from_dict
+    from icsim.model.config import config_from_dict
     from icsim.simulator.simulation import run
 
     os.chdir(REPO)

@@ -13,7 +13,11 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from icsim.experiments.papers.acro.layers import bench_assigners, layers_main, reproduce_acro
 from icsim.experiments.pipeline.execution import natural_int, positive_int
+from icsim.experiments.pipeline.outputs import file_times, report_written
+from icsim.model.topology import MAX_GRAPH_NODES
+from icsim.routing.table import TableError
 
 
 def add_layers_parser(sub: argparse._SubParsersAction) -> None:
@@ -49,9 +53,6 @@ def add_layers_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_layers(args: argparse.Namespace) -> int:
-    from icsim.experiments.papers.acro.layers import layers_main
-    from icsim.routing.table import TableError
-
     try:
         r = layers_main(args.topology, args.nodes, args.degree, args.seed, args.assigner,
                         args.edges, table_file=args.table, paths_file=args.paths,
@@ -76,8 +77,6 @@ def cmd_layers(args: argparse.Namespace) -> int:
 
 def _sizes(text: str) -> tuple[int, ...]:
     """``--sizes``: node counts, comma-separated, each within a graph topology's limit."""
-    from icsim.simulator.topology import MAX_GRAPH_NODES
-
     try:
         sizes = tuple(int(t) for t in text.split(","))
     except ValueError:
@@ -117,9 +116,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from icsim.experiments.papers.acro.layers import bench_assigners, reproduce_acro
-    from icsim.experiments.pipeline.outputs import file_times, report_written
-
     out = Path(args.out or "runs/acro-layers")
     sizes, degrees, seeds = args.sizes, args.degrees, args.seeds
     if args.quick:

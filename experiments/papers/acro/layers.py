@@ -19,13 +19,14 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from icsim.experiments.pipeline.execution import read_appended, run_appending
 from icsim.experiments.pipeline.outputs import file_to_write
+from icsim.model.limits import check_table_fits
+from icsim.model.topology import Graph
 from icsim.routing.layers import LayerAssignment, get_assigner
 from icsim.routing.layers.minimal import minimal_table
 from icsim.routing.layers.verify import verify_assignment
 from icsim.routing.table import RoutingTable
-from icsim.simulator.limits import check_table_fits
-from icsim.simulator.topology import Graph
 
 REFERENCE_CSV = Path(__file__).resolve().parents[1] / "paper_data" / "acro_summary.csv"
 TOPOLOGIES = ("random_regular", "edges")
@@ -143,8 +144,6 @@ def _one_topology(task: tuple[int, int, int, tuple[str, ...]]) -> list[dict]:
 def _run_all(runs_csv: Path, tasks: list, workers: int) -> int:
     """Run the tasks not yet in ``runs_csv``, appending each finished point (restartable);
     return how many points ran."""
-    from icsim.experiments.pipeline.execution import read_appended, run_appending
-
     done = set()
     old = read_appended(runs_csv)
     if not old.empty:

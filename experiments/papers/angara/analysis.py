@@ -36,19 +36,19 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from icsim.experiments.papers.published import paper_table
 from icsim.experiments.pipeline.execution import read_appended, run_appending
 from icsim.experiments.pipeline.outputs import file_to_write
-from icsim.experiments.papers.published import paper_table
-
+from icsim.model.limits import check_table_fits
+from icsim.model.notes import gc_paused
+from icsim.model.topology import Torus
+from icsim.routing.layers.verify import assert_deadlock_free
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.augment import deadlock_free_routing_graph
-from icsim.routing.layers.verify import assert_deadlock_free
 from icsim.routing.tables.check import CheckReport, assert_angara, check_table
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import table_metrics
-from icsim.simulator.limits import check_table_fits
-from icsim.simulator.notes import gc_paused
-from icsim.simulator.topology import Torus
+from icsim.routing.tables.traffic import collective_traffic, trace_traffic
 
 ALGORITHMS = ("bfs", "genetic", "sssp")
 DESMOS_DIMS = (4, 2, 2, 2)
@@ -186,7 +186,6 @@ def table_traffic(kind: str | None, topo: Torus, nodes, params: dict | None = No
     or ``trace:FILE``."""
     if kind is None:
         return None
-    from icsim.routing.tables.traffic import collective_traffic, trace_traffic
 
     if kind.startswith("trace:"):
         return trace_traffic(kind.split(":", 1)[1], topo.num_nodes)

@@ -26,11 +26,11 @@ import pandas as pd
 
 from icsim.experiments.papers.angara.analysis import tori_population
 from icsim.experiments.pipeline.execution import read_appended, run_appending
+from icsim.model.topology import Torus
 from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import table_metrics
 from icsim.routing.tables.optimal import load_lower_bound
-from icsim.simulator.topology import Torus
 
 COLUMNS = ["dims", "n", "nodes", "lp_angara", "lp_deadlock_free", "lp_time_s",
            "sssp_max_load", "sssp_sigma4", "sssp_time_s", "refined_max_load", "refined_sigma4",

@@ -35,6 +35,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from icsim.experiments.pipeline.execution import read_appended, run_appending
+from icsim.model.config import config_from_dict
+from icsim.model.topology import Torus
 from icsim.routing.tables.augment import angara_routing_graph
 from icsim.routing.tables.check import check_table
 from icsim.routing.tables.faults import (fault_tolerant_routing_graph, random_failed_links,
@@ -42,7 +45,7 @@ from icsim.routing.tables.faults import (fault_tolerant_routing_graph, random_fa
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import table_metrics
 from icsim.routing.tables.routing_graph import build_routing_graph
-from icsim.simulator.topology import Torus
+from icsim.simulator.simulation import run
 
 LINK_COUNTS = (1, 2, 4, 8)
 NODE_COUNTS = (1, 2)
@@ -225,9 +228,6 @@ def simulate_alltoall(topo: Torus, table_name: str, message_bytes: int, seed: in
     """Completion time of an interleaved alltoall on the nodes in service of ``topo``, with
     the named table (one VC under the bubble rule) or the shortest-path table on ACRO's
     virtual layers (``'shortest path + ACRO'``)."""
-    from icsim.simulator.config import config_from_dict
-    from icsim.simulator.simulation import run
-
     topology = {"kind": "torus", "dims": list(topo.dims),
                 "failed_links": sorted([u, topo.port_name(p)] for u, p in topo.failed_links
                                        if p % 2 == 0),
@@ -338,7 +338,6 @@ def reproduce_faults(out_dir: str | Path, dims: Sequence[int] = (4, 2, 2, 2), dr
             for i, (links, nodes) in enumerate(fault_draws(dims, kind, k, n, seed)):
                 jobs.append((tuple(dims), links, nodes, i < load_draws, seed, refine_time_s,
                              check, f"{kind}{k}", i))
-    from icsim.experiments.pipeline.execution import read_appended, run_appending
 
     done = set()
     old = read_appended(sets_csv)

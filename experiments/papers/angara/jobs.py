@@ -1,7 +1,7 @@
 """Beyond the Angara paper, 3: traffic-aware tables for the jobs of ``reproduce angara-sim``.
 
 Angara's scheduler plugin writes a routing table per job.  Here each job of
-:func:`~icsim.experiments.papers.angara.cli.job_placements` (8, 16, 24 nodes of the Desmos
+:func:`~icsim.experiments.papers.angara.simulation.job_placements` (8, 16, 24 nodes of the Desmos
 torus: the contiguous one and seeded random ones) runs its tornado and its interleaved
 alltoall with three tables made for its nodes: BFS, SSSP, and a *traffic-aware* table -- the
 exact MILP (``generator: optimal``) with the job's own traffic matrix as weights (the tornado's
@@ -21,16 +21,17 @@ import tempfile
 from pathlib import Path
 from time import perf_counter
 
-import numpy as np
 import pandas as pd
 
-from icsim.experiments.papers.angara.cli import EQUAL_WITHIN, JOB_EXCHANGES, job_placements
+from icsim.experiments.papers.angara.simulation import EQUAL_WITHIN, JOB_EXCHANGES, job_placements
 from icsim.experiments.pipeline.execution import read_appended
+from icsim.model.config import config_from_dict
+from icsim.model.topology import Torus
 from icsim.routing.table import RoutingTable
 from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.traffic import collective_traffic
-from icsim.simulator.topology import Torus
+from icsim.simulator.simulation import run
 
 DESMOS = (4, 2, 2, 2)
 TABLES = ("bfs", "sssp", "traffic")
@@ -63,9 +64,6 @@ def job_tables(topo: Torus, graph, nodes: list[int], collective: str, seed: int 
 def simulate_job(table: RoutingTable, collective: str, interleave: bool, nodes: list[int],
                  message_bytes: int, packet_bytes: int = 4096, seed: int = 1) -> dict:
     """Completion time of one exchange on the job's nodes, routed by ``table`` (a file)."""
-    from icsim.simulator.config import config_from_dict
-    from icsim.simulator.simulation import run
-
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "table.json"
         table.save(path)

@@ -22,10 +22,10 @@ import pandas as pd
 from icsim.experiments.papers.angara.analysis import (DESMOS_DIMS, TABLE2_NODES, analyse,
                                                       desmos_subset)
 from icsim.experiments.papers.published import paper_table
+from icsim.model.topology import Torus
 from icsim.routing.tables.augment import deadlock_free_routing_graph
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.optimal import load_lower_bound
-from icsim.simulator.topology import Torus
 
 COLUMNS = ["nodes", "algorithm", "max_load", "min_load", "sigma4", "max_d", "deadlock_free",
            "status", "load_bound", "sigma4_bound", "lp_bound", "lp_bound_deadlock_free",

@@ -23,7 +23,9 @@ import pandas as pd
 from icsim.experiments.pipeline.plots import read_results
 from icsim.experiments.pipeline.saturation import judge
 from icsim.experiments.pipeline.sweep import config_of_row
-from icsim.simulator.input_files import InputFileError
+from icsim.model.input_files import InputFileError
+from icsim.simulator.build import from_dict
+from icsim.simulator.simulation import run
 
 FIELDS = ("latency_ns", "completion_time_ns", "accepted_load", "packet_hops",
           "packets_delivered", "derouted.total", "derouted.outflank", "derouted.wraparound",
@@ -66,9 +68,6 @@ def compare(old: object, new: object) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from icsim.simulator.build import from_dict
-    from icsim.simulator.simulation import run
-
     p = argparse.ArgumentParser(prog="python -m icsim.experiments.papers.ofr.engine_check",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("results", help="a results.csv (or its folder)")

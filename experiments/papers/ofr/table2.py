@@ -65,17 +65,18 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from icsim.experiments.pipeline.execution import csv_list, engine_overrides, format_duration, \
-    git_commit, make_executor, natural_int, package_version
-from icsim.experiments.pipeline.outputs import Outputs, add_output_arguments, progress_option, \
-    report_outputs
+from icsim.configs import bundled
 from icsim.experiments.papers.published import paper_table
 from icsim.experiments.papers.reproduce import add_common_arguments
+from icsim.experiments.pipeline.execution import (csv_list, engine_overrides, format_duration,
+                                                  git_commit, make_executor, natural_int,
+                                                  package_version)
+from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments, progress_option,
+                                                report_outputs)
 from icsim.experiments.pipeline.saturation import SEARCHES
 from icsim.experiments.pipeline.sweep import Curve, SweepError, SweepOutcome, parse_loads, run_sweep
+from icsim.model.config import ConfigError, apply_overrides, parse_override, set_path
 from icsim.simulator.build import from_dict
-from icsim.simulator.config import ConfigError, apply_overrides, parse_override, \
-    set_path
 
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
 ALGORITHMS = ("abr", "por", "ofr")
@@ -204,8 +205,6 @@ def config_path(configs: Path, profile: str, k: int) -> Path:
 
 def default_configs_dir() -> Path:
     """The bundled ``configs/ofr`` (package data, so it works from any directory)."""
-    from icsim.configs import bundled
-
     return bundled("ofr")
 
 

@@ -22,11 +22,12 @@ import pandas as pd
 
 from icsim.experiments.papers.ofr.table2 import PATTERNS, default_configs_dir
 from icsim.experiments.papers.published import paper_table
-from icsim.experiments.pipeline.execution import add_engine_argument, csv_list, \
-    cut_partial_line, engine_overrides, positive_int, positive_number
+from icsim.experiments.pipeline.execution import (add_engine_argument, csv_list, cut_partial_line,
+                                                  engine_overrides, positive_int, positive_number)
 from icsim.experiments.pipeline.outputs import note
-from icsim.simulator.config import load_config
-from icsim.simulator.input_files import InputFileError
+from icsim.model.config import load_config
+from icsim.model.input_files import InputFileError
+from icsim.simulator.simulation import run as simulate
 
 MESSAGES = {"butterfly": 12, "uniform": 4}        # others: --messages (default 2)
 COLUMNS = {"ofr_oidn": ("ofr", "outflank"), "ofr_widn": ("ofr", "wraparound"),
@@ -52,10 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _one(job: dict) -> dict:
-    from icsim.simulator.simulation import run
-
     cfg = load_config(job["config"], job["overrides"])
-    r = run(cfg)
+    r = simulate(cfg)
     d = r["derouted"]
     return {**{k: job[k] for k in ("profile", "pattern", "algorithm", "messages")},
             "outflank": d["outflank"], "wraparound": d["wraparound"], "orthant": d["orthant"],

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import numba
 import numpy as np
 
+from icsim.model.units import PS_PER_NS
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.engines.compiled import kernel as kn
 from icsim.simulator.engines.compiled.pcg import rng_state
@@ -31,7 +32,6 @@ from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, d
                                               deadlock_in_cycle, stuck_ports)
 from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.stats import Tally
-from icsim.simulator.units import PS_PER_NS
 from icsim.traffic.workloads import Workload
 
 #: the arrays of one run, in the order :func:`.kernel.run` takes them
@@ -101,8 +101,8 @@ def placeholder_plans() -> tuple[Any, Any]:
     compiled kernel serves every algorithm); these stand in for the algorithm that is not
     running."""
     if not _PLACEHOLDERS:
+        from icsim.model.topology import Torus
         from icsim.routing.outflank import OrthantPlanner, OutflankPlanner
-        from icsim.simulator.topology import Torus
 
         t = Torus((3, 3))
         _PLACEHOLDERS.extend([record(OutflankPlanner(t).export()),

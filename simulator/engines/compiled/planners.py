@@ -53,7 +53,7 @@ IDN on the far arc and POR the - orthant (as the Python planners do):
 
 >>> import numpy as np
 >>> from icsim.routing.outflank import OrthantPlanner, OutflankPlanner
->>> from icsim.simulator.topology import Torus
+>>> from icsim.model.topology import Torus
 >>> topo = Torus((8, 8))
 >>> ofr, por = record(OutflankPlanner(topo).export()), record(OrthantPlanner(topo).export())
 >>> s, t, used = topo.node((1, 1)), topo.node((4, 1)), np.array([8, 0, 0, 0])
@@ -73,11 +73,13 @@ from numba import njit, typeof
 from numba.core import types
 from numba.experimental import structref
 
+from icsim.routing.outflank import KIND_CODES
+from icsim.routing.outflank import OUTFLANK as _OUTFLANK
+from icsim.routing.outflank import PROFIT_CODES
+from icsim.routing.outflank import WRAPAROUND as _WRAPAROUND
+from icsim.routing.outflank import IdnPlans, OrthantPlans
 from icsim.simulator.engines.compiled.pcg import uniform
 from icsim.simulator.engines.compiled.rawarray import RawArray, raw
-
-from icsim.routing.outflank import KIND_CODES, OUTFLANK as _OUTFLANK, PROFIT_CODES
-from icsim.routing.outflank import WRAPAROUND as _WRAPAROUND, IdnPlans, OrthantPlans
 
 PAPER = PROFIT_CODES["paper"]
 REFERENCE = PROFIT_CODES["reference"]
@@ -105,7 +107,7 @@ def check_plans(x) -> None:
     Examples
     --------
     >>> from icsim.routing.outflank import OutflankPlanner
-    >>> from icsim.simulator.topology import Torus
+    >>> from icsim.model.topology import Torus
     >>> check_plans(OutflankPlanner(Torus((3,) * 6)).export())
     Traceback (most recent call last):
     ...

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Callable
 
+from icsim.model.packet import Packet
 from icsim.simulator.engines.simpy.credit import CreditFlow
 from icsim.simulator.engines.simpy.nic import insert_by_order
-from icsim.simulator.packet import Packet
 
 
 class AckNakFlow(CreditFlow):

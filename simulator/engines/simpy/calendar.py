@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import simpy
 
-from icsim.simulator.units import edge
+from icsim.model.units import edge
 
 
 def _noop(a: Any, b: Any) -> None:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from icsim.model.packet import Packet
 from icsim.simulator.engines.simpy.nic import Nic
-from icsim.simulator.packet import Packet
 
 
 class CreditFlow:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from icsim.simulator.packet import Packet
+from icsim.model.packet import Packet
 from icsim.simulator.spec import NetworkSpec
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from icsim.simulator.packet import Packet
+from icsim.model.packet import Packet
 
 
 class Nic:

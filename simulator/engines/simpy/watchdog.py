@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from icsim.model.units import PS_PER_NS
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, deadlock_cycle,
                                               deadlock_in_cycle, stuck_ports)
-from icsim.simulator.units import PS_PER_NS
 
 
 class Watchdog:

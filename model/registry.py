@@ -28,7 +28,7 @@ Examples
 >>> shapes.get("circle")
 Traceback (most recent call last):
 ...
-icsim.registry.UnknownNameError: unknown shape 'circle' (valid: box, square)
+icsim.model.registry.UnknownNameError: unknown shape 'circle' (valid: box, square)
 """
 
 from __future__ import annotations

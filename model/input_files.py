@@ -17,11 +17,11 @@ device) fails after reading at most that much instead of filling memory.
 >>> list(read_lines(name))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-icsim.simulator.input_files.InputFileError: ...:3: byte 0xe9 at column 4 is not UTF-8 text
+icsim.model.input_files.InputFileError: ...:3: byte 0xe9 at column 4 is not UTF-8 text
 >>> read_text(os.path.dirname(name), max_bytes=1 << 20)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-icsim.simulator.input_files.InputFileError: ...: is a directory, not a file
+icsim.model.input_files.InputFileError: ...: is a directory, not a file
 >>> os.remove(name)
 """
 
@@ -31,7 +31,7 @@ import errno
 import os
 from typing import Iterator
 
-from icsim.errors import Picklable
+from icsim.model.errors import Picklable
 
 #: the longest line a line-by-line format (trace, edge list) may have
 MAX_LINE_BYTES = 1 << 20

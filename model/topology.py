@@ -23,6 +23,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from icsim.model.input_files import InputFileError, read_lines
+
 ABSENT = -1
 #: "no port": the value of :attr:`Torus.dor_port_table` where source and destination coincide
 NO_PORT = 255
@@ -456,8 +458,8 @@ class Torus:
         a == b.
 
         >>> t = Torus((4, 4))
-        >>> [t.dor_port_table[t.relative(0, b)] for b in (0, 1, 4, 5, 3)] == \
-        ...     [NO_PORT, 0, 2, 0, 1]
+        >>> ports = [t.dor_port_table[t.relative(0, b)] for b in (0, 1, 4, 5, 3)]
+        >>> ports == [NO_PORT, 0, 2, 0, 1]
         True
         """
         off = self._relative_offsets()
@@ -548,7 +550,7 @@ class Graph:
     >>> Graph.from_edges(4, [(0, 1), (1, 2), (2, 0)])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    icsim.simulator.topology.GraphError: the graph is not connected (node 3 cannot be reached ...)
+    icsim.model.topology.GraphError: the graph is not connected (node 3 cannot be reached ...)
     """
 
     num_nodes: int
@@ -572,8 +574,6 @@ class Graph:
         """Read an edge list: one ``u v`` pair per line (or ``u,v``), ``#`` starts a comment.
         The node count is one more than the largest id.  Errors name the file and its line:
         ``edges.txt:12: (3, 3) is a self-loop``."""
-        from icsim.simulator.input_files import InputFileError, read_lines
-
         edges, where = [], []
         try:
             for lineno, text in read_lines(path):

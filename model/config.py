@@ -1,7 +1,7 @@
 """The run configuration: YAML parsed once into validated, typed, frozen objects.
 
 This module is the schema and nothing else: it imports nothing from the rest of icsim but the
-leaf that reads user files defensively (:mod:`icsim.simulator.input_files`).  Units
+leaf that reads user files defensively (:mod:`icsim.model.input_files`).  Units
 are in the field names (``latency_ns``, ``bandwidth_gbps``, ``warmup_us``).  Unknown keys, wrong
 types (a boolean is not a number, a number is not a string) and values the model cannot
 represent (infinite, NaN, negative, absurdly large) are rejected with the key path, before
@@ -26,7 +26,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from icsim.errors import Picklable
+from icsim.model.errors import Picklable
+from icsim.model.input_files import InputFileError, read_text
 
 
 class ConfigError(Picklable, ValueError):
@@ -353,8 +354,6 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
 
 def read_config_file(path: str | Path) -> dict:
     """The mapping a YAML config file holds; ConfigError naming the file for anything else."""
-    from icsim.simulator.input_files import InputFileError, read_text
-
     name = str(path)
     try:
         text = read_text(path, max_bytes=MAX_CONFIG_BYTES)

@@ -9,7 +9,7 @@ a 16x16x16 reference-profile schedule of 131,072 messages: 25 MB).  :func:`check
 config whose estimate exceeds the memory available (``MemAvailable`` of ``/proc/meminfo``, else
 the physical memory), with both numbers in the message.
 
->>> from icsim.simulator.config import config_from_dict
+>>> from icsim.model.config import config_from_dict
 >>> cfg = config_from_dict({"topology": {"dims": [8, 8, 8]}})
 >>> 50e6 < estimate_bytes(cfg) < 500e6
 True
@@ -20,6 +20,9 @@ from __future__ import annotations
 import math
 import os
 from typing import Any
+
+from icsim.model.config import ConfigError
+from icsim.model.topology import torus_load_factor
 
 #: what a Python process with numpy, SimPy and icsim imported holds before building anything
 BASELINE_BYTES = 150e6
@@ -95,7 +98,6 @@ def messages_upper_bound(cfg: Any, nodes: int, window_only: bool = False) -> flo
     # one message per node every M packets at γ times the γ = 1 packet rate, over warm-up,
     # window and drain.  The γ = 1 packet period is S / B times the busiest channel's load
     # factor c (traffic.load): a torus's from its dims, a graph's taken as 1
-    from icsim.simulator.topology import torus_load_factor
 
     horizon_ns = (run.measure_us if window_only else
                   run.warmup_us + run.measure_us + run.drain_us) * 1000
@@ -167,8 +169,6 @@ SPARE = f", of which icsim takes at most {HEADROOM:.0%}"
 def check_fits(cfg: Any, nodes: int | None = None) -> None:
     """Refuse (ConfigError naming the topology, or the workload when that dominates) a config
     that would need more memory than this machine has available."""
-    from icsim.simulator.config import ConfigError
-
     need = estimate_bytes(cfg, nodes)
     have = available_bytes()
     if need > HEADROOM * have:

@@ -8,7 +8,7 @@ worker process (a sweep's or a reproduction's pool), such an error came back as
 its ``args`` and fields without calling ``__init__``:
 
 >>> import pickle
->>> from icsim.simulator.config import ConfigError
+>>> from icsim.model.config import ConfigError
 >>> err = pickle.loads(pickle.dumps(ConfigError("traffic.load", "must be >= 0")))
 >>> type(err).__name__, str(err), err.path
 ('ConfigError', 'traffic.load: must be >= 0', 'traffic.load')
