@@ -146,6 +146,9 @@ class RoutingConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
     algorithm: str = Field("dor", strict=True)
+    #: Python files that register routing algorithms (a plug-in in one file), imported
+    #: before ``algorithm`` is looked up; paths from the working directory
+    plugins: tuple[str, ...] = Field((), strict=False)
 
     @model_validator(mode="before")
     @classmethod
@@ -171,7 +174,7 @@ class RoutingConfig(BaseModel):
                     raise ValueError(f"{section}: must be a section (a mapping)")
                 out[section] = {name: value, **body}
         for name, body in out.items():
-            if name != "algorithm" and not isinstance(body, dict):
+            if name not in ("algorithm", "plugins") and not isinstance(body, dict):
                 raise ValueError(f"{name}: must be a section (a mapping) of the algorithm's "
                                  f"settings, got {body!r}")
         return out

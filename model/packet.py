@@ -8,13 +8,16 @@ class Packet:
 
     Times are integer picoseconds (the engine's clock).  ``age`` is a unique integer ordering
     packets oldest-first: message creation time, then source node, then creation order at the
-    source.  ``state`` belongs to the routing algorithm (OFR's intermediate destination, POR's
-    orthant, table routing's place on the route); ``deroute`` is how the algorithm derouted the
-    packet (``"outflank"``, ``"wraparound"``, ``"orthant"``), None when it did not.
+    source.  ``phase``, ``target``, ``sel`` and ``ri`` are the routing registers a routing
+    program reads and a decision at injection sets (:mod:`icsim.routing.program`); ``state``
+    belongs to an algorithm that routes in Python instead.  ``deroute`` is how the packet was
+    derouted: 0 when it was not, else 1 + the index of its kind among the algorithm's
+    ``deroute_kinds`` (an algorithm routing in Python may set the kind's name instead).
     """
 
     __slots__ = (
-        "pid", "src", "dst", "birth", "age", "measured", "state", "deroute",
+        "pid", "src", "dst", "birth", "age", "measured", "phase", "target", "sel", "ri",
+        "state", "deroute",
         "hops", "avail", "enter", "ready", "qid", "from_port", "from_vc", "retries",
     )
 
@@ -25,8 +28,12 @@ class Packet:
         self.birth = birth           # message generation time
         self.age = age
         self.measured = measured
-        self.state = None            # the routing algorithm's per-packet state
-        self.deroute = None          # how derouted, None: not derouted
+        self.phase = 0               # routing registers (icsim.routing.program)
+        self.target = -1
+        self.sel = -1
+        self.ri = 0
+        self.state = None            # an algorithm's own per-packet state (Python routing)
+        self.deroute = 0             # how derouted (0: not derouted)
         self.hops = 0                # router-to-router links crossed
         self.avail = birth           # when the NIC may send it
         self.enter = -1              # when it entered its source router

@@ -172,13 +172,7 @@ VARIANTS = ("paper", "reference")
 
 # ---------------------------------------------------------------------------- validation
 def _check_torus(topo) -> None:
-    if getattr(topo, "kind", None) != "torus" or not hasattr(topo, "dims"):
-        raise ValueError(f"OFR/POR need a torus topology, got {type(topo).__name__}")
-    bad = [i for i in range(topo.n) if not topo.is_ring(i)]
-    if bad:
-        desc = ", ".join(f"dim {i} (size {topo.dims[i]}, wrap={topo.wrap[i]})" for i in bad)
-        raise ValueError("OFR/POR need every dimension to be a ring of at least 3 nodes; "
-                         f"not a ring: {desc}")
+    topo.require({"coordinates", "rings"}, "OFR/POR")
 
 
 def _check_name(what: str, value: str) -> None:

@@ -1,47 +1,55 @@
 """The routing interface every algorithm implements, and the registry that names them.
 
 A routing algorithm answers one question (SuperSim's "candidates, then selection"): *given this
-packet about to enter this router, which (output port, VC) queues may it take, in what
-preference?*  It returns groups of candidates; the router takes the first group with an
-admissible member, applies admission (free slots, the bubble rule, injection thresholds) and
-selection (most free slots, ties by the seeded generator or in order).  Decisions taken once at
-injection (POR's orthant, OFR's intermediate destination) go in the optional :meth:`inject`
-hook.  The router knows nothing else about the algorithm: it reads the *roles* of the VCs an
-algorithm declares (:class:`VC`), never their names.
+packet at this router, which (output port, VC) queues may it take, in what preference?*  The
+router takes the first group of candidates with an admissible member, applies admission (free
+slots, the bubble rule, injection thresholds) and selection (most free slots, ties by the seeded
+generator or in order).  It reads the *roles* of the VCs an algorithm declares (:class:`VC`),
+never their names, and never which algorithm runs.
+
+An algorithm says how it routes as a program (:meth:`Routing.program`,
+:mod:`icsim.routing.program`): tables it builds before the run, which both engines read with
+the same rules, so that it runs on the compiled engine too and gives the same records on both.
+One that needs Python at every hop overrides :meth:`Routing.candidates` (and the optional
+:meth:`Routing.inject`, :meth:`Routing.admitted`) instead; the SimPy engine alone runs it.
 
 A new algorithm is one module.  It registers itself with :data:`ROUTING` (built-in algorithms
-live in :mod:`icsim.routing.algorithms`, found by a package scan; a plug-in package declares an
-entry point in the group ``icsim.routing``), declares its VCs, keeps its per-packet state in the
-packet's ``state`` slot (the algorithm owns it), and declares its own config section
-``routing.<name>`` as a pydantic model (:attr:`Routing.Settings`)::
+live in :mod:`icsim.routing.algorithms`, found by a package scan; a file is loaded by the
+config's ``routing.plugins``; a plug-in package declares an entry point in the group
+``icsim.routing``), declares its VCs, the topology capabilities it ``requires``, its
+``deroute_kinds``, and optionally its own config section ``routing.<name>`` as a pydantic model
+(:attr:`Routing.Settings`)::
 
-    from pydantic import BaseModel
-    from icsim.routing.registry import ADAPTIVE, ESCAPE, VC, ROUTING, Routing
+    import numpy as np
+    from icsim.routing.program import OFFSET, Phase, Program
+    from icsim.routing.registry import ADAPTIVE, ROUTING, VC, Routing
 
     @ROUTING.register("west_first")
     class WestFirst(Routing):
-        vcs = (VC("escape", ESCAPE, bubble=True),)
+        requires = frozenset({"coordinates", "offsets"})
+        vcs = (VC("adaptive", ADAPTIVE),)
 
-        class Settings(BaseModel):          # routing.west_first: {...}
-            model_config = {"extra": "forbid", "frozen": True}
-
-        def candidates(self, node, packet):
-            if node == packet.dst:
-                return self.eject_groups
-            return (((port, 0),),)          # one preference group of (port, VC index)
-
-Every method is a function of (topology, packet state, local queue occupancy) only, so that a
-compiled engine can restate the same logic over arrays.
+        def program(self):
+            dx, dy = self.topology.relative_offsets().T
+            east_north_south = ((dx > 0) * 1 | (dy > 0) * 4 | (dy < 0) * 8)
+            ports = np.where(dx < 0, 2, east_north_south)     # west (x-, port 1) first
+            return Program((Phase(OFFSET, ports=ports, adaptive_vc=0),))
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from icsim.model.registry import Registry
+from icsim.routing.program import Interpreter, Program
 
 if TYPE_CHECKING:
     from icsim.model.config import Config
@@ -54,6 +62,38 @@ ROUTING: Registry[type["Routing"]] = Registry("routing algorithm",
                                               packages=("icsim.routing.algorithms",),
                                               entry_points="icsim.routing")
 register = ROUTING.register
+
+
+_PLUGINS: dict[str, ModuleType] = {}
+
+
+def load_plugin(path: str) -> ModuleType:
+    """Import a Python file that registers routing algorithms (``routing.plugins``), once per
+    process; ValueError naming the file when it cannot be read or fails on import.
+
+    >>> load_plugin("no_such_plugin.py")
+    Traceback (most recent call last):
+    ...
+    ValueError: no_such_plugin.py: no such file (looked for from the working directory)
+    """
+    real = os.path.realpath(path)
+    module = _PLUGINS.get(real)
+    if module is not None:
+        return module
+    if not os.path.isfile(real):
+        raise ValueError(f"{path}: no such file (looked for from the working directory)")
+    ROUTING.load()                      # the built-in names first: a clash names the plug-in
+    name = f"icsim_plugin_{len(_PLUGINS)}_{Path(real).stem}"
+    spec = importlib.util.spec_from_file_location(name, real)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:         # a plug-in's own error, whatever it is, names the file
+        del sys.modules[name]
+        raise ValueError(f"{path}: {type(exc).__name__}: {exc}") from None
+    _PLUGINS[real] = module
+    return module
 
 
 def algorithms() -> dict[str, type["Routing"]]:
@@ -98,10 +138,24 @@ class NoSettings(BaseModel):
 class Routing:
     """Base class of routing algorithms.
 
+    An algorithm routes in one of two ways.  It returns a :class:`~icsim.routing.program.
+    Program` from :meth:`program` — tables and rules both engines read, the same run on either
+    (the built-in algorithms do) — or it overrides :meth:`candidates` (and :meth:`inject`,
+    :meth:`admitted`) to route in Python at every hop, which only the SimPy engine can run.
+
     Class attributes
     ----------------
     vcs : tuple of VC
         The VC classes of every port, by index.
+    requires : frozenset of str
+        The topology capabilities it needs (``"coordinates"``, ``"offsets"``, ``"rings"``:
+        :mod:`icsim.model.topology.base`); the build refuses any other pairing before the run.
+    deroute_kinds : tuple of str
+        How it may count a packet as derouted (a packet's ``deroute`` is 1 + the index of its
+        kind here); results, CSV columns (``derouted.<kind>``) and the derouting figure carry
+        these names.
+    deroute_styles : dict
+        Line style of each kind in the derouting figure (matplotlib's ``"--"``, ``":"``, ...).
     Settings : pydantic model
         The algorithm's config section ``routing.<name>`` (extra keys forbidden).
     legacy : dict
@@ -116,6 +170,9 @@ class Routing:
     name: ClassVar[str] = "?"
     vcs: tuple[VC, ...] = (VC("escape", ESCAPE, bubble=True),)
     Settings: ClassVar[type[BaseModel]] = NoSettings
+    requires: ClassVar[frozenset[str]] = frozenset()
+    deroute_kinds: ClassVar[tuple[str, ...]] = ()
+    deroute_styles: ClassVar[dict[str, str]] = {}
     has_inject: ClassVar[bool] = False
     has_admit: ClassVar[bool] = False
 
@@ -125,10 +182,64 @@ class Routing:
         self.settings = settings if settings is not None else self.Settings()
         self.eject = topology.num_ports
         self.eject_groups: Groups = (((self.eject, 0),),)
+        self._form: Program | None = None
+        self._formed = False
+        self._interpreter: Interpreter | None = None
+
+    @classmethod
+    def check_topology(cls, topology: Any) -> None:
+        """Refuse (:class:`~icsim.model.topology.CapabilityError`) a topology that lacks a
+        capability the algorithm :attr:`requires`, naming both."""
+        topology.require(cls.requires, f"routing algorithm {cls.name!r}")
 
     @classmethod
     def check_config(cls, topology: Any, config: "Config", settings: BaseModel) -> None:
-        """Raise ValueError (or ConfigError naming a key) if the algorithm cannot run here."""
+        """Raise ValueError (or ConfigError naming a key) if the algorithm cannot run here
+        (beyond :attr:`requires`, which the build checks first)."""
+
+    # ------------------------------------------------------------------ the compiled form
+    def program(self) -> Program | None:
+        """The algorithm's compiled form (:mod:`icsim.routing.program`), or None when it
+        routes in Python (:meth:`candidates`)."""
+        return None
+
+    @property
+    def form(self) -> Program | None:
+        """:meth:`program`, made once and checked against the topology and the VCs
+        (ValueError naming the problem)."""
+        if not self._formed:
+            form = self.program()
+            if form is not None:
+                topo = self.topology
+                size = topo.relative_size if "offsets" in topo.capabilities else None
+                form.check(topo.num_nodes, topo.num_ports, len(self.vcs), size,
+                           self.deroute_kinds)
+            self._form, self._formed = form, True
+        return self._form
+
+    @property
+    def interpreter(self) -> Interpreter:
+        """The program read in Python (what the SimPy engine runs)."""
+        if self._interpreter is None:
+            if self.form is None:
+                raise TypeError(f"routing algorithm {self.name!r} has no program")
+            self._interpreter = Interpreter(self.form, self.topology, self.deroute_kinds)
+        return self._interpreter
+
+    def hooks(self) -> tuple[Callable, Callable, Callable, bool, bool]:
+        """``(candidates, inject, admitted, has_inject, has_admit)`` as the SimPy engine calls
+        them: the program's interpreter, or the algorithm's own methods."""
+        if self.form is None:
+            return self.candidates, self.inject, self.admitted, self.has_inject, self.has_admit
+        it = self.interpreter
+        return it.candidates, it.inject, it.admitted, it.has_inject, it.has_admit
+
+    def python_only(self) -> str | None:
+        """Why the compiled engine cannot run this algorithm (None when it can)."""
+        if self.form is None:
+            return (f"routing algorithm {self.name!r} routes in Python at every hop (it "
+                    f"gives no program)")
+        return None
 
     def inject(self, node: int, packet: "Packet", used: Sequence[int | None],
                rand) -> None:
@@ -140,17 +251,13 @@ class Routing:
         """
 
     def candidates(self, node: int, packet: "Packet") -> Groups:
-        """Candidate (port, VC) queues at ``node`` for ``packet``, in preference groups."""
-        raise NotImplementedError
+        """Candidate (port, VC) queues at ``node`` for ``packet``, in preference groups (an
+        algorithm with a program answers through its interpreter)."""
+        return self.interpreter.candidates(node, packet)
 
     def admitted(self, node: int, packet: "Packet", port: int, vc: int) -> None:
         """The packet has been accepted into queue (port, vc) of ``node``."""
 
     def describe(self, packet: "Packet") -> str:
         """The packet's routing state, for reports (e.g. OFR's intermediate destination)."""
-        return ""
-
-    def compiled(self) -> dict | None:
-        """The algorithm as arrays for the compiled engine (its ``kind`` and the tables that
-        kind reads), or None when it has no compiled form (it then runs on the SimPy engine)."""
-        return None
+        return self.interpreter.describe(packet) if self.form is not None else ""

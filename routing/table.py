@@ -197,7 +197,7 @@ class RoutingTable:
         doc = {
             "format": "icsim-routing-table",
             "version": 1,
-            "topology": topology_to_json(self.topology),
+            "topology": self.topology.to_json(),
             "nodes": list(self.nodes),
             "meta": self.meta,
             "routes": [[s, t, list(r)] for (s, t), r in sorted(self.routes.items())],
@@ -333,18 +333,6 @@ class RoutingTable:
         except ValueError as exc:                  # e.g. an integer of more than 4300 digits
             raise TableError(f"{path}: not valid JSON ({exc})") from None
         return cls.from_json(doc, where=str(path))
-
-
-def topology_to_json(topology: Any) -> dict:
-    if topology.kind == "torus":
-        doc = {"kind": "torus", "dims": list(topology.dims), "wrap": list(topology.wrap)}
-        if topology.failed_links:        # each link once, by its positive channel
-            doc["failed_links"] = sorted([u, p] for u, p in topology.failed_links if p % 2 == 0)
-        if topology.failed_nodes:
-            doc["failed_nodes"] = sorted(topology.failed_nodes)
-        return doc
-    return {"kind": "graph", "nodes": topology.num_nodes,
-            "edges": [list(e) for e in topology.edges]}
 
 
 def topology_from_json(doc: Any, where: str = "") -> Any:

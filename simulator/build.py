@@ -28,7 +28,7 @@ from icsim.model.config import (Config, ConfigError, TopologyConfig, _error_from
 from icsim.model.limits import check_fits
 from icsim.model.topology import Graph, Torus
 from icsim.model.units import UnitError, ps, serialisation_ps
-from icsim.routing.registry import ROUTING
+from icsim.routing.registry import ROUTING, load_plugin
 from icsim.simulator.results import growth_limit
 from icsim.simulator.spec import NetworkSpec
 from icsim.traffic.load import gamma1_packet_period_ns
@@ -80,6 +80,11 @@ def _failed_link(torus: Torus, i: int, item: tuple) -> tuple[int, int]:
 
 # ---------------------------------------------------------------------------------- routing
 def routing_class(cfg: Config) -> type:
+    for i, path in enumerate(cfg.routing.plugins):
+        try:
+            load_plugin(path)
+        except ValueError as exc:
+            raise ConfigError(f"routing.plugins.{i}", str(exc)) from None
     name = cfg.routing.algorithm
     if name not in ROUTING:
         raise ConfigError("routing.algorithm", f"unknown algorithm {name!r} "
@@ -174,6 +179,7 @@ def _prepare(cfg: Config) -> _Prepared:
     cls = routing_class(cfg)
     settings = settings_of(cfg)
     try:
+        cls.check_topology(topo)
         cls.check_config(topo, cfg, settings)
     except ConfigError:
         raise
@@ -256,7 +262,7 @@ def check_job_nodes(cfg: Config, topology: Any) -> None:
         if v in seen:
             raise ConfigError("traffic.nodes", f"node {v} is listed twice")
         seen.add(v)
-    dead = sorted(seen & set(getattr(topology, "failed_nodes", ())))
+    dead = sorted(seen & topology.failed_nodes)
     if dead:
         raise ConfigError("traffic.nodes", f"node {dead[0]} has failed")
     if len(nodes) < 2:
@@ -293,6 +299,10 @@ def build(cfg: Config) -> Model:
     prep = _prepare(cfg)
     cfg, topo = prep.config, prep.topology
     routing = prep.routing_cls(topo, cfg, prep.settings)
+    try:
+        routing.form                    # the program, made and checked before the run
+    except ValueError as exc:
+        raise ConfigError("routing.algorithm", f"{routing.name}'s program: {exc}") from None
     rc, lc, nc, run = cfg.router, cfg.link, cfg.nic, cfg.run
     size = cfg.packet.size_bytes
     finite = run.mode == "finite" or cfg.traffic.workload != "open"

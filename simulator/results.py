@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from icsim.simulator.stats import DEROUTE_KINDS, LATENCY_BIN_EDGES_NS, Tally
+from icsim.simulator.stats import LATENCY_BIN_EDGES_NS, Tally
 
 VERSION_FALLBACK = "0.0.0"
 #: window mode: sustained needs accepted >= this x the measured offered load
@@ -156,7 +156,7 @@ def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
         for k in ("latency_ns", "latency_p50_ns", "latency_p99_ns", "latency_max_ns",
                   "network_latency_ns", "hops", "dilation"):
             out[k] = None
-        out["derouted"] = {k: 0.0 for k in (*DEROUTE_KINDS, "total")}
+        out["derouted"] = {k: 0.0 for k in (*tally.deroute_kinds, "total")}
         out["latency_histogram"] = latency_histogram(np.zeros(0))
         return out
     a = tally.arrays()
@@ -170,8 +170,9 @@ def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
     out["latency_max_ns"] = float(lat.max())
     out["network_latency_ns"] = int(a["net_latency"].sum()) / n / 1000.0
     out["hops"] = int(a["hops"].sum()) / n
-    counts = np.bincount(a["deroute"], minlength=len(DEROUTE_KINDS) + 1)
-    out["derouted"] = {k: int(counts[i + 1]) / n for i, k in enumerate(DEROUTE_KINDS)}
+    kinds = tally.deroute_kinds
+    counts = np.bincount(a["deroute"], minlength=len(kinds) + 1)
+    out["derouted"] = {k: int(counts[i + 1]) / n for i, k in enumerate(kinds)}
     out["derouted"]["total"] = int(counts[1:].sum()) / n
     # dilation: hops over the minimal distance, averaged over the measured packets (a packet to
     # itself counts 1); an exactly rounded sum, whatever the order
@@ -306,7 +307,7 @@ def channel_table(spec: Any, tally: Tally) -> Any:
         return pd.DataFrame(columns=columns)
     N, P, V = spec.num_nodes, spec.num_ports + 1, spec.num_vcs
     topo = spec.topology
-    torus = hasattr(topo, "coord_array")
+    torus = "coordinates" in topo.capabilities
     w0, w1 = spec.window
     node, port = np.nonzero(spec.neighbor >= 0)
     busy = np.asarray(tally.busy_ps, dtype=np.float64)[node * P + port] / (w1 - w0)
@@ -348,7 +349,7 @@ def node_table(spec: Any, tally: Tally) -> Any:
         out["accepted_load"] = (np.asarray(tally.accepted, dtype=np.float64)
                                 / ((w1 - w0) / 1000.0) * spec.gamma1_period_ns)
     topo = spec.topology
-    if hasattr(topo, "coord_array"):
+    if "coordinates" in topo.capabilities:
         for d in range(topo.n):
             out[f"c{d}"] = topo.coord_array[:, d]
     return pd.DataFrame(out)

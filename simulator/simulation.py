@@ -11,12 +11,26 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable
 
 from icsim.model.config import Config, ConfigError
 from icsim.simulator.build import Model, build
 from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
 from icsim.simulator.results import Result, make_result
+
+
+#: how much slower the SimPy engine is than the compiled one (``icsim bench``: 35-50x)
+SIMPY_SLOWER = "about 40 times"
+_SAID: set[str] = set()
+
+
+def say_simpy(why: str) -> None:
+    """Say on stderr, once per process and reason, that ``auto`` runs the SimPy engine."""
+    if why not in _SAID:
+        _SAID.add(why)
+        print(f"icsim: running on the SimPy engine, {SIMPY_SLOWER} slower than the compiled "
+              f"one: {why}", file=sys.stderr, flush=True)
 
 
 def make_engine(model: Model, name: str | None = None, progress: Callable | None = None,
@@ -32,6 +46,8 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
     why = supports(model.spec)
     if name == "auto":
         name = "simpy" if why else "compiled"
+        if why:
+            say_simpy(why)
     if name == "compiled":
         if why:
             raise ConfigError("run.engine", f"the compiled engine cannot run this config: {why} "

@@ -16,10 +16,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-#: how a packet was derouted, by code (0: not derouted) — the ``deroute`` array of a tally
-DEROUTE_KINDS = ("outflank", "wraparound", "orthant")
-DEROUTE_CODE = {None: 0, **{k: i + 1 for i, k in enumerate(DEROUTE_KINDS)}}
-
 #: fixed log-spaced latency bins: 10 ns ... 1 s, 20 per decade (values outside are clamped)
 LATENCY_BIN_EDGES_NS = 10.0 ** np.arange(1.0, 9.0 + 1e-9, 0.05)
 
@@ -29,7 +25,8 @@ class Tally:
     """An engine's raw account of one run (times in ps).
 
     Per measured, delivered packet (consumption order): ``latency``, ``net_latency``, ``hops``,
-    ``src``, ``dst``, ``deroute`` (a :data:`DEROUTE_CODE`).  Counters: ``delivered`` (every
+    ``src``, ``dst``, ``deroute`` (0: not derouted, else 1 + the index of its kind in
+    ``deroute_kinds``, the routing algorithm's own words).  Counters: ``delivered`` (every
     packet consumed), ``measured_delivered``, ``window_delivered`` (consumed inside the window),
     ``generated`` and ``measured`` (packets the workload created so far, and the measured ones),
     ``expected_measured`` (finite runs: what must be delivered), ``last_consume``, ``finish``
@@ -46,6 +43,7 @@ class Tally:
     """
 
     num_nodes: int
+    deroute_kinds: list = field(default_factory=list)
     latency: Any = field(default_factory=lambda: array("q"))
     net_latency: Any = field(default_factory=lambda: array("q"))
     hops: Any = field(default_factory=lambda: array("l"))
@@ -105,6 +103,16 @@ class Collector:
         n = tally.num_nodes
         self.accepted = [0] * n             # per destination, consumed inside the window
 
+    def code(self, kind: str | None) -> int:
+        """The code of a deroute kind an algorithm routing in Python names (a kind it did not
+        declare is counted under its own name from then on)."""
+        if kind is None:
+            return 0
+        kinds = self.tally.deroute_kinds
+        if kind not in kinds:
+            kinds.append(kind)
+        return 1 + kinds.index(kind)
+
     def __call__(self, p: Any, t: int) -> None:
         tl = self.tally
         tl.delivered += 1
@@ -124,7 +132,8 @@ class Collector:
         tl.hops.append(p.hops)
         tl.src.append(p.src)
         tl.dst.append(p.dst)
-        tl.deroute.append(DEROUTE_CODE[p.deroute])
+        kind = p.deroute
+        tl.deroute.append(kind if type(kind) is int else self.code(kind))
         if tl.measured_delivered == tl.expected_measured and self.on_measured_done:
             self.on_measured_done(tl.last_consume)
         if self.on_measured is not None:

@@ -69,10 +69,11 @@ def test_derouting_is_recorded_per_packet_and_only_by_the_derouting_algorithms(p
                                                         "traffic.load": 0.8,
                                                         "routing.profit": "reference"}))
            for a in ("abr", "por", "ofr")}
-    assert res["abr"]["derouted"]["total"] == 0 and res["abr"]["dilation"] == 1.0
-    por, ofr = res["por"]["derouted"], res["ofr"]["derouted"]
-    assert por["outflank"] == por["wraparound"] == 0 and por["orthant"] > 0
-    assert ofr["orthant"] == 0 and ofr["outflank"] + ofr["wraparound"] > 0
+    assert res["abr"]["derouted"] == {"total": 0.0} and res["abr"]["dilation"] == 1.0
+    por, ofr = res["por"]["derouted"], res["ofr"]["derouted"]   # each algorithm's own words
+    assert set(por) == {"orthant", "total"} and por["orthant"] > 0
+    assert set(ofr) == {"outflank", "wraparound", "total"}
+    assert ofr["outflank"] + ofr["wraparound"] > 0
     assert ofr["total"] == pytest.approx(ofr["outflank"] + ofr["wraparound"])
     # derouted packets travel further than ABR's minimal routes
     assert res["ofr"]["hops"] > res["abr"]["hops"] and res["por"]["hops"] > res["abr"]["hops"]

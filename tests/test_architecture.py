@@ -9,6 +9,7 @@ import pkgutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -53,7 +54,6 @@ def test_every_folder_imports_only_the_floors_below_it():
     module imports a floor above its own (inside a function or not), and no module of one
     folder is imported by its bare folder name."""
     import ast
-    from pathlib import Path
 
     rank = {}
     for i, floor in enumerate(FLOORS):
@@ -85,7 +85,6 @@ def test_the_source_folders_doctest_from_the_repository_root_as_one_module_each(
     """``python -m pytest --doctest-modules model simulator routing traffic experiments`` from
     the repository root collects every module once, under one name (the root conftest answers
     the bare folder names with the installed modules; a file loaded twice fails the session)."""
-    from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     out = subprocess.run([sys.executable, "-m", "pytest", "--doctest-modules", "--collect-only",
@@ -150,30 +149,7 @@ def _raise(err: BaseException) -> None:
     raise err
 
 
-WEST_FIRST = '''
-"""West-first routing on a 2D mesh (Glass & Ni's turn model): every west hop first, then the
-minimal directions adaptively; one VC, no bubble needed."""
-
-from icsim.routing.registry import ADAPTIVE, ROUTING, VC, Routing
-
-
-@ROUTING.register("west_first")
-class WestFirst(Routing):
-    vcs = (VC("adaptive", ADAPTIVE),)
-
-    @classmethod
-    def check_config(cls, topology, config, settings):
-        if topology.kind != "torus" or topology.n != 2 or any(topology.wrap):
-            raise ValueError("west_first routes on a 2D mesh")
-
-    def candidates(self, node, packet):
-        ports = self.topology.minimal_ports(node, packet.dst)
-        if not ports:
-            return self.eject_groups
-        if 1 in ports:                                # x-: west first, alone
-            return (((1, 0),),)
-        return (tuple((p, 0) for p in ports),)
-'''
+PLUGINS = Path(__file__).resolve().parent / "plugins"
 
 
 @pytest.fixture
@@ -182,7 +158,7 @@ def toy_plugin(tmp_path, monkeypatch):
     pkg = tmp_path / "icsim_toy"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "west_first.py").write_text(WEST_FIRST)
+    (pkg / "west_first.py").write_text((PLUGINS / "west_first.py").read_text())
     info = tmp_path / "icsim_toy-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: icsim-toy\nVersion: 0.1\n")
@@ -214,7 +190,8 @@ def test_a_routing_algorithm_plugs_in_from_one_file_of_another_package(toy_plugi
 def test_a_plugged_in_algorithm_gets_its_own_config_section_checked(toy_plugin):
     with pytest.raises(ConfigError, match=r"routing.west_first.turns: unknown key"):
         from_dict(mesh(west_first={"turns": 2}))
-    with pytest.raises(ConfigError, match=r"routing.algorithm: west_first routes on a 2D mesh"):
+    with pytest.raises(ConfigError, match=r"routing.algorithm: west_first routes on a 2D mesh, "
+                                          r"not on torus 4x4"):
         from_dict({**mesh(), "topology": {"kind": "torus", "dims": [4, 4]}})
 
 

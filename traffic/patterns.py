@@ -123,16 +123,15 @@ def make_pattern(name: str, topology: Any, *, seed: int, **params: Any) -> "Patt
 
 
 def _is_torus(topology: Any) -> bool:
-    return getattr(topology, "kind", None) == "torus"
+    """Whether the pattern may read node coordinates (the ``coordinates`` capability)."""
+    return "coordinates" in topology.capabilities
 
 
 def _shape(topology: Any) -> str:
     """How error messages name a topology: ``8x8x16``, ``the graph`` or ``a job of N ranks``."""
     if _is_torus(topology):
         return "x".join(str(k) for k in topology.dims)
-    if getattr(topology, "kind", None) == "ranks":
-        return topology.describe()
-    return "the graph"
+    return topology.label
 
 
 def _is_int(value: Any) -> bool:
@@ -181,7 +180,7 @@ class Pattern:
         if not _is_int(seed) or seed < 0:
             raise self._error(f"seed must be a non-negative integer, got {seed!r}")
         if self.needs_torus and not _is_torus(topology):
-            what = topology.describe() if hasattr(topology, "describe") else type(topology).__name__
+            what = topology.describe()
             raise self._error(f"needs a torus (it works on node coordinates), got {what}")
         self.topology = topology
         self.num_nodes = int(topology.num_nodes)

@@ -171,10 +171,11 @@ class JobRanks:
     """The ranks of a job placed on a node subset, as a traffic pattern sees them: ``num_nodes``
     ranks numbered ``0 ..``, without coordinates (so only index patterns apply)."""
 
-    kind = "ranks"
+    capabilities = frozenset()
 
     def __init__(self, num_nodes: int):
         self.num_nodes = num_nodes
+        self.label = self.describe()
 
     def describe(self) -> str:
         return f"a job of {self.num_nodes} ranks"
@@ -209,7 +210,7 @@ def collective_messages(kind: str, topology: Any, message_bytes: int, packet_byt
     >>> [(s, d) for _, s, d, _ in msgs]       # ranks r -> r + 2 of 5, on the job's nodes
     [(0, 2), (1, 4), (2, 6), (4, 0), (6, 1)]
     """
-    if nodes is None and getattr(topology, "failed_nodes", None):
+    if nodes is None and topology.failed_nodes:
         nodes = topology.alive_nodes        # failed nodes take no part: a job of the others
     job = list(range(topology.num_nodes)) if nodes is None else [int(v) for v in nodes]
     n = len(job)

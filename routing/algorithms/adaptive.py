@@ -13,9 +13,13 @@ in *which directions are allowed*:
   ABR-style to the IDN on adaptive + ``escape1`` queues, then to the destination on adaptive +
   ``escape2`` queues.  Entering ``escape2`` at the IDN counts as an injection (two free slots).
 
-Candidate groups depend only on the bitmask of allowed ports, so they are precomputed per mask:
-group 1 = the adaptive queues of the allowed ports, group 2 = the escape queue of the lowest
-allowed port (dimension order; + before − at a k/2 tie).
+Each is a routing program (:mod:`icsim.routing.program`) over the torus's relative-offset
+tables: group 1 = the adaptive queues of the allowed ports, group 2 = the escape queue of the
+lowest allowed port (dimension order; + before − at a k/2 tie).  ABR is one phase; POR a
+minimal phase and an orthant phase (the differing dimensions' ports filtered by the orthant's
+ports, ``sel``); OFR a phase to the IDN on ``escape1`` and one to the destination on
+``escape2``.  POR's and OFR's injection decisions are :class:`~icsim.routing.program.Profit`
+decisions over their planners' plans (:mod:`icsim.routing.outflank`).
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from icsim.routing.algorithms.dor import require_torus
-from icsim.routing.outflank import PROFIT_CODES, OrthantPlanner, OutflankPlanner, orthant_select
-from icsim.routing.registry import ADAPTIVE, ESCAPE, VC, Groups, Routing, register
+from icsim.routing.outflank import (IdnPlans, OrthantPlanner, OrthantPlans, OutflankPlanner,
+                                   orthant_select)
+from icsim.routing.program import OFFSET, Option, OptionPlans, Phase, Profit, Program
+from icsim.routing.registry import ADAPTIVE, ESCAPE, VC, Routing, register
 
 
 class PorSettings(BaseModel):
@@ -52,13 +57,55 @@ class OfrSettings(BaseModel):
     min_deroute_distance: int = Field(1, ge=1)
 
 
-def mask_groups(num_ports: int, escape_vc: int) -> list[Groups | None]:
-    """For every port bitmask, the (adaptive group, escape group) candidate tuple."""
-    table: list[Groups | None] = [None] * (1 << num_ports)
-    for mask in range(1, 1 << num_ports):
-        ports = [p for p in range(num_ports) if mask >> p & 1]
-        table[mask] = (tuple((p, 0) for p in ports), ((ports[0], escape_vc),))
-    return table
+def mask_array(topology, both_on_tie: bool) -> np.ndarray:
+    """:meth:`~icsim.model.topology.Torus.minimal_mask_table` as int64."""
+    masks = topology.minimal_mask_table(both_on_tie=both_on_tie)
+    dtype = np.uint8 if isinstance(masks, bytes) else np.uint64
+    return np.frombuffer(masks, dtype=dtype).astype(np.int64)
+
+
+def both_dimension_ports(masks: np.ndarray, n: int) -> np.ndarray:
+    """For each mask of minimal ports, both ports of every dimension it moves in (what an
+    orthant's ports are filtered from: the dimensions still to travel)."""
+    even = sum(1 << (2 * d) for d in range(n))
+    differ = (masks | masks >> 1) & even
+    return differ | differ << 1
+
+
+def _common(x) -> dict:
+    """The plan arrays an :class:`OptionPlans` shares with a planner's export."""
+    return {name: getattr(x, name) for name in OptionPlans._fields if hasattr(x, name)}
+
+
+def ofr_option_plans(x: IdnPlans) -> OptionPlans:
+    """OFR's exported plans as profit options: an option per IDN candidate (a target at the
+    candidate's displacement, phase 0, its kind 1 = outflank or 2 = wraparound); the OIDN rows
+    are the first stage of the reference search, the WIDN rows the second (their ``row_j``
+    made plan-local: a WIDN's counted after the plan's OIDNs)."""
+    rows_per_plan = np.diff(x.order_ptr)
+    plan_of_row = np.repeat(np.arange(len(x.d)), rows_per_plan)
+    widn = np.arange(len(x.row_j)) >= np.repeat(x.widn_order, rows_per_plan)
+    row_j = x.row_j.astype(np.int32) + np.where(widn, x.n_oidn[plan_of_row], 0)
+    c = len(x.cand_kind)
+    return OptionPlans(**{**_common(x), "order_split": x.widn_order, "row_j": row_j,
+                          "opt_ptr": x.cand_ptr, "opt_target": np.ones(c, np.bool_),
+                          "opt_rel": x.cand_rel, "opt_phase": np.zeros(c, np.int8),
+                          "opt_sel": np.full(c, -1, np.int64), "opt_kind": x.cand_kind})
+
+
+def por_option_plans(x: OrthantPlans, profit: str) -> OptionPlans:
+    """POR's exported plans as profit options: an option per orthant (phase 1, its ports as
+    ``sel``, kind 1 = orthant when it counts as derouted), by the paper's signs or the
+    reference code's, as the profit variant reads them; one stage."""
+    paper = profit == "paper"
+    o = len(x.sel)
+    derouted = x.derouted if paper else x.code_derouted
+    return OptionPlans(**{**_common(x), "order_split": x.order_ptr[1:],
+                          "opt_ptr": x.orthant_ptr, "opt_target": np.zeros(o, np.bool_),
+                          "opt_rel": np.zeros((o, len(x.dims)), np.int16),
+                          "opt_phase": np.ones(o, np.int8),
+                          "opt_sel": x.sel if paper else x.code_sel,
+                          "opt_kind": derouted.astype(np.int8)})
 
 
 @register("abr")
@@ -76,31 +123,15 @@ class AdaptiveBubble(Routing):
     """
 
     vcs = (VC("adaptive", ADAPTIVE, priority=1), VC("escape", ESCAPE, bubble=True, priority=0))
+    requires = frozenset({"offsets"})
 
-    def __init__(self, topology: Any, config: Any, settings: Any = None):
-        super().__init__(topology, config, settings)
-        both = config.router.tie_break != "ordered"
-        self._masks = topology.minimal_mask_table(both_on_tie=both)
-        self._codes = topology.relative_codes
-        self._base = topology.relative_base
-        self._groups = mask_groups(topology.num_ports, escape_vc=1)
+    def masks(self) -> np.ndarray:
+        """The minimal ports by coordinate offset (both directions at a k/2 tie unless ties
+        are broken in order)."""
+        return mask_array(self.topology, both_on_tie=self.config.router.tie_break != "ordered")
 
-    @classmethod
-    def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
-        require_torus(topology, cls.name)
-
-    def compiled(self) -> dict | None:
-        masks = self._masks
-        table = (np.frombuffer(masks, dtype=np.uint8) if isinstance(masks, bytes)
-                 else np.frombuffer(masks, dtype=np.uint64))
-        return {"kind": 1, "masks": table.astype(np.int64)}
-
-    def candidates(self, node: int, packet) -> Groups:
-        codes = self._codes
-        mask = self._masks[codes[packet.dst] - codes[node] + self._base]
-        if not mask:
-            return self.eject_groups
-        return self._groups[mask]
+    def program(self) -> Program:
+        return Program((Phase(OFFSET, ports=self.masks(), adaptive_vc=0, escape_vc=1),))
 
 
 class _Draws:
@@ -115,14 +146,6 @@ class _Draws:
         return int(self.rand() * n)
 
 
-def require_rings(topology: Any, algorithm: str) -> None:
-    require_torus(topology, algorithm)
-    lines = [d for d in range(topology.n) if not topology.is_ring(d)]
-    if lines:
-        raise ValueError(f"{algorithm} deroutes round rings: every dimension must be a ring of "
-                         f"at least 3 nodes (dimensions {lines} of {topology.describe()} are not)")
-
-
 @register("por")
 class PickOrthant(AdaptiveBubble):
     """Pick-Orthant Routing (the GAL/GOAL/CQR family, as in the OutFlank paper): at injection
@@ -131,52 +154,38 @@ class PickOrthant(AdaptiveBubble):
     round; adaptive moves and the dimension-order escape then follow the orthant's signs."""
 
     Settings = PorSettings
-    has_inject = True
+    requires = frozenset({"offsets", "rings"})
+    deroute_kinds = ("orthant",)
+    deroute_styles = {"orthant": "-."}
 
     def __init__(self, topology: Any, config: Any, settings: Any = None):
         super().__init__(topology, config, settings)
         st = self.settings
-        both = config.router.tie_break != "ordered"
-        self._planner = OrthantPlanner(topology, both_on_tie=both)
+        self._planner = OrthantPlanner(topology, both_on_tie=config.router.tie_break != "ordered")
         self._kw = dict(capacity=config.router.queue_packets, eta=st.eta, profit=st.profit,
                         min_deroute_distance=st.min_deroute_distance)
-        self._even = sum(1 << (2 * d) for d in range(topology.n))
-        self._select: dict[tuple[int, ...], int] = {}
+        self._minimal = Option(phase=0)
+        self._pinned: dict[tuple[int, bool], Option] = {}
 
-    @classmethod
-    def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
-        require_rings(topology, cls.name)
+    def program(self) -> Program:
+        st, masks = self.settings, self.masks()
+        decision = Profit(por_option_plans(self._planner.export(), st.profit), st.eta,
+                          st.profit, st.min_deroute_distance, self._minimal, self.deroute_kinds,
+                          self._choose)
+        return Program((Phase(OFFSET, ports=masks, adaptive_vc=0, escape_vc=1),
+                        Phase(OFFSET, ports=both_dimension_ports(masks, self.topology.n),
+                              adaptive_vc=0, escape_vc=1, filtered=True)), decision)
 
-    def compiled(self) -> dict | None:
-        """ABR's masks and the planner's every plan (:meth:`OrthantPlanner.export`)."""
-        st = self.settings
-        return {**super().compiled(), "kind": 2, "plans": self._planner.export(),
-                "eta": st.eta, "profit": PROFIT_CODES[st.profit],
-                "min_deroute_distance": st.min_deroute_distance}
-
-    def inject(self, node: int, packet, used, rand) -> None:
-        signs, derouted = self._planner.choose_orthant(node, packet.dst, used,
-                                                       rng=_Draws(rand), **self._kw)
+    def _choose(self, node: int, dst: int, used, rand) -> tuple[Option, int]:
+        signs, derouted = self._planner.choose_orthant(node, dst, used, rng=_Draws(rand),
+                                                       **self._kw)
         if signs is None:
-            packet.state = None
-            packet.deroute = None
-            return
-        sel = self._select.get(signs)
-        if sel is None:
-            sel = self._select[signs] = orthant_select(signs)
-        packet.state = sel
-        packet.deroute = "orthant" if derouted else None
-
-    def candidates(self, node: int, packet) -> Groups:
-        codes = self._codes
-        mask = self._masks[codes[packet.dst] - codes[node] + self._base]
-        if not mask:
-            return self.eject_groups
-        sel = packet.state             # the orthant's ports as a bitmask; None: minimal
-        if sel is None:
-            return self._groups[mask]
-        differ = (mask | mask >> 1) & self._even      # dimensions still to travel
-        return self._groups[(differ | differ << 1) & sel]
+            return self._minimal, -1
+        key = (orthant_select(signs), derouted)
+        option = self._pinned.get(key)
+        if option is None:
+            option = self._pinned[key] = Option(1, key[0], "orthant" if derouted else None)
+        return option, -1
 
 
 @register("ofr")
@@ -190,60 +199,32 @@ class OutFlank(Routing):
     vcs = (VC("adaptive", ADAPTIVE, priority=2), VC("escape1", ESCAPE, bubble=True, priority=1),
            VC("escape2", ESCAPE, bubble=True, priority=0))
     Settings = OfrSettings
-    has_inject = True
-    has_admit = True
+    requires = frozenset({"offsets", "rings"})
+    deroute_kinds = ("outflank", "wraparound")
+    deroute_styles = {"outflank": "--", "wraparound": ":"}
 
     def __init__(self, topology: Any, config: Any, settings: Any = None):
         super().__init__(topology, config, settings)
         st = self.settings
-        both = config.router.tie_break != "ordered"
-        self._masks = topology.minimal_mask_table(both_on_tie=both)
-        self._codes = topology.relative_codes
-        self._base = topology.relative_base
-        self._to_idn = mask_groups(topology.num_ports, escape_vc=1)
-        self._to_dst = mask_groups(topology.num_ports, escape_vc=2)
+        self._both = config.router.tie_break != "ordered"
         self._planner = OutflankPlanner(topology, delta=st.delta, variant=st.candidates,
-                                        both_on_tie=both)
+                                        both_on_tie=self._both)
         self._kw = dict(capacity=config.router.queue_packets, eta=st.eta, profit=st.profit,
                         min_deroute_distance=st.min_deroute_distance)
+        self._minimal = Option(phase=1)
+        self._via = {kind: Option(phase=0, kind=kind) for kind in self.deroute_kinds}
 
-    @classmethod
-    def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
-        require_rings(topology, cls.name)
-
-    def compiled(self) -> dict | None:
-        """The minimal masks and the planner's every plan (:meth:`OutflankPlanner.export`)."""
+    def program(self) -> Program:
         st = self.settings
-        masks = self._masks
-        table = (np.frombuffer(masks, dtype=np.uint8) if isinstance(masks, bytes)
-                 else np.frombuffer(masks, dtype=np.uint64))
-        return {"kind": 3, "masks": table.astype(np.int64), "plans": self._planner.export(),
-                "eta": st.eta, "profit": PROFIT_CODES[st.profit],
-                "min_deroute_distance": st.min_deroute_distance}
+        masks = mask_array(self.topology, both_on_tie=self._both)
+        decision = Profit(ofr_option_plans(self._planner.export()), st.eta, st.profit,
+                          st.min_deroute_distance, self._minimal, self.deroute_kinds,
+                          self._choose)
+        return Program((Phase(OFFSET, ports=masks, adaptive_vc=0, escape_vc=1, next=1),
+                        Phase(OFFSET, ports=masks, adaptive_vc=0, escape_vc=2)), decision)
 
-    def inject(self, node: int, packet, used, rand) -> None:
-        idn, kind = self._planner.choose_idn(node, packet.dst, used, rng=_Draws(rand),
-                                             **self._kw)
+    def _choose(self, node: int, dst: int, used, rand) -> tuple[Option, int]:
+        idn, kind = self._planner.choose_idn(node, dst, used, rng=_Draws(rand), **self._kw)
         if idn is None:
-            packet.state = -1
-            packet.deroute = None
-        else:
-            packet.state = idn
-            packet.deroute = kind
-
-    def candidates(self, node: int, packet) -> Groups:
-        idn = packet.state             # the intermediate destination still ahead, -1: none
-        codes = self._codes
-        if idn >= 0 and idn != node:
-            return self._to_idn[self._masks[codes[idn] - codes[node] + self._base]]
-        mask = self._masks[codes[packet.dst] - codes[node] + self._base]
-        if not mask:
-            return self.eject_groups
-        return self._to_dst[mask]
-
-    def admitted(self, node: int, packet, port: int, vc: int) -> None:
-        if packet.state == node:
-            packet.state = -1             # IDN reached: on to the final destination
-
-    def describe(self, packet) -> str:
-        return f"via IDN {packet.state}" if packet.state is not None and packet.state >= 0 else ""
+            return self._minimal, -1
+        return self._via[kind], idn

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from icsim.model.topology import NO_PORT
-from icsim.routing.registry import ESCAPE, VC, Groups, Routing, register
-
-
-def require_torus(topology: Any, algorithm: str) -> None:
-    """Coordinate routing needs a healthy torus."""
-    if topology.kind != "torus":
-        raise ValueError(f"{algorithm} routes on tori; topology is {topology.describe()} "
-                         f"(use routing.algorithm: table on graphs)")
-    if topology.has_failures:
-        raise ValueError(f"{algorithm} routes on a healthy torus; {topology.describe()} has "
-                         f"failed links or nodes (use routing.algorithm: table, whose "
-                         f"generators route around them)")
+from icsim.routing.program import OFFSET, Phase, Program
+from icsim.routing.registry import ESCAPE, VC, Routing, register
 
 
 @register("dor")
 class DimensionOrder(Routing):
     """First dimension with a non-zero offset, in its minimal direction (+ at an exact k/2 tie),
     on one escape VC per direction under the bubble rule.
+
+    Its program is one phase: by the coordinate offset to the destination, the one port of
+    :attr:`~icsim.model.topology.Torus.dor_port_table`, on the escape VC.
 
     Examples
     --------
@@ -38,24 +29,10 @@ class DimensionOrder(Routing):
     """
 
     vcs = (VC("escape", ESCAPE, bubble=True),)
+    requires = frozenset({"offsets"})
 
-    def __init__(self, topology: Any, config: Any, settings: Any = None):
-        super().__init__(topology, config, settings)
-        self._codes = topology.relative_codes
-        self._base = topology.relative_base
-        self._ports = topology.dor_port_table
-        self._groups = tuple((((p, 0),),) for p in range(topology.num_ports))
-
-    @classmethod
-    def check_config(cls, topology: Any, config: Any, settings: Any) -> None:
-        require_torus(topology, cls.name)
-
-    def compiled(self) -> dict:
-        return {"kind": 0, "dor_ports": np.frombuffer(self._ports, dtype=np.uint8)}
-
-    def candidates(self, node: int, packet) -> Groups:
-        codes = self._codes
-        port = self._ports[codes[packet.dst] - codes[node] + self._base]
-        if port == NO_PORT:
-            return self.eject_groups
-        return self._groups[port]
+    def program(self) -> Program:
+        port = np.frombuffer(self.topology.dor_port_table, dtype=np.uint8).astype(np.int64)
+        here = port == NO_PORT
+        mask = np.where(here, 0, np.left_shift(1, np.where(here, 0, port)))
+        return Program((Phase(OFFSET, ports=mask, escape_vc=0),))

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict
 from icsim.model.config import ConfigError
 from icsim.model.notes import gc_paused
 from icsim.routing.layers import assigner_names, get_assigner
-from icsim.routing.registry import ESCAPE, LAYER, VC, Groups, Routing, register
+from icsim.routing.program import ROUTE, Phase, Program, Routes
+from icsim.routing.registry import ESCAPE, LAYER, VC, Routing, register
 from icsim.routing.table import RoutingTable, TableError
 from icsim.routing.tables.generators import available, generate, get_generator
 from icsim.routing.tables.traffic import workload_traffic
@@ -46,12 +47,6 @@ class TableSettings(BaseModel):
     options: dict[str, Any] = {}
 
 
-def same_network(a: Any, b: Any) -> bool:
-    """Whether two topologies have the same nodes and links (a table of one fits the other)."""
-    return (a.kind == b.kind and a.num_nodes == b.num_nodes
-            and list(a.neighbor_table) == list(b.neighbor_table))
-
-
 @gc_paused()
 def build_table(topology: Any, config: Any, settings: TableSettings) -> RoutingTable:
     """The routing table a config asks for (file or generator), with layers if requested; with
@@ -59,7 +54,7 @@ def build_table(topology: Any, config: Any, settings: TableSettings) -> RoutingT
     job = config.traffic.nodes
     if settings.file:
         table = RoutingTable.load(settings.file)
-        if not same_network(table.topology, topology):
+        if not table.topology.same_network(topology):
             raise TableError(f"{settings.file}: the table was made for "
                              f"{table.topology.describe()}, not for {topology.describe()}")
     elif settings.generator:
@@ -81,7 +76,7 @@ def coverage_problem(table: RoutingTable, topology: Any, job: list[int] | None) 
     """What is missing when the table lacks routes for nodes of the run (the job's, or every
     node in service), as the end of a sentence about the table; None when it covers them
     all."""
-    alive = getattr(topology, "alive_nodes", range(topology.num_nodes))
+    alive = topology.alive_nodes
     missing = sorted(set(alive if job is None else job) - set(table.nodes))
     if not missing:
         return None
@@ -123,39 +118,63 @@ def assign_layers(name: str, table: RoutingTable) -> RoutingTable:
     return get_assigner(name)(table).attach(table)
 
 
-class TableState:
-    """A packet's place on its source route (the per-packet state of table routing)."""
+class TableRoutes(Routes):
+    """A :class:`RoutingTable`'s source routes for a ``"route"`` phase: each hop's port, and
+    its virtual layer (VC) when the table has layers (VC 0 otherwise)."""
 
-    __slots__ = ("route", "layers", "next")
+    def __init__(self, table: RoutingTable, num_ports: int):
+        self.table = table
+        self._routes = table.routes
+        self._layers = table.layers
+        self._unlayered = tuple((p, 0) for p in range(num_ports))
 
-    def __init__(self, route: tuple[int, ...], layers: tuple[int, ...] | None):
-        self.route = route
-        self.layers = layers
-        self.next = 0                  # index of the next hop in the route
+    def hop(self, src: int, dst: int, i: int) -> tuple[int, int] | None:
+        route = self._routes.get((src, dst)) if src != dst else ()
+        if route is None:
+            route = self.table.route(src, dst)
+        if i >= len(route):
+            return None
+        if self._layers is None:
+            return self._unlayered[route[i]]
+        return route[i], self._layers[(src, dst)][i]
+
+    def arrays(self, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every route in CSR form: pair ``src * N + dst`` -> (first row, length) into the
+        (port, layer) rows."""
+        n = num_nodes
+        route = np.zeros((n * n, 2), np.int64)
+        ports: list[int] = []
+        layers: list[int] = []
+        tl = self._layers
+        for (s, d), r in self._routes.items():
+            route[s * n + d] = (len(ports), len(r))
+            ports.extend(r)
+            if tl is not None:
+                layers.extend(tl.get((s, d), ()))
+        hops = np.zeros((max(1, len(ports)), 2), np.int64)
+        hops[:len(ports), 0] = ports
+        if tl is not None:
+            hops[:len(layers), 1] = layers
+        return route, hops
 
 
 @register("table")
 class TableRouting(Routing):
-    """Source routing along a table; see the module docstring."""
+    """Source routing along a table; see the module docstring.  Its program is one ``"route"``
+    phase over the table's routes (:class:`TableRoutes`)."""
 
     Settings = TableSettings
-    has_inject = True
-    has_admit = True
 
     def __init__(self, topology: Any, config: Any, settings: Any = None,
                  table: RoutingTable | None = None):
         super().__init__(topology, config, settings)
         self.table = table if table is not None else build_table(topology, config, self.settings)
-        layered = self.table.layers is not None
-        if layered:
+        if self.table.layers is not None:
             n = 1 + max((max(v) for v in self.table.layers.values() if v), default=0)
             # a packet's layer only goes down; no bubble is needed, the layers are acyclic
             self.vcs = tuple(VC(f"layer{i}", LAYER, priority=i) for i in range(n))
         else:
             self.vcs = (VC("table", ESCAPE, bubble=True),)
-        # candidate groups interned per (port, vc)
-        self._groups = {(p, vc): (((p, vc),),) for p in range(topology.num_ports)
-                        for vc in range(len(self.vcs))}
 
     @classmethod
     def check_config(cls, topology: Any, config: Any, settings: TableSettings) -> None:
@@ -166,7 +185,7 @@ class TableRouting(Routing):
                 table = RoutingTable.load(settings.file)
             except TableError as exc:
                 raise ConfigError("routing.table.file", str(exc)) from None
-            if not same_network(table.topology, topology):
+            if not table.topology.same_network(topology):
                 raise ConfigError("routing.table.file", f"{settings.file} was made for "
                                   f"{table.topology.describe()}, not {topology.describe()}")
             problem = coverage_problem(table, topology, config.traffic.nodes)
@@ -177,7 +196,7 @@ class TableRouting(Routing):
             if settings.generator not in names:
                 raise ConfigError("routing.table.generator", f"unknown generator "
                                   f"{settings.generator!r} (valid: {', '.join(sorted(names))})")
-            if settings.generator != "minimal" and topology.kind != "torus":
+            if settings.generator != "minimal" and "coordinates" not in topology.capabilities:
                 raise ConfigError("routing.table.generator", f"{settings.generator} builds "
                                   f"Angara tables on tori; on {topology.describe()} use 'minimal'")
             unknown = unknown_options(settings.generator, settings.options)
@@ -193,37 +212,5 @@ class TableRouting(Routing):
                 raise ConfigError("routing.table.layers", f"unknown layer assigner "
                                   f"{settings.layers!r} (valid: {', '.join(sorted(names))})")
 
-    def compiled(self) -> dict:
-        """Every route in CSR form: pair ``src * N + dst`` -> ``route_off``, ``route_len``
-        into ``route_ports`` (and ``route_layers``)."""
-        N = self.topology.num_nodes
-        off = np.zeros(N * N, np.int64)
-        length = np.zeros(N * N, np.int64)
-        ports: list[int] = []
-        layers: list[int] = []
-        tl = self.table.layers
-        for (s, d), route in self.table.routes.items():
-            off[s * N + d] = len(ports)
-            length[s * N + d] = len(route)
-            ports.extend(route)
-            if tl is not None:
-                layers.extend(tl.get((s, d), ()))
-        return {"kind": 4, "route_off": off, "route_len": length,
-                "route_ports": np.array(ports or [0], np.int64),
-                "route_layers": np.array(layers or [0], np.int64), "layered": tl is not None}
-
-    def inject(self, node: int, packet, used, rand) -> None:
-        pair = (packet.src, packet.dst)
-        layers = self.table.layers.get(pair, ()) if self.table.layers is not None else None
-        packet.state = TableState(self.table.route(*pair), layers)
-
-    def candidates(self, node: int, packet) -> Groups:
-        st = packet.state
-        i = st.next
-        if i >= len(st.route):
-            return self.eject_groups
-        return self._groups[(st.route[i], st.layers[i] if st.layers is not None else 0)]
-
-    def admitted(self, node: int, packet, port: int, vc: int) -> None:
-        if port != self.eject:
-            packet.state.next += 1
+    def program(self) -> Program:
+        return Program((Phase(ROUTE, routes=TableRoutes(self.table, self.topology.num_ports)),))

@@ -27,14 +27,9 @@ TIE_BREAKS = ("lowest_port", "random")
 
 
 def _distance_matrix(topology: Any) -> np.ndarray:
-    dist = getattr(topology, "distances", None)
-    if dist is not None:
-        return np.asarray(dist)
-    if getattr(topology, "has_failures", False):      # hops over the links in service
-        return np.stack([topology.hop_distances(s) for s in range(topology.num_nodes)])
-    n = topology.num_nodes
-    return np.array([[topology.distance(a, b) for b in range(n)] for a in range(n)],
-                    dtype=np.int32)
+    """Hops between every two routers over the links in service (-1: cut off)."""
+    return np.stack([topology.hop_distances(s) for s in range(topology.num_nodes)]
+                    ).astype(np.int32)
 
 
 def minimal_next_ports(topology: Any, *, tie_break: str = "lowest_port",
@@ -77,7 +72,7 @@ def minimal_next_ports(topology: Any, *, tie_break: str = "lowest_port",
     np.fill_diagonal(out, -1)
     stranded = ~closer.any(axis=1)
     np.fill_diagonal(stranded, False)
-    dead = list(getattr(topology, "failed_nodes", ()))
+    dead = sorted(topology.failed_nodes)
     if dead:                       # failed nodes neither send nor receive
         stranded[dead, :] = False
         stranded[:, dead] = False
@@ -116,7 +111,7 @@ def minimal_table(topology: Any, *, tie_break: str = "lowest_port", seed: int | 
     True
     """
     nxt = minimal_next_ports(topology, tie_break=tie_break, seed=seed)
-    alive = list(getattr(topology, "alive_nodes", range(topology.num_nodes)))
+    alive = list(topology.alive_nodes)
     next_port = {(u, t): int(nxt[u, t]) for u in alive for t in alive if u != t}
     table = RoutingTable.from_next_hop(topology, next_port, nodes or alive)
     table.meta = {"generator": "minimal", "tie_break": tie_break, "seed": seed}

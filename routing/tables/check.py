@@ -187,7 +187,7 @@ def check_table(table: RoutingTable) -> CheckReport:
         When the table is malformed (missing route, absent port, wrong end node) or not on a
         torus.
     """
-    if getattr(table.topology, "kind", None) != "torus":
+    if "coordinates" not in table.topology.capabilities:
         raise TableError("the Angara checks need a table on a torus topology")
     table.validate()
     violations = shape_violations(table)

@@ -86,12 +86,12 @@ def node_list(topology, nodes: Iterable[int] | None) -> tuple[int, ...]:
     """The node subset as a sorted tuple, checked against the topology; default every node in
     service (failed nodes neither send nor receive)."""
     if nodes is None:
-        return tuple(getattr(topology, "alive_nodes", range(topology.num_nodes)))
+        return topology.alive_nodes
     out = sorted({int(v) for v in nodes})
     bad = [v for v in out if not 0 <= v < topology.num_nodes]
     if bad:
         raise ValueError(f"node(s) {bad} outside the {topology.num_nodes}-node torus")
-    dead = sorted(set(out) & set(getattr(topology, "failed_nodes", ())))
+    dead = sorted(set(out) & topology.failed_nodes)
     if dead:
         raise ValueError(f"node(s) {dead} of the subset have failed; a table routes only nodes "
                          f"in service")
@@ -116,8 +116,7 @@ def search_graph(graph: RoutingGraph, nodes: Sequence[int]) -> RoutingGraph:
 
 def prepare(topology, graph: RoutingGraph | None) -> tuple[RoutingGraph, float]:
     """The deadlock-free routing graph (built unless given) and the seconds it took."""
-    if topology.kind != "torus":
-        raise ValueError("Angara table generators need a torus topology")
+    topology.require({"coordinates"}, "the Angara table generators")
     if graph is not None:
         if graph.topology != topology:
             raise ValueError("the routing graph passed as graph= belongs to another topology")

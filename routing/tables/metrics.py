@@ -89,9 +89,7 @@ def minimal_total_load(topology, nodes: Sequence[int]) -> int:
     (on a torus with failures, hop distances over the links in service; on a graph, its
     hop distances)."""
     nodes = np.asarray(nodes, dtype=np.int64)
-    if not hasattr(topology, "dims"):                   # a graph
-        return int(topology.distances[np.ix_(nodes, nodes)].sum(dtype=np.int64))
-    if getattr(topology, "has_failures", False):
+    if "offsets" not in topology.capabilities:          # hops over the links in service
         return int(sum(int(topology.hop_distances(int(s))[nodes].sum()) for s in nodes))
     coords = np.asarray([topology.coords(int(v)) for v in nodes], dtype=np.int64)
     total = 0

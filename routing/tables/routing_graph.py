@@ -331,8 +331,7 @@ def build_routing_graph(topology: Torus, turns: np.ndarray | None = None) -> Rou
     >>> g.num_vertices == 125 * (27 + 6 + 1)
     True
     """
-    if topology.kind != "torus":
-        raise ValueError("the Angara routing graph needs a torus topology")
+    topology.require({"coordinates"}, "the Angara routing graph")
     n = topology.n
     V = 3 ** n + 2 * n + 1
     N = topology.num_nodes

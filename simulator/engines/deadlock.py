@@ -103,8 +103,7 @@ def describe_ports(spec, ports: list[int]) -> str:
     out = []
     for pid in ports:
         node, port = divmod(pid, P)
-        where = f" {tuple(topo.coords(node))}" if hasattr(topo, "coords") else ""
-        out.append(f"node {node}{where} {topo.port_name(port)}")
+        out.append(f"node {topo.where(node)} {topo.port_name(port)}")
     return " -> ".join(out + out[:1])
 
 

@@ -102,7 +102,8 @@ def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int =
         else:
             table = RoutingTable.from_paths(Graph.from_file(edges_file), paths_file)
         topo = table.topology
-        check_table_fits(len(table.nodes), getattr(topo, "dims", ()), layers=True)
+        dims = topo.dims if "coordinates" in topo.capabilities else ()
+        check_table_fits(len(table.nodes), dims, layers=True)
     else:
         if edges_file is not None:
             topo = Graph.from_file(edges_file)

@@ -316,7 +316,7 @@ def check_main(path: str | Path) -> dict:
         (:class:`~routing.tables.check.DeadlockError`).
     """
     table = RoutingTable.load(path)
-    angara = table.layers is None and getattr(table.topology, "kind", None) == "torus"
+    angara = table.layers is None and "coordinates" in table.topology.capabilities
     try:
         checked = assert_angara(table) if angara else assert_deadlock_free(table)
     except Exception as exc:

@@ -1,15 +1,15 @@
 """The compiled engine: the same model as the SimPy engine, in numba, over the spec's arrays.
 
 :class:`CompiledEngine` lays the :class:`~icsim.simulator.spec.NetworkSpec`, the routing
-algorithm's arrays (:meth:`Routing.compiled`) and the :class:`~icsim.traffic.workloads.Workload`
-out as the named-column arrays of :mod:`.kernel`, runs :func:`.kernel.run` (which returns to
+algorithm's program (:mod:`icsim.routing.program`, laid out by :mod:`.routing`) and the
+:class:`~icsim.traffic.workloads.Workload` out as the named-column arrays of :mod:`.kernel`, runs :func:`.kernel.run` (which returns to
 Python every so often to report progress and to grow the packet and event pools), and hands
 back the same :class:`~icsim.simulator.stats.Tally` the SimPy engine fills.  Both draw
 tie-breaks from the same stream — the kernel steps NumPy's PCG64 state exactly as NumPy does —
 so the same config and seed give the same packets, decisions and results.
 
-:func:`supports` says whether a spec can run here: a routing algorithm that provides compiled
-arrays (DOR, ABR, POR, OFR, table routing); a plug-in algorithm runs on the SimPy engine.
+:func:`supports` says whether a spec can run here: any routing algorithm that gives a program
+(every built-in one does); one that routes in Python at every hop runs on the SimPy engine.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numba
 import numpy as np
@@ -27,7 +27,8 @@ from icsim.model.units import PS_PER_NS
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.engines.compiled import kernel as kn
 from icsim.simulator.engines.compiled.pcg import rng_state
-from icsim.simulator.engines.compiled.planners import check_plans, record
+from icsim.simulator.engines.compiled.routing import lay_out
+from icsim.simulator.engines.compiled.routing import supports as supports_program
 from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, deadlock_cycle,
                                               deadlock_in_cycle, stuck_ports)
 from icsim.simulator.spec import NetworkSpec
@@ -36,20 +37,15 @@ from icsim.traffic.workloads import Workload
 
 #: the arrays of one run, in the order :func:`.kernel.run` takes them
 ARRAYS = ("ctr", "prm", "fprm", "ev", "wheel", "heap", "pk", "qs", "pt", "nd", "dl",
-          "ups", "codes", "dorp", "masks", "route", "rhops", "used",
-          "ofrp", "porp", "rng", "rec", "hd", "order", "arr", "smp", "wl")
+          "ups", "codes", "ph", "rtab", "route", "rhops", "used",
+          "dec", "rng", "rec", "hd", "order", "arr", "smp", "wl")
 
 
 def supports(spec: NetworkSpec) -> str | None:
     """None when the compiled engine can run ``spec``; otherwise why not (one line)."""
-    routing = spec.routing.compiled()
-    if routing is None:
-        return f"routing algorithm {spec.routing.name!r} has no compiled form"
-    if routing.get("plans") is not None:
-        try:
-            check_plans(routing["plans"])     # OFR from 6-D tori, POR from 7-D: too wide
-        except ValueError as e:
-            return str(e)
+    why = supports_program(spec.routing.form)
+    if why:
+        return f"routing algorithm {spec.routing.name!r}: {why}"
     if (spec.flow_control == "ack_nak" and spec.arbitration == "oldest_first"
             and spec.num_vcs > kn.MAX_ROUND_VCS):
         return (f"{spec.num_vcs} VCs: oldest-first arbitration under ack/nak keeps a bit per "
@@ -91,23 +87,6 @@ def event_chunks(reserve: int, wsize: int) -> tuple[int, int]:
 def state_bytes(a: dict[str, np.ndarray]) -> int:
     """Bytes of the per-port, per-queue and per-node rows of a run's arrays ``a``."""
     return sum(a[name].nbytes for name in ("pt", "qs", "nd"))
-
-
-_PLACEHOLDERS: list = []
-
-
-def placeholder_plans() -> tuple[Any, Any]:
-    """Plan records of a 3x3 torus: the kernel takes an OFR and a POR record in every run (one
-    compiled kernel serves every algorithm); these stand in for the algorithm that is not
-    running."""
-    if not _PLACEHOLDERS:
-        from icsim.model.topology import Torus
-        from icsim.routing.outflank import OrthantPlanner, OutflankPlanner
-
-        t = Torus((3, 3))
-        _PLACEHOLDERS.extend([record(OutflankPlanner(t).export()),
-                              record(OrthantPlanner(t).export())])
-    return _PLACEHOLDERS[0], _PLACEHOLDERS[1]
 
 
 def aligned_zeros(rows: int, cols: int, dtype: type = np.int64) -> np.ndarray:
@@ -179,8 +158,7 @@ class CompiledEngine:
         P1, V = nports + 1, spec.num_vcs
         NP, NPV = N * P1, N * P1 * V
         cap = spec.capacity
-        routing = spec.routing.compiled()
-        topo = spec.topology
+        laid = lay_out(spec.routing.form, spec.topology, spec.routing.deroute_kinds)
         # the timing wheel covers the longest hop (serialisation, propagation, pipeline), up to
         # MAX_WHEEL_SLOTS
         longest = max(spec.link_ser_ps + spec.link_lat_ps, spec.nic_ser_ps + spec.nic_lat_ps,
@@ -217,21 +195,18 @@ class CompiledEngine:
                      kn.K_ADAPTIVE_VC: spec.adaptive_vc, kn.K_CTRL_CAP: ctrl_cap,
                      kn.K_CTRL0: NP + N, kn.K_CHUNK: chunk, kn.K_CHUNKS_END: chunks * chunk,
                      kn.K_EV_RESERVE: self.ev_reserve, kn.K_PK_RESERVE: self.pk_reserve,
-                     kn.K_RKIND: routing["kind"], kn.K_BASE: getattr(topo, "relative_base", 0),
-                     kn.K_EVEN: (sum(1 << (2 * d) for d in range(topo.n))
-                                 if hasattr(topo, "n") else 0),
-                     kn.K_LAYERED: bool(routing.get("layered", False)),
                      kn.K_AVAIL: wl.avail_period_ps,
-                     kn.K_PROFIT: routing.get("profit", 0),
-                     kn.K_MDD: routing.get("min_deroute_distance", 1),
                      kn.K_CYC_INV: kn.inverse(spec.cycle_ps), kn.K_V_INV: kn.inverse(V),
                      kn.K_P1_INV: kn.inverse(P1), kn.K_NPV_NODE_INV: kn.inverse(npv_node),
                      kn.K_STOP_SATURATED: spec.stop_when_saturated}.items():
             prm[k] = int(v)
+        for name, v in laid.params.items():      # the routing program's numbers
+            prm[getattr(kn, name)] = int(v)
         a["prm"] = prm
         fprm = np.zeros(kn.F_NPRM, np.float64)
         fprm[kn.F_NIC_TICK] = spec.nic_tick_ps
-        fprm[kn.F_ETA] = routing.get("eta", 0.0)
+        for name, v in laid.fparams.items():
+            fprm[getattr(kn, name)] = v
         fprm[kn.F_WINDOW_NS] = (w[1] - w[0]) / 1000.0
         fprm[kn.F_GAMMA1_NS] = spec.gamma1_period_ns
         fprm[kn.F_GROWTH_LIMIT] = spec.growth_limit
@@ -288,25 +263,9 @@ class CompiledEngine:
         ups[nbr[rows, ports], spec.reverse_port[rows, ports]] = rows * P1 + ports
         ups[:, nports] = NP + np.arange(N)
         a["ups"] = ups
-        e64 = np.zeros(1, np.int64)
-        codes = np.asarray(getattr(topo, "relative_codes", ()), dtype=np.int64)
-        a["codes"] = codes if len(codes) else e64
-        a["dorp"] = np.asarray(routing.get("dor_ports", e64), dtype=np.int64)
-        a["masks"] = np.asarray(routing.get("masks", e64), dtype=np.int64)
-        if routing["kind"] == kn.R_TABLE:
-            a["route"] = np.stack([routing["route_off"], routing["route_len"]], axis=1)
-            hops = np.zeros((len(routing["route_ports"]), 2), np.int64)
-            hops[:, 0] = routing["route_ports"]
-            if routing.get("layered"):
-                hops[:, 1] = routing["route_layers"]
-            a["rhops"] = hops
-        else:
-            a["route"] = np.zeros((1, 2), np.int64)
-            a["rhops"] = np.zeros((1, 2), np.int64)
+        a["codes"], a["ph"], a["rtab"] = laid.codes, laid.ph, laid.rtab
+        a["route"], a["rhops"], a["dec"] = laid.route, laid.rhops, laid.dec
         a["used"] = np.zeros(max(1, nports), np.int64)
-        ofr, por = placeholder_plans()
-        a["ofrp"] = record(routing["plans"]) if routing["kind"] == kn.R_OFR else ofr
-        a["porp"] = record(routing["plans"]) if routing["kind"] == kn.R_POR else por
         a["rng"] = rng_state(self.gen)
         measured = int(wl.packets[wl.measured].sum())
         a["rec"] = np.zeros((max(1, measured), kn.R_NCOL), np.int64)
@@ -480,7 +439,7 @@ class CompiledEngine:
         c = a["ctr"]
         n = int(c[kn.C_MEAS_DELIV])
         rec = a["rec"][:n]
-        tl = Tally(spec.num_nodes)
+        tl = Tally(spec.num_nodes, list(spec.routing.deroute_kinds))
         tl.latency, tl.net_latency = rec[:, kn.R_LAT], rec[:, kn.R_NET]
         tl.hops, tl.src, tl.dst = rec[:, kn.R_HOPS], rec[:, kn.R_SRC], rec[:, kn.R_DST]
         tl.deroute = rec[:, kn.R_DER].astype(np.int8)
@@ -549,10 +508,9 @@ class CompiledEngine:
         for q in np.nonzero(qs[:, kn.Q_LEN])[0].tolist():
             pid, vc = divmod(q, V)
             node, port = divmod(pid, P1)
-            where = f" {topo.coords(node)}" if hasattr(topo, "coords") else ""
             pname = "eject" if port == spec.num_ports else topo.port_name(port)
             head = int(self.head_packets(q))
-            blocked.append(f"node {node}{where} port {pname} vc {spec.vcs[vc].name}: "
+            blocked.append(f"node {topo.where(node)} port {pname} vc {spec.vcs[vc].name}: "
                            f"{int(qs[q, kn.Q_LEN])}/{cap} packets, head "
                            f"{int(pk[head, kn.P_SRC])}->{int(pk[head, kn.P_DST])}")
         shown = "; ".join(blocked[:12])

@@ -61,7 +61,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 from icsim.simulator.engines.compiled.pcg import random
-from icsim.simulator.engines.compiled.planners import choose_idn, choose_orthant
+from icsim.simulator.engines.compiled.decide import choose_profit, option_target
 from icsim.simulator.engines.compiled.rawarray import raw
 from icsim.simulator.results import LATENCY, latency_rule, window_rule
 
@@ -75,8 +75,14 @@ ST_DONE, ST_PROGRESS, ST_GROW, ST_DEADLOCK = 0, 1, 2, 3
 # why the loop yielded with ST_PROGRESS (bits of C_YIELD)
 YIELD_PROGRESS, YIELD_WATCHDOG = 1, 2
 
-# ----------------------------------------------------------------------------- routing kinds
-R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
+# ----------------------------------------------------------------------------- routing programs
+# a phase's key (``routing.program``: offset, pair, route) and a decision's rule
+KEY_OFFSET, KEY_PAIR, KEY_ROUTE = 0, 1, 2
+D_NONE, D_UNIFORM, D_RANDOM_TARGET, D_PROFIT = 0, 1, 2, 3
+# a phase's row of ``ph``: its key, where its ports and escape tables start in ``rtab`` (-1:
+# no escape table, the lowest port of the mask), the VCs of its two groups (-1: none), the
+# phase after its target, whether the packet's ``sel`` filters its ports
+PH_KEY, PH_PORTS, PH_ESCAPE, PH_VC_ALL, PH_VC, PH_NEXT, PH_FILTERED, PH_NCOL = range(8)
 
 # ----------------------------------------------------------------------------- ctr
 (C_NOW, C_SEQ, C_IN_NETWORK, C_IN_SOURCES, C_PROGRESS_PS, C_LINK_HOPS, C_RETRANS, C_ACTIONS,
@@ -91,7 +97,7 @@ R_DOR, R_ABR, R_POR, R_OFR, R_TABLE = 0, 1, 2, 3, 4
  K_ESCAPE_FIRST, K_CUT, K_ACKNAK, K_SAW, K_CYC, K_CYC_INV, K_DELAY, K_SER, K_LAT, K_SER_NIC,
  K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC, K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE,
  K_WMASK, K_NPV_NODE, K_NPV_NODE_INV, K_WWORDS, K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE,
- K_PK_RESERVE, K_RKIND, K_BASE, K_EVEN, K_LAYERED, K_AVAIL, K_PROFIT, K_MDD, K_CTRL0, K_CHUNK,
+ K_PK_RESERVE, K_DECISION, K_BASE, K_ROUTES, K_MIN_OPT, K_AVAIL, K_VARIANT, K_MDD, K_CTRL0, K_CHUNK,
  K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_QBUF, K_NPRM) = range(51)
 # a divisor K_X is followed by K_X_INV, its multiplier ceil(2**63 / prm[K_X]) (``divide``)
 # after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
@@ -100,9 +106,10 @@ F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_
 # ----------------------------------------------------------------------------- columns
 # a packet's row: what a hop reads or writes (one cache line: the pool is allocated 64-byte
 # aligned), then what its NIC queue and the sink read (the second line), then its time of
-# entering the network; 24 columns, so that every row starts a cache line
+# entering the network and its port filter (read only in a filtered phase); 24 columns, so
+# that every row starts a cache line
 (P_HI, P_LO, P_DST, P_RS, P_READY, P_HOPS, P_FPORT, P_FVC, P_RI, P_AVAIL, P_NEXT, P_LEFT, P_SRC,
- P_BIRTH, P_MEAS, P_DER, P_ENTER) = range(17)
+ P_BIRTH, P_MEAS, P_DER, P_ENTER, P_SEL) = range(18)
 P_NCOL = 24
 # the rows of the event pool, the timing wheel, the queues and the ports are padded to whole
 # cache lines and allocated 64-byte aligned (``aligned_zeros``): an event, a slot or a queue
@@ -446,7 +453,8 @@ def packet_new(ctr, prm, pk, src, dst, birth, age_lo, measured, avail):
     pk[p, P_LO] = age_lo
     pk[p, P_MEAS] = measured
     pk[p, P_DER] = 0
-    pk[p, P_RS] = -1
+    pk[p, P_RS] = -256                # registers(-1, 0): no target, phase 0
+    pk[p, P_SEL] = -1
     pk[p, P_RI] = 0
     pk[p, P_HOPS] = 0
     pk[p, P_AVAIL] = avail
@@ -652,71 +660,63 @@ def wake(ctr, prm, qs, pt, dl, ups, q):
 
 
 # ============================================================================= routing
-# A candidate set is three numbers (``candidates``), where the SimPy engine has tuples of
-# groups, ``((port, vc), ...)``: one candidate queue (DOR, table routing, ejection) is
-# ``(port, vc, -1)``; an adaptive router's two groups are ``(mask, 0, escape_vc)``, the
-# adaptive VC of the mask's ports, then the escape VC of its lowest port
-# (``routing.algorithms.adaptive.mask_groups``).
+# The routing program (``icsim.routing.program``): its phases are rows of ``ph`` (``PH_*``),
+# its tables slices of ``rtab``, its source routes ``route``/``rhops``, its decision's options
+# the record ``dec`` (``decide``).  A packet's registers: ``P_RS`` holds its target and phase,
+# ``target * 256 + phase`` (target -1: none, so ``P_RS < 0``), ``P_SEL`` its port filter and
+# ``P_RI`` its place on a source route.  A candidate set is four numbers, where the SimPy
+# engine has tuples of groups: ``(mask, vc_all, port, vc)`` — every port of ``mask`` on
+# ``vc_all`` (none when ``vc_all < 0``), then the one queue ``(port, vc)`` (none when
+# ``vc < 0``).
 @njit(cache=True, forceinline=True)
-def mask_groups(mask, escape_vc):
-    """Group 1: the adaptive queues of the allowed ports (port order); group 2: the escape
-    queue of the lowest allowed port (``routing.algorithms.adaptive.mask_groups``)."""
-    return mask, 0, escape_vc
-
-
-@njit(cache=True, forceinline=True)
-def one_candidate(port, vc):
-    return port, vc, -1
+def registers(target, phase):
+    """``P_RS`` of a packet heading for ``target`` (-1: its destination) in ``phase``."""
+    return target * 256 + phase
 
 
 @njit(cache=True, forceinline=True)
-def candidates(prm, pk, codes, dorp, masks, route, rhops, node, p):
-    """The routing algorithm's candidate groups for packet p at ``node``: ``(port, vc, -1)``
-    or ``(mask, 0, escape_vc)`` (above; ``Routing.candidates``)."""
-    eject = prm[K_NPORTS]
-    kind = prm[K_RKIND]
-    dst = pk[p, P_DST]
-    if kind == R_TABLE:
+def candidates(prm, pk, codes, ph, rtab, route, rhops, node, p):
+    """The program's candidates for packet p at ``node`` (``Interpreter.candidates``, rules
+    1-5 of ``icsim.routing.program``): ``(mask, vc_all, port, vc)`` (above)."""
+    rs = pk[p, P_RS]
+    f = rs & 255
+    t = rs >> 8
+    if t == node:                     # its target reached: the next phase, to its destination
+        f = ph[f, PH_NEXT]
+        t = -1
+    key = ph[f, PH_KEY]
+    if key == KEY_ROUTE:
+        pair = pk[p, P_SRC] * prm[K_N] + pk[p, P_DST]
         i = pk[p, P_RI]
-        pair = pk[p, P_RS]
         if i >= route[pair, 1]:
-            return one_candidate(eject, 0)
+            return 0, -1, prm[K_NPORTS], 0
         h = route[pair, 0] + i
-        return one_candidate(rhops[h, 0], rhops[h, 1] if prm[K_LAYERED] else 0)
-    base = prm[K_BASE]
-    if kind == R_DOR:
-        port = dorp[codes[dst] - codes[node] + base]
-        if port == 255:
-            return one_candidate(eject, 0)
-        return one_candidate(port, 0)
-    if kind == R_OFR:
-        idn = pk[p, P_RS]
-        if idn >= 0 and idn != node:
-            return mask_groups(masks[codes[idn] - codes[node] + base], 1)
-        mask = masks[codes[dst] - codes[node] + base]
-        if mask == 0:
-            return one_candidate(eject, 0)
-        return mask_groups(mask, 2)
-    mask = masks[codes[dst] - codes[node] + base]
-    if mask == 0:
-        return one_candidate(eject, 0)
-    if kind == R_POR:
-        sel = pk[p, P_RS]
-        if sel >= 0:
-            even = prm[K_EVEN]
-            differ = (mask | (mask >> 1)) & even      # dimensions still to travel
-            return mask_groups((differ | (differ << 1)) & sel, 1)
-    return mask_groups(mask, 1)
+        return 0, -1, rhops[h, 0], rhops[h, 1]
+    if t < 0:
+        t = pk[p, P_DST]
+    if t == node:
+        return 0, -1, prm[K_NPORTS], 0
+    if key == KEY_OFFSET:
+        k = codes[t] - codes[node] + prm[K_BASE]
+    else:
+        k = node * prm[K_N] + t
+    mask = rtab[ph[f, PH_PORTS] + k]
+    if ph[f, PH_FILTERED]:
+        mask &= pk[p, P_SEL]
+    esc = ph[f, PH_ESCAPE]
+    port = rtab[esc + k] if esc >= 0 else trailing_zeros(mask)
+    return mask, ph[f, PH_VC_ALL], port, ph[f, PH_VC]
 
 
 @njit(cache=True, forceinline=True)
-def admitted(prm, pk, p, q2):
-    """``Routing.admitted``: OFR leaves its IDN behind, table routing moves along its route."""
-    kind = prm[K_RKIND]
-    if kind == R_OFR:
-        if pk[p, P_RS] == divide(prm, q2, K_NPV_NODE):
-            pk[p, P_RS] = -1              # IDN reached: on to the final destination
-    elif kind == R_TABLE:
+def admitted(prm, pk, ph, p, q2):
+    """``Interpreter.admitted``: a packet admitted at its target goes on in the next phase to
+    its destination; in a route phase it moves along its route."""
+    rs = pk[p, P_RS]
+    if rs >= 0 and (rs >> 8) == divide(prm, q2, K_NPV_NODE):
+        rs = registers(-1, ph[rs & 255, PH_NEXT])
+        pk[p, P_RS] = rs
+    if prm[K_ROUTES] and ph[rs & 255, PH_KEY] == KEY_ROUTE:
         if port_of(prm, divide(prm, q2, K_V)) != prm[K_NPORTS]:
             pk[p, P_RI] += 1
 
@@ -735,32 +735,32 @@ def free_for(prm, qs, q, port, vc, from_port, from_vc, need_min):
 
 
 @njit(cache=True, forceinline=True)
-def select(prm, qs, rng, ports, vc1, esc, node, from_port, from_vc, need_min, wait_input):
+def select(prm, qs, rng, mask, vc_all, port1, vc1, node, from_port, from_vc, need_min,
+           wait_input):
     """Admission and selection over the candidate groups (the SimPy ``select``), as
-    ``candidates`` gives them: ``ports`` is the one candidate's port (``esc`` -1) or the
-    adaptive group's port bitmask; when nothing admits, the port asking waits on every candidate
+    ``candidates`` gives them; when nothing admits, the port asking waits on every candidate
     queue — ``wait_input`` is its input at ``node`` (-1: it does not wait)."""
     V = prm[K_V]
     base = node * prm[K_P1]
-    if esc < 0:
+    if vc_all < 0:
         # one candidate queue (DOR, table routing, ejection): nothing to choose
-        q = (base + ports) * V + vc1
-        if free_for(prm, qs, q, ports, vc1, from_port, from_vc, need_min) >= 0:
+        q = (base + port1) * V + vc1
+        if free_for(prm, qs, q, port1, vc1, from_port, from_vc, need_min) >= 0:
             return q
         if wait_input >= 0:
             wait_on(prm, qs, q, wait_input)
         return -1
-    # group 1: the bitmask's ports, in port order
+    # group 1: the mask's ports, in port order
     best = -1
     best_free = 0
     ties = 0
     ordered = prm[K_ORDERED]
-    rest = ports
+    rest = mask
     while rest:
         port = trailing_zeros(rest)
         rest &= rest - 1
-        q = (base + port) * V + vc1
-        free = free_for(prm, qs, q, port, vc1, from_port, from_vc, need_min)
+        q = (base + port) * V + vc_all
+        free = free_for(prm, qs, q, port, vc_all, from_port, from_vc, need_min)
         if free < 0:
             continue
         if free > best_free:
@@ -774,16 +774,16 @@ def select(prm, qs, rng, ports, vc1, esc, node, from_port, from_vc, need_min, wa
     if best >= 0:
         return best
     # group 2: one queue
-    first = trailing_zeros(ports)
-    q = (base + first) * V + esc
-    if free_for(prm, qs, q, first, esc, from_port, from_vc, need_min) >= 0:
+    q = (base + port1) * V + vc1
+    if vc1 >= 0 and free_for(prm, qs, q, port1, vc1, from_port, from_vc, need_min) >= 0:
         return q
     if wait_input >= 0:
-        rest = ports
+        rest = mask
         while rest:
-            wait_on(prm, qs, (base + trailing_zeros(rest)) * V + vc1, wait_input)
+            wait_on(prm, qs, (base + trailing_zeros(rest)) * V + vc_all, wait_input)
             rest &= rest - 1
-        wait_on(prm, qs, q, wait_input)
+        if vc1 >= 0:
+            wait_on(prm, qs, q, wait_input)
     return -1
 
 
@@ -801,24 +801,30 @@ def local_adaptive_used(prm, qs, pt, used, node):
 
 
 @njit(cache=True, forceinline=True)
-def inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p):
-    """The routing algorithm's injection-time decision (``Routing.inject``)."""
-    kind = prm[K_RKIND]
-    if kind == R_TABLE:
-        pk[p, P_RS] = pk[p, P_SRC] * prm[K_N] + pk[p, P_DST]
-        pk[p, P_RI] = 0
-    elif kind == R_OFR or kind == R_POR:
+def inject_route(prm, fprm, pk, qs, pt, used, dec, rng, node, p):
+    """The program's decision at injection (``Interpreter.inject``): an option of ``dec``
+    (its phase, port filter and deroute kind) and perhaps a target."""
+    rule = prm[K_DECISION]
+    if rule == D_NONE:
+        return
+    target = -1
+    if rule == D_PROFIT:
         local_adaptive_used(prm, qs, pt, used, node)
-        if kind == R_OFR:
-            idn, der = choose_idn(ofrp, node, pk[p, P_DST], used, prm[K_CAP], fprm[F_ETA],
-                                  prm[K_PROFIT], prm[K_MDD], rng)
-            pk[p, P_RS] = idn
-            pk[p, P_DER] = der
-        else:
-            sel, der = choose_orthant(porp, node, pk[p, P_DST], used, prm[K_CAP], fprm[F_ETA],
-                                      prm[K_PROFIT], prm[K_MDD], rng)
-            pk[p, P_RS] = sel
-            pk[p, P_DER] = 3 if der else 0     # DEROUTE_CODE["orthant"]
+        o = choose_profit(dec, node, pk[p, P_DST], used, prm[K_CAP], fprm[F_ETA],
+                          prm[K_VARIANT], prm[K_MDD], rng)
+        if o < 0:
+            o = prm[K_MIN_OPT]
+        elif dec.opt_target[o]:
+            target = option_target(dec, node, o)
+    elif rule == D_UNIFORM:
+        n = prm[K_MIN_OPT] + 1                        # the options, rows 0 .. n - 1
+        o = int(random(rng) * n) if n > 1 else 0
+    else:                                             # D_RANDOM_TARGET
+        target = int(random(rng) * prm[K_N])
+        o = 0
+    pk[p, P_RS] = registers(target, np.int64(dec.opt_phase[o]))
+    pk[p, P_SEL] = dec.opt_sel[o]
+    pk[p, P_DER] = dec.opt_kind[o]
 
 
 # ============================================================================= control rings
@@ -913,29 +919,28 @@ def prefetch_ports(prm, pk, qs, dl, n):
 
 
 @njit(cache=True, forceinline=True)
-def prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops, node, p):
+def prefetch_candidates(prm, pk, qs, codes, ph, rtab, route, rhops, node, p):
     """The rows of the queues packet p may be routed to at ``node``."""
-    ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, node, p)
+    mask, vc_all, port1, vc1 = candidates(prm, pk, codes, ph, rtab, route, rhops, node, p)
     base = node * prm[K_P1]
     V = prm[K_V]
-    if esc < 0:
-        prefetch(qs, (base + ports) * V + vc1)
-        return
-    rest = ports
-    while rest:
-        prefetch(qs, (base + trailing_zeros(rest)) * V + vc1)
-        rest &= rest - 1
-    prefetch(qs, (base + trailing_zeros(ports)) * V + esc)
+    if vc_all >= 0:
+        rest = mask
+        while rest:
+            prefetch(qs, (base + trailing_zeros(rest)) * V + vc_all)
+            rest &= rest - 1
+    if vc1 >= 0:
+        prefetch(qs, (base + port1) * V + vc1)
 
 
 @njit(cache=True, forceinline=True)
-def prefetch_heads(prm, pk, qs, pt, codes, dorp, masks, route, rhops, hd, n):
+def prefetch_heads(prm, pk, qs, pt, codes, ph, rtab, route, rhops, hd, n):
     """What forwarding the n heads of a credit decision phase will read: the queues each may
     go to downstream (NIC heads are routed when injected, ejection heads need none)."""
     for i in range(n):
         pid = hd[i, H_PID]
         if hd[i, H_VC] >= 0 and port_of(prm, pid) != prm[K_NPORTS]:
-            prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops,
+            prefetch_candidates(prm, pk, qs, codes, ph, rtab, route, rhops,
                                 pt[pid, T_DOWN], hd[i, H_PKT])
 
 
@@ -947,7 +952,7 @@ PF_STEP = 4
 
 
 @njit(cache=True, forceinline=True)
-def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, arr,
+def prefetch_arrival_stage(prm, pk, qs, pt, codes, ph, rtab, route, rhops, arr,
                            hd, j, na):
     """For the arrivals of an ack/nak phase, in their order in ``hd``: 3 steps ahead, the
     packet's row and its upstream port's; 2 ahead, the queues it may go to and the reverse
@@ -961,7 +966,7 @@ def prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops, ar
     if 0 <= k < na and hd[k, H_PKT] >= 0:
         pid_up = divide(prm, hd[k, H_PKT], K_V)
         prefetch(pt, reverse(prm, pt, pid_up))
-        prefetch_candidates(prm, pk, qs, codes, dorp, masks, route, rhops,
+        prefetch_candidates(prm, pk, qs, codes, ph, rtab, route, rhops,
                             pt[pid_up, T_DOWN], hd[k, H_PID])
     k = j + PF_STEP
     if 0 <= k < na and hd[k, H_PKT] >= 0:
@@ -1102,16 +1107,16 @@ def nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, node, nak):
 
 # ============================================================================= credit
 @njit(cache=True, forceinline=True)
-def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, dorp,
-            masks, route, rhops, rng, rec, pid, vc, p):
+def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
+            rtab, route, rhops, rng, rec, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
     port = port_of(prm, pid)
     if port == prm[K_NPORTS]:
         eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid, p)
         return True
     v = pt[pid, T_DOWN]
-    ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, v, p)
-    q2 = select(prm, qs, rng, ports, vc1, esc, v, port, vc, 1, pt[pid, T_IN])
+    mask, vc_all, port1, vc1 = candidates(prm, pk, codes, ph, rtab, route, rhops, v, p)
+    q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, v, port, vc, 1, pt[pid, T_IN])
     if q2 < 0:
         return False
     now = ctr[C_NOW]
@@ -1129,7 +1134,7 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, dorp,
     pk[p, P_HOPS] += 1
     pk[p, P_FPORT] = port
     pk[p, P_FVC] = vc
-    admitted(prm, pk, p, q2)
+    admitted(prm, pk, ph, p, q2)
     at_edge(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else t_end) + prm[K_LAT], EV_READY,
             p, q2, prm[K_DELAY])
     return True
@@ -1168,16 +1173,16 @@ def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid, p):
 
 
 @njit(cache=True, forceinline=True)
-def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, dorp,
-               masks, route, rhops, used, ofrp, porp, rng, node, p):
+def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, ph,
+               rtab, route, rhops, used, dec, rng, node, p):
     """A NIC offers its head packet to its router (SimPy ``try_inject``)."""
     now = ctr[C_NOW]
     if not may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
         return False
-    inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, node, p)
-    ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, node, p)
+    inject_route(prm, fprm, pk, qs, pt, used, dec, rng, node, p)
+    mask, vc_all, port1, vc1 = candidates(prm, pk, codes, ph, rtab, route, rhops, node, p)
     nic = prm[K_NP] + node
-    q2 = select(prm, qs, rng, ports, vc1, esc, node, -1, -1, prm[K_INJ_MIN],
+    q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, node, -1, -1, prm[K_INJ_MIN],
                 prm[K_NPORTS])                    # the NIC's input
     if q2 < 0:
         return False
@@ -1198,7 +1203,7 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, dorp,
         nd[node, N_OUTSTANDING] += 1
         at(ctr, prm, ev, wheel, heap, enter + prm[K_SER_ACK_NIC] + prm[K_LAT_NIC], EV_NIC_ACK,
            node, -1)
-    admitted(prm, pk, p, q2)
+    admitted(prm, pk, ph, p, q2)
     at_edge(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else t_end) + prm[K_LAT_NIC],
             EV_READY, p, q2, prm[K_DELAY])
     return True
@@ -1324,7 +1329,7 @@ def escape_priority(prm, pt, hd, order, n):
 
 @njit(cache=True, forceinline=True)
 def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
-                  codes, dorp, masks, route, rhops, used, ofrp, porp, rng, rec, hd,
+                  codes, ph, rtab, route, rhops, used, dec, rng, rec, hd,
                   order):
     """The decision phase of credit flow control: the heads of the dirty ports whose channel
     is idle, oldest first, each forwarded (or injected) if the downstream admits it."""
@@ -1363,7 +1368,7 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
     if n == 0:
         return
     if prm[K_PREFETCH]:
-        prefetch_heads(prm, pk, qs, pt, codes, dorp, masks, route, rhops, hd, n)
+        prefetch_heads(prm, pk, qs, pt, codes, ph, rtab, route, rhops, hd, n)
     sort_heads(hd, order, n)
     if n > 1 and prm[K_ESCAPE_FIRST]:
         escape_priority(prm, pt, hd, order, n)
@@ -1374,34 +1379,34 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
             continue
         if hd[i, H_VC] < 0:
             try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes,
-                       dorp, masks, route, rhops, used, ofrp, porp, rng, pid - NP,
+                       ph, rtab, route, rhops, used, dec, rng, pid - NP,
                        hd[i, H_PKT])
         else:
             forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes,
-                    dorp, masks, route, rhops, rng, rec, pid, hd[i, H_VC],
+                    ph, rtab, route, rhops, rng, rec, pid, hd[i, H_VC],
                     hd[i, H_PKT])
 
 
 # ============================================================================= ack/nak
 @njit(cache=True, forceinline=True)
-def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, dorp, masks,
+def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, ph, rtab,
             route, rhops, rng, arr, p, src):
     """Accept (ACK) or reject (NAK) an arrived packet with this router's state; ``src`` is the
     upstream queue id, or ``-1 - node`` for the local NIC, whose packet the caller has routed
     (``inject_route``) just before.  (Not here: an inlined function's parameters are counted
-    references, and the plan records, ``ofrp`` and ``porp``, would be counted on every hop.)"""
+    references, and the decision's record, ``dec``, would be counted on every hop.)"""
     now = ctr[C_NOW]
     V = prm[K_V]
     if src >= 0:
         pid_up = divide(prm, src, K_V)
         v = pt[pid_up, T_DOWN]
-        ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, v, p)
-        q2 = select(prm, qs, rng, ports, vc1, esc, v, pk[p, P_FPORT],
+        mask, vc_all, port1, vc1 = candidates(prm, pk, codes, ph, rtab, route, rhops, v, p)
+        q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, v, pk[p, P_FPORT],
                     pk[p, P_FVC], 1, -1)
     else:
         v = -1 - src
-        ports, vc1, esc = candidates(prm, pk, codes, dorp, masks, route, rhops, v, p)
-        q2 = select(prm, qs, rng, ports, vc1, esc, v, -1, -1, prm[K_INJ_MIN], -1)
+        mask, vc_all, port1, vc1 = candidates(prm, pk, codes, ph, rtab, route, rhops, v, p)
+        q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, v, -1, -1, prm[K_INJ_MIN], -1)
     nak = -1
     if q2 >= 0:
         qs[q2, Q_OCC] += 1
@@ -1413,7 +1418,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, dorp, masks,
             ctr[C_IN_SOURCES] -= 1
             ctr[C_IN_NETWORK] += 1
             pk[p, P_ENTER] = now
-        admitted(prm, pk, p, q2)
+        admitted(prm, pk, ph, p, q2)
         if prm[K_DELAY]:
             at(ctr, prm, ev, wheel, heap, now + prm[K_DELAY], EV_READY, p, q2)
         else:
@@ -1515,7 +1520,7 @@ def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
 
 @njit(cache=True, forceinline=True)
 def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
-                  ups, codes, dorp, masks, route, rhops, used, ofrp, porp, rng, rec,
+                  ups, codes, ph, rtab, route, rhops, used, dec, rng, rec,
                   hd, order, arr):
     """The decision phase of ack/nak flow control: first the packets that arrived since the
     last edge are received, oldest first; then every dirty port whose channel is idle sends
@@ -1534,18 +1539,18 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
         prefetching = prm[K_PREFETCH]
         if prefetching:
             for j in range(-3 * PF_STEP, 0):
-                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops,
+                prefetch_arrival_stage(prm, pk, qs, pt, codes, ph, rtab, route, rhops,
                                        arr, hd, j, na)
         for j in range(na):
             if prefetching:
-                prefetch_arrival_stage(prm, pk, qs, pt, codes, dorp, masks, route, rhops,
+                prefetch_arrival_stage(prm, pk, qs, pt, codes, ph, rtab, route, rhops,
                                        arr, hd, j, na)
             p = hd[j, H_PID]
             src = hd[j, H_PKT]
             if src < 0:                      # from the NIC: the injection-time decision first
-                inject_route(prm, fprm, pk, qs, pt, used, ofrp, porp, rng, -1 - src, p)
-            receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, dorp,
-                    masks, route, rhops, rng, arr, p, src)
+                inject_route(prm, fprm, pk, qs, pt, used, dec, rng, -1 - src, p)
+            receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, ph,
+                    rtab, route, rhops, rng, arr, p, src)
     nd_ = ctr[C_DIRTY_N]
     if nd_ == 0:
         return
@@ -1692,7 +1697,7 @@ def pending(ctr):
 
 @njit(cache=True)
 def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, ups, codes,
-        dorp, masks, route, rhops, used, ofrp, porp, rng, rec, hd, order, arr,
+        ph, rtab, route, rhops, used, dec, rng, rec, hd, order, arr,
         smp, wl):
     """Run until the stop, a deadlock, or a reason to return to Python (an ``ST_*`` code).
 
@@ -1704,7 +1709,7 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, ups, codes,
     SimPy engine's ``events`` does, alone or in the edge's batch."""
     ctr, prm, fprm, ev, wheel, heap = raw(ctr), raw(prm), raw(fprm), raw(ev), raw(wheel), raw(heap)
     pk, qs, pt, nd, dl = raw(pk), raw(qs), raw(pt), raw(nd), raw(dl)
-    ups, codes, dorp, masks = raw(ups), raw(codes), raw(dorp), raw(masks)
+    ups, codes, ph, rtab = raw(ups), raw(codes), raw(ph), raw(rtab)
     route, rhops, used = raw(route), raw(rhops), raw(used)
     rng, rec, hd, order = raw(rng), raw(rec), raw(hd), raw(order)
     arr, smp, wl = raw(arr), raw(smp), raw(wl)
@@ -1817,12 +1822,11 @@ def run(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, ups, codes,
         if decide_now:
             if acknak:
                 decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
-                              ups, codes, dorp, masks, route, rhops, used,
-                              ofrp, porp, rng, rec, hd, order, arr)
+                              ups, codes, ph, rtab, route, rhops, used,
+                              dec, rng, rec, hd, order, arr)
             else:
                 decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
-                              codes, dorp, masks, route, rhops, used, ofrp,
-                              porp, rng, rec, hd, order)
+                              codes, ph, rtab, route, rhops, used, dec, rng, rec, hd, order)
             ctr[C_LEFT_OFF] = 0       # a mark left off while deciding was this phase's too
         if ctr[C_STOPPED]:
             # SimPy processes the events already scheduled before its stop event — the one

@@ -73,9 +73,8 @@ class AckNakFlow(CreditFlow):
         fab, cal, flow = self.fab, self.cal, self
         spec = fab.spec
         at = cal.at
-        routing = self.routing
-        candidates, inject, has_inject = routing.candidates, routing.inject, routing.has_inject
-        has_admit, admitted = routing.has_admit, self.admitted
+        candidates, inject, has_inject = self.route_candidates, self.route_inject, self.has_inject
+        has_admit, admitted = self.has_admit, self.admitted
         select, ready, local_used, rand = (self.select, self.ready, fab.local_adaptive_used,
                                            self.rand)
         occ, queues, waiting, dirty = fab.occ, fab.queues, fab.waiting, fab.dirty

@@ -42,6 +42,10 @@ class CreditFlow:
         self.select, self.rand, self.sink = select, rand, sink
         spec = fab.spec
         self.routing = spec.routing
+        # the routing algorithm as the engine calls it: its program's interpreter, or its own
+        # methods (Routing.hooks)
+        (self.route_candidates, self.route_inject, self.route_admitted, self.has_inject,
+         self.has_admit) = spec.routing.hooks()
         self.escape_first = spec.arbitration == "escape_priority"
         self.rank = {vc: i for i, vc in enumerate(spec.vc_order)}
         self.forward, self.tx_end, self.ready = self._make_hot_path()
@@ -65,8 +69,8 @@ class CreditFlow:
         port_of, down, queues, occ, busy = fab.port_of, fab.down, fab.queues, fab.occ, fab.busy
         waiting, dirty, link_busy, link_packets = (fab.waiting, fab.dirty, fab.link_busy_ps,
                                                    fab.link_packets)
-        candidates, select, eject = self.routing.candidates, self.select, self.eject
-        has_admit, admitted = self.routing.has_admit, self.admitted
+        candidates, select, eject = self.route_candidates, self.select, self.eject
+        has_admit, admitted = self.has_admit, self.admitted
         EJ, V = fab.EJ, fab.V
         ser, lat, delay = spec.link_ser_ps, spec.link_lat_ps, spec.delay_ps
         cut = spec.cut_through
@@ -177,10 +181,9 @@ class CreditFlow:
         now = cal.now
         if not nic.may_send(node, p, now):
             return False
-        routing = self.routing
-        if routing.has_inject:
-            routing.inject(node, p, fab.local_adaptive_used(node), self.rand)
-        q2 = self.select(node, routing.candidates(node, p), -1, -1, spec.injection_min_free,
+        if self.has_inject:
+            self.route_inject(node, p, fab.local_adaptive_used(node), self.rand)
+        q2 = self.select(node, self.route_candidates(node, p), -1, -1, spec.injection_min_free,
                          fab.NP + node)
         if q2 < 0:
             return False
@@ -200,7 +203,7 @@ class CreditFlow:
             fab.outstanding[node] += 1
             cal.at(p.enter + spec.ack_nic_ser_ps + spec.nic_lat_ps, nic.ack, node)
         p.qid = q2
-        if routing.has_admit:
+        if self.has_admit:
             self.admitted(p, q2)
         cal.at_edge((now if spec.cut_through else t_end) + spec.nic_lat_ps, self.ready, p, q2,
                     spec.delay_ps)
@@ -210,7 +213,7 @@ class CreditFlow:
         fab = self.fab
         pid2, vc2 = divmod(q2, fab.V)
         node, port = divmod(pid2, fab.P)
-        self.routing.admitted(node, p, port, vc2)
+        self.route_admitted(node, p, port, vc2)
 
     def eject(self, pid: int, p: Packet) -> None:
         """The head of an ejection queue crosses the ejection link to the sink."""

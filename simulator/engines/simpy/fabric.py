@@ -101,9 +101,8 @@ class Fabric:
         pid, vc = divmod(q, self.V)
         node, port = divmod(pid, self.P)
         topo = self.spec.topology
-        where = f" {topo.coords(node)}" if hasattr(topo, "coords") else ""
         pname = "eject" if port == self.EJ else topo.port_name(port)
-        return f"node {node}{where} port {pname} vc {self.spec.vcs[vc].name}"
+        return f"node {topo.where(node)} port {pname} vc {self.spec.vcs[vc].name}"
 
     def blocked_queues(self) -> list[str]:
         """Every non-empty queue with its occupancy and head packet."""

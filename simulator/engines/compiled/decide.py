@@ -1,14 +1,14 @@
-"""OFR's and POR's injection-time decisions in numba, over the planners' exported arrays.
+"""Decisions at injection in numba: the profit rule over a program's options (``dec``).
 
-The rules are written once, in :mod:`icsim.routing.outflank`: its planners build every plan a
-run can need and export them as flat arrays (:meth:`OutflankPlanner.export` gives
-:class:`~icsim.routing.outflank.IdnPlans`, :meth:`OrthantPlanner.export` gives
-:class:`~icsim.routing.outflank.OrthantPlans`; their docstrings describe the layout).  This
-module restates only what a decision computes from a plan at run time -- the profits, their
-comparisons and the tie draw -- under the Python names, statement for statement:
+The rules are written once, in Python: a :class:`~icsim.routing.program.Profit` decision
+carries its plans as :class:`~icsim.routing.program.OptionPlans` (made by the algorithm from
+its planner) and the same decision in Python for the SimPy engine (``Profit.choose``: the
+planner's).  This module restates what a decision computes from the plans at run time -- the
+profits of the OutFlank paper's eqs. (15)-(16) and of its simulator's code, their comparisons
+and the tie draw -- under the planners' names, statement for statement:
 
 ======================  =============================================
-here                    :mod:`icsim.routing.outflank`
+here                    the Python planners (``routing/``)
 ======================  =============================================
 ``plan_key``            ``_Planner._key`` (the cache key of ``(s, t)``)
 ``min_used``            ``_min_used`` (u*)
@@ -16,9 +16,9 @@ here                    :mod:`icsim.routing.outflank`
 ``paper_choice``        ``_paper_choice``
 ``reference_pi0``       ``_reference_pi0`` (reference §5.2)
 ``best_reference``      ``_best_reference`` (reference §5.2, §5.6)
-``choose_reference``    ``OutflankPlanner._choose_reference``
-``choose_idn``          ``OutflankPlanner.choose_idn``
-``choose_orthant``      ``OrthantPlanner.choose_orthant``
+``choose_reference``    ``OutflankPlanner._choose_reference`` (two stages) and
+                        ``OrthantPlanner.choose_orthant`` (one)
+``choose_profit``       ``choose_idn`` / ``choose_orthant``
 ======================  =============================================
 
 Both give the same answer bit for bit: the same float64 operations in the same order on the
@@ -28,23 +28,22 @@ eta * ratio``, strict ``>`` comparisons), and the paper profit's ties drawn as t
 engine draws them (``_Draws.integers``): ``int(gen.random() * n)``, one draw, only when
 ``n > 1`` winners tie.  ``gen`` is the run's ``numpy.random.Generator``; numba draws exactly
 what NumPy's ``Generator.random`` draws from the same state, and advances that state.  One
-difference of form: the paper winners are a bitmask (bit ``j``: candidate ``j``) rather than
+difference of form: the paper winners are a bitmask (bit ``j``: option ``j``) rather than
 a sorted list; the set is the same and "ascending" is bit order (:data:`MAX_CANDIDATES`).
 
-The decisions take the plans as a :class:`PlansRecord` (:func:`record`: the exported arrays
-under the same names as raw views, passed by reference); they read only attributes, so the
-NamedTuple itself, or the engine's own record holding the same names, works too.  A decision
-allocates nothing and takes 0.1-0.3 us.  Two things keep it there, both about numba's reference
-counts: a NamedTuple of ~30 arrays handed to a compiled function costs an increment and a
-decrement per array per call (0.6 us per decision measured, against 0.2 us with the record),
-and arrays read into local variables or handed to an inlined helper inside a branch keep
-numba's pruning pass from removing their counts; so the functions read ``x.field[i]`` where
-they use it.  The helpers are inlined into :func:`choose_idn` and :func:`choose_orthant` (numba
-IR inlining), which also keeps the compile time down.
+The decisions take the plans as a :class:`PlansRecord` (:func:`record`: the arrays under the
+same names as raw views, passed by reference); they read only attributes, so the NamedTuple
+itself works too.  A decision allocates nothing and takes 0.1-0.3 us.  Two things keep it
+there, both about numba's reference counts: a NamedTuple of ~30 arrays handed to a compiled
+function costs an increment and a decrement per array per call (0.6 us per decision measured,
+against 0.2 us with the record), and arrays read into local variables or handed to an inlined
+helper inside a branch keep numba's pruning pass from removing their counts; so the functions
+read ``x.field[i]`` where they use it.  The helpers are inlined into :func:`choose_profit`
+(numba IR inlining), which also keeps the compile time down.
 
-Codes: the profit variant is :data:`PAPER` or :data:`REFERENCE`; an IDN's kind is
-:data:`NONE`, :data:`OUTFLANK` or :data:`WRAPAROUND`.  Nothing is validated here (``used``
-has one entry per port, ``eta >= 0``): the config and the build check that before a run.
+Codes: the profit variant is :data:`PAPER` or :data:`REFERENCE`.  Nothing is validated here
+(``used`` has one entry per port, ``eta >= 0``): the config and the build check that before a
+run.
 
 Examples
 --------
@@ -52,17 +51,21 @@ On an 8x8 torus with the x+ queue full and every other queue idle, OFR takes the
 IDN on the far arc and POR the - orthant (as the Python planners do):
 
 >>> import numpy as np
->>> from icsim.routing.outflank import OrthantPlanner, OutflankPlanner
+>>> from icsim.model.config import Config
 >>> from icsim.model.topology import Torus
+>>> from icsim.routing.registry import ROUTING
 >>> topo = Torus((8, 8))
->>> ofr, por = record(OutflankPlanner(topo).export()), record(OrthantPlanner(topo).export())
+>>> def plans(name):
+...     routing = ROUTING.get(name)(topo, Config(topology={"dims": [8, 8]}))
+...     return record(routing.form.decision.plans)
+>>> ofr, por = plans("ofr"), plans("por")
 >>> s, t, used = topo.node((1, 1)), topo.node((4, 1)), np.array([8, 0, 0, 0])
 >>> gen = np.random.default_rng(0)
->>> idn, kind = choose_idn(ofr, s, t, used, 8, 2.0, PAPER, 1, gen)
->>> topo.coords(idn), kind == WRAPAROUND
-((6, 1), True)
->>> sel, derouted = choose_orthant(por, s, t, used, 8, 1.0, PAPER, 1, gen)
->>> bin(sel), derouted                                  # ports x- (1) and y+ (2)
+>>> o = choose_profit(ofr, s, t, used, 8, 2.0, PAPER, 1, gen)
+>>> topo.coords(option_target(ofr, s, o)), int(ofr.plans.opt_kind[o])   # 2: wraparound
+((6, 1), 2)
+>>> o = choose_profit(por, s, t, used, 8, 1.0, PAPER, 1, gen)
+>>> bin(por.plans.opt_sel[o]), bool(por.plans.opt_kind[o])   # ports x- (1) and y+ (2)
 ('0b110', True)
 """
 
@@ -73,54 +76,62 @@ from numba import njit, typeof
 from numba.core import types
 from numba.experimental import structref
 
-from icsim.routing.outflank import KIND_CODES
-from icsim.routing.outflank import OUTFLANK as _OUTFLANK
-from icsim.routing.outflank import PROFIT_CODES
-from icsim.routing.outflank import WRAPAROUND as _WRAPAROUND
-from icsim.routing.outflank import IdnPlans, OrthantPlans
+from icsim.routing.program import OptionPlans
 from icsim.simulator.engines.compiled.pcg import uniform
 from icsim.simulator.engines.compiled.rawarray import RawArray, raw
 
-PAPER = PROFIT_CODES["paper"]
-REFERENCE = PROFIT_CODES["reference"]
-NONE = KIND_CODES[None]
-OUTFLANK = KIND_CODES[_OUTFLANK]
-WRAPAROUND = KIND_CODES[_WRAPAROUND]
+#: the profit variants (``Profit.variant``)
+VARIANTS = ("paper", "reference")
+PAPER, REFERENCE = 0, 1
 MAX_CANDIDATES = 64
 """Candidates (OFR) or orthants (POR) a plan may have: the paper profit's winners are a
 64-bit mask.  OFR plans stay below it up to 5-D tori, POR plans up to 6-D; on wider tori the
 engine declines the config (``supports``), and ``auto`` runs it on SimPy."""
 
 
-def check_plans(x) -> None:
-    """Refuse exported plans the compiled decision cannot take (before a run).
+def check_plans(x: OptionPlans) -> None:
+    """Refuse plans the compiled decision cannot take (before a run).
 
     Parameters
     ----------
-    x : IdnPlans or OrthantPlans
+    x : OptionPlans
 
     Raises
     ------
     ValueError
-        When a plan has more than :data:`MAX_CANDIDATES` candidates.
+        When a plan has more than :data:`MAX_CANDIDATES` options.
 
     Examples
     --------
-    >>> from icsim.routing.outflank import OutflankPlanner
+    >>> from icsim.model.config import Config
     >>> from icsim.model.topology import Torus
-    >>> check_plans(OutflankPlanner(Torus((3,) * 6)).export())
+    >>> from icsim.routing.registry import ROUTING
+    >>> ofr = ROUTING.get("ofr")(Torus((3,) * 6), Config(topology={"dims": [3] * 6}))
+    >>> check_plans(ofr.form.decision.plans)
     Traceback (most recent call last):
     ...
-    ValueError: the compiled OFR/POR decision takes at most 64 candidates per plan; ... has 73
+    ValueError: the compiled profit decision takes at most 64 options per plan; ... has 73
     """
-    ptr = x.cand_ptr if hasattr(x, "cand_ptr") else x.orthant_ptr
-    most = int(np.diff(ptr).max(initial=0))
+    most = int(np.diff(x.opt_ptr).max(initial=0))
     if most > MAX_CANDIDATES:
-        raise ValueError(f"the compiled OFR/POR decision takes at most {MAX_CANDIDATES} "
-                         f"candidates per plan; a plan of this torus has {most}")
+        raise ValueError(f"the compiled profit decision takes at most {MAX_CANDIDATES} "
+                         f"options per plan; a plan of this torus has {most}")
 
 
 # ----------------------------------------------------------------------------- the record
+_PTR = np.int32
+#: the dtype of every field of the record
+DTYPES = {
+    "dims": np.int64, "strides": np.int64, "coords": np.int32, "code": np.int32,
+    "radix": np.int64, "portset_ptr": _PTR, "portset_ports": np.int8, "d": np.int32,
+    "min_portset": np.int32, "min_n": np.int8, "min_code_portset": np.int32,
+    "min_code_n": np.int8, "group_ptr": _PTR, "group_portset": np.int32, "group_n": np.int8,
+    "group_ratio": np.float64, "member_ptr": _PTR, "members": np.int16, "order_ptr": _PTR,
+    "order_split": _PTR, "row_j": np.int32, "row_portset": np.int32, "row_n": np.int8,
+    "row_div": np.int8, "row_dil": np.float64, "row_bounded": np.bool_, "opt_ptr": _PTR,
+    "opt_target": np.bool_, "opt_rel": np.int32, "opt_phase": np.int8, "opt_sel": np.int64,
+    "opt_kind": np.int8,
+}
 @structref.register
 class PlansRecordType(types.StructRef):
     def preprocess_fields(self, fields):
@@ -129,8 +140,7 @@ class PlansRecordType(types.StructRef):
 
 class PlansRecord(structref.StructRefProxy):
     """The plans as numba holds them (:func:`record`): the arrays of an
-    :class:`~icsim.routing.outflank.IdnPlans` or
-    :class:`~icsim.routing.outflank.OrthantPlans` under the same names, as raw views
+    :class:`~icsim.routing.program.OptionPlans` under the same names, as raw views
     (:class:`~icsim.simulator.engines.compiled.rawarray.RawArray`: not reference-counted, no
     index from the end), passed by reference.  The views do not keep the arrays alive; the
     record's ``plans`` attribute does."""
@@ -139,14 +149,14 @@ class PlansRecord(structref.StructRefProxy):
 structref.define_boxing(PlansRecordType, PlansRecord)
 
 
-def record(x: IdnPlans | OrthantPlans) -> PlansRecord:
-    """The exported plans as a record for the compiled decisions (the arrays are shared, as
-    raw views: the decisions index them without numba's test for an index from the end, 34 of
-    1,361 instructions a packet-hop on 8x8x8 OFR credit), checked by :func:`check_plans`.
+def record(x: OptionPlans) -> PlansRecord:
+    """The plans as a record for the compiled decisions (the arrays are shared, as raw views:
+    the decisions index them without numba's test for an index from the end, 34 of 1,361
+    instructions a packet-hop on 8x8x8 OFR credit), checked by :func:`check_plans`.
 
     Parameters
     ----------
-    x : IdnPlans or OrthantPlans
+    x : OptionPlans
 
     Returns
     -------
@@ -155,19 +165,22 @@ def record(x: IdnPlans | OrthantPlans) -> PlansRecord:
     Raises
     ------
     ValueError
-        When a plan has more than :data:`MAX_CANDIDATES` candidates.
+        When a plan has more than :data:`MAX_CANDIDATES` options.
     """
     check_plans(x)
-    x = type(x)(*(np.ascontiguousarray(a) for a in x))
+    # one record type for every program (a new type would compile the kernel again)
+    x = OptionPlans(*(np.ascontiguousarray(a, dtype=DTYPES[name])
+                      for name, a in zip(x._fields, x)))
     typ = PlansRecordType([(name, RawArray(typeof(a).dtype, a.ndim))
                            for name, a in zip(x._fields, x)])
-    r = (_idn_record if isinstance(x, IdnPlans) else _orthant_record)(typ, x)
+    r = _record(typ, x)
     r.plans = x                      # what the views look into lives as long as the record
     return r
 
 
-@njit(cache=True, inline="always")
-def _set_common(r, x):
+@njit(cache=True)
+def _record(typ, x):
+    r = structref.new(typ)
     r.dims = raw(x.dims)
     r.strides = raw(x.strides)
     r.coords = raw(x.coords)
@@ -186,39 +199,20 @@ def _set_common(r, x):
     r.group_ratio = raw(x.group_ratio)
     r.member_ptr = raw(x.member_ptr)
     r.members = raw(x.members)
+    r.order_ptr = raw(x.order_ptr)
+    r.order_split = raw(x.order_split)
     r.row_j = raw(x.row_j)
     r.row_portset = raw(x.row_portset)
     r.row_n = raw(x.row_n)
     r.row_div = raw(x.row_div)
     r.row_dil = raw(x.row_dil)
     r.row_bounded = raw(x.row_bounded)
-
-
-@njit(cache=True)
-def _idn_record(typ, x):
-    r = structref.new(typ)
-    _set_common(r, x)
-    r.cand_ptr = raw(x.cand_ptr)
-    r.cand_rel = raw(x.cand_rel)
-    r.cand_kind = raw(x.cand_kind)
-    r.n_oidn = raw(x.n_oidn)
-    r.order_ptr = raw(x.order_ptr)
-    r.widn_order = raw(x.widn_order)
-    return r
-
-
-@njit(cache=True)
-def _orthant_record(typ, x):
-    r = structref.new(typ)
-    _set_common(r, x)
-    r.orthant_ptr = raw(x.orthant_ptr)
-    r.signs = raw(x.signs)
-    r.code_signs = raw(x.code_signs)
-    r.sel = raw(x.sel)
-    r.code_sel = raw(x.code_sel)
-    r.derouted = raw(x.derouted)
-    r.code_derouted = raw(x.code_derouted)
-    r.order_ptr = raw(x.order_ptr)
+    r.opt_ptr = raw(x.opt_ptr)
+    r.opt_target = raw(x.opt_target)
+    r.opt_rel = raw(x.opt_rel)
+    r.opt_phase = raw(x.opt_phase)
+    r.opt_sel = raw(x.opt_sel)
+    r.opt_kind = raw(x.opt_kind)
     return r
 
 
@@ -230,7 +224,6 @@ def plan_key(x, s, t):
     Parameters
     ----------
     x : PlansRecord
-        Of either planner's export (or the export itself).
     s, t : int
         Source and destination node ids.
 
@@ -297,7 +290,6 @@ def best_paper(x, plan, used, eta):
     Parameters
     ----------
     x : PlansRecord
-        Of either planner's export (or the export itself).
     plan : int
         The plan (:func:`plan_key`).
     used : numpy.ndarray of int64
@@ -342,7 +334,6 @@ def paper_choice(x, plan, used, eta, gen):
     Parameters
     ----------
     x : PlansRecord
-        Of either planner's export (or the export itself).
     plan : int
     used : numpy.ndarray of int64
     eta : float
@@ -378,7 +369,6 @@ def reference_pi0(x, plan, used, u_star, capacity, eta):
     Parameters
     ----------
     x : PlansRecord
-        Of either planner's export (or the export itself).
     plan : int
     used : numpy.ndarray of int64
     u_star : int
@@ -447,13 +437,13 @@ def best_reference(x, r0, r1, used, u_star, capacity, eta, top):
 
 @njit(cache=True, inline="always")
 def choose_reference(x, plan, used, capacity, eta):
-    """OFR's reference selection (§5.6): the best OIDN above pi_0, unless a WIDN beats it
-    strictly; -1 to route minimally.
+    """The reference selection (§5.6): the best first-stage option above pi_0 (OFR: its
+    OIDNs; POR: every orthant), unless a second-stage one (OFR: its WIDNs) beats it strictly;
+    -1 to route minimally.
 
     Parameters
     ----------
     x : PlansRecord
-        Of :meth:`OutflankPlanner.export`.
     plan : int
     used : numpy.ndarray of int64
     capacity : int
@@ -462,30 +452,32 @@ def choose_reference(x, plan, used, capacity, eta):
     Returns
     -------
     int
-        A candidate index of the plan (WIDNs after the ``n_oidn`` OIDNs), or -1.
+        An option index of the plan, or -1.
     """
     u_star = min_used(used)
     pi0 = reference_pi0(x, plan, used, u_star, capacity, eta)
     if u_star == 0 and pi0 > 0:
         return -1      # §5.2: every first term is 1 and D >= 1: nothing beats 1 + eta
-    # best OIDN above pi_0; a WIDN must beat it strictly (the OIDN wins an exact tie)
-    p_o, j_o = best_reference(x, x.order_ptr[plan], x.widn_order[plan], used, u_star,
+    # best first-stage option above pi_0; a second-stage one must beat it strictly (the first
+    # stage wins an exact tie)
+    p_o, j_o = best_reference(x, x.order_ptr[plan], x.order_split[plan], used, u_star,
                               capacity, eta, pi0)
-    _, j_w = best_reference(x, x.widn_order[plan], x.order_ptr[plan + 1], used, u_star,
+    _, j_w = best_reference(x, x.order_split[plan], x.order_ptr[plan + 1], used, u_star,
                             capacity, eta, p_o)
     if j_w >= 0:
-        return x.n_oidn[plan] + j_w
+        return j_w
     return j_o
 
 
 @njit(cache=True, forceinline=False)
-def choose_idn(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
-    """OFR at injection, as :meth:`OutflankPlanner.choose_idn`.
+def choose_profit(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
+    """A profit decision at injection, as the algorithm's planner takes it
+    (``OutflankPlanner.choose_idn``, ``OrthantPlanner.choose_orthant``).
 
     Parameters
     ----------
     x : PlansRecord
-        :func:`record` of :meth:`OutflankPlanner.export` of the run's planner.
+        :func:`record` of the decision's :class:`~icsim.routing.program.OptionPlans`.
     s, t : int
         Source and destination node ids.
     used : numpy.ndarray of int64
@@ -502,14 +494,13 @@ def choose_idn(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
 
     Returns
     -------
-    (int, int)
-        ``(idn, kind)``: the IDN's node id and :data:`OUTFLANK` or :data:`WRAPAROUND`, or
-        ``(-1, NONE)`` to route minimally.
+    int
+        The chosen option's row (``x.opt_*``), or -1 to take the minimal option.
     """
     plan = plan_key(x, s, t)
     d = x.d[plan]
     if d < min_deroute_distance or d == 0:
-        return -1, NONE
+        return -1
     if profit == PAPER:
         j = paper_choice(x, plan, used, eta, gen)
     elif profit == REFERENCE:
@@ -517,59 +508,16 @@ def choose_idn(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
     else:
         raise ValueError("unknown profit code")
     if j < 0:
-        return -1, NONE
-    c = x.cand_ptr[plan] + j
-    cs = x.coords[s]
-    idn = 0
-    for i in range(cs.shape[0]):
-        idn += (cs[i] + x.cand_rel[c, i]) % x.dims[i] * x.strides[i]
-    return idn, np.int64(x.cand_kind[c])
+        return -1
+    return x.opt_ptr[plan] + j
 
 
 @njit(cache=True, forceinline=False)
-def choose_orthant(x, s, t, used, capacity, eta, profit, min_deroute_distance, gen):
-    """POR at injection, as :meth:`OrthantPlanner.choose_orthant` followed by the port
-    bitmask :meth:`PickOrthant.inject` stores.
-
-    Parameters
-    ----------
-    x : PlansRecord
-        :func:`record` of :meth:`OrthantPlanner.export` of the run's planner.
-    s, t : int
-    used : numpy.ndarray of int64
-    capacity : int
-    eta : float
-    profit : int
-        :data:`PAPER` or :data:`REFERENCE`.
-    min_deroute_distance : int
-    gen : numpy.random.Generator
-        The tie-break stream (paper profit only).
-
-    Returns
-    -------
-    (int, bool)
-        ``(sel, derouted)``: the orthant's port bitmask (``orthant_select`` of its signs) and
-        whether the packet counts as derouted, or ``(-1, False)`` to route minimally.
-    """
-    plan = plan_key(x, s, t)
-    d = x.d[plan]
-    if d < min_deroute_distance or d == 0:
-        return -1, False
-    if profit == PAPER:
-        j = paper_choice(x, plan, used, eta, gen)
-        if j < 0:
-            return -1, False
-        o = x.orthant_ptr[plan] + j
-        return x.sel[o], x.derouted[o]
-    if profit == REFERENCE:
-        u_star = min_used(used)
-        pi0 = reference_pi0(x, plan, used, u_star, capacity, eta)
-        if u_star == 0 and pi0 > 0:
-            return -1, False     # §5.2: nothing beats 1 + eta while a queue is idle
-        _, j = best_reference(x, x.order_ptr[plan], x.order_ptr[plan + 1], used, u_star,
-                              capacity, eta, pi0)
-        if j < 0:
-            return -1, False
-        o = x.orthant_ptr[plan] + j
-        return x.code_sel[o], x.code_derouted[o]
-    raise ValueError("unknown profit code")
+def option_target(x, s, o):
+    """The target an option sets for a packet from ``s``: ``s`` displaced by ``opt_rel[o]``,
+    per dimension modulo ``dims``."""
+    cs = x.coords[s]
+    target = 0
+    for i in range(cs.shape[0]):
+        target += (cs[i] + x.opt_rel[o, i]) % x.dims[i] * x.strides[i]
+    return target

@@ -1,8 +1,4 @@
-"""Network topologies as values.
-
-A topology answers every structural question the model, the routing algorithms and the traffic
-patterns ask: how many nodes, which output ports a node has, which node a port leads to, the
-minimal offset between two nodes and the distance.  Nobody else redoes modular arithmetic.
+"""k-ary n-cubes: tori and meshes of any dimension and mixed sizes.
 
 Ports
 -----
@@ -10,24 +6,21 @@ On a torus of ``n`` dimensions a router has ``2n`` direction ports, numbered as 
 reference simulator: ``port = 2*dim + s`` with ``s = 0`` for the positive and ``s = 1`` for the
 negative direction (``0 = x+, 1 = x-, 2 = y+, ...``).  A port that leads nowhere (a size-1
 dimension, the edge of a mesh, the unused direction of a size-2 dimension) is *absent*:
-``neighbor(node, port) == -1``.  On a graph topology port ``i`` of a node is the link to its
-``i``-th neighbour (neighbours in ascending id order).
+``neighbor(node, port) == -1``.
+
+A torus provides the ``coordinates`` capability (:mod:`icsim.model.topology.base`), ``offsets``
+when nothing has failed, and ``rings`` when every dimension is a ring of at least 3 nodes.
 """
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from icsim.model.input_files import InputFileError, read_lines
-
-ABSENT = -1
-#: "no port": the value of :attr:`Torus.dor_port_table` where source and destination coincide
-NO_PORT = 255
+from icsim.model.topology.base import ABSENT, NO_PORT, Topology
 
 
 def _port(dim: int, sign: int) -> int:
@@ -68,7 +61,7 @@ def torus_load_factor(dims: Sequence[int], wrap: Sequence[bool] | None = None) -
 
 
 @dataclass(frozen=True)
-class Torus:
+class Torus(Topology):
     """A k-ary n-cube of any n and mixed sizes; each dimension a ring or a line (mesh).
 
     Node ids run with the first dimension fastest: ``id = x0 + k0*x1 + k0*k1*x2 + ...``.
@@ -112,8 +105,6 @@ class Torus:
     wrap: tuple[bool, ...] = field(default=())
     failed_links: frozenset[tuple[int, int]] = field(default=frozenset())
     failed_nodes: frozenset[int] = field(default=frozenset())
-
-    kind = "torus"
 
     def __post_init__(self) -> None:
         dims = tuple(int(k) for k in self.dims)
@@ -187,17 +178,6 @@ class Torus:
         return is_ring(self.dims[dim], self.wrap[dim])
 
     # ------------------------------------------------------------------ failures
-    @property
-    def has_failures(self) -> bool:
-        return bool(self.failed_links or self.failed_nodes)
-
-    @cached_property
-    def alive_nodes(self) -> tuple[int, ...]:
-        """Nodes in service (every node unless some failed), ascending."""
-        if not self.failed_nodes:
-            return tuple(range(self.num_nodes))
-        return tuple(v for v in range(self.num_nodes) if v not in self.failed_nodes)
-
     def _healthy_neighbor(self, node: int, port: int) -> int:
         dim, k = port >> 1, self.dims[port >> 1]
         c = (node // self.strides[dim]) % k
@@ -205,21 +185,6 @@ class Torus:
         if k == 1 or (not self.is_ring(dim) and not 0 <= x < k):
             return ABSENT
         return node + ((x % k) - c) * self.strides[dim]
-
-    def hop_distances(self, src: int) -> np.ndarray:
-        """Hops from ``src`` to every node over the links in service (BFS), -1 where cut off."""
-        nbr = self.neighbor_array
-        dist = np.full(self.num_nodes, -1, dtype=np.int64)
-        dist[src] = 0
-        frontier, d = np.array([src]), 0
-        while frontier.size:
-            d += 1
-            nxt = nbr[frontier].ravel()
-            nxt = np.unique(nxt[nxt >= 0])
-            nxt = nxt[dist[nxt] < 0]
-            dist[nxt] = d
-            frontier = nxt
-        return dist
 
     # ------------------------------------------------------------------ links
     @cached_property
@@ -288,17 +253,6 @@ class Torus:
             if self._healthy_neighbor(u, port) == v:
                 return port
         raise ValueError(f"nodes {u} and {v} are not neighbours")
-
-    def channels(self) -> Iterator[tuple[int, int, int]]:
-        """Every unidirectional router-to-router channel as ``(node, port, neighbour)``."""
-        for node, row in enumerate(self._neighbors):
-            for port, v in enumerate(row):
-                if v != ABSENT:
-                    yield node, port, v
-
-    @cached_property
-    def num_channels(self) -> int:
-        return int((self.neighbor_array != ABSENT).sum())
 
     # ------------------------------------------------------------------ offsets and distances
     @cached_property
@@ -438,6 +392,22 @@ class Torus:
         codes = self.relative_codes
         return codes[b] - codes[a] + self.relative_base
 
+    def relative_offsets(self) -> np.ndarray:
+        """The signed minimal offset per dimension of every relative index (what an
+        ``"offset"`` table of a routing program is indexed by): shape ``(relative_size, n)``,
+        ties reported +k/2; read-only, made once.
+
+        >>> t = Torus((4, 4))
+        >>> t.relative_offsets()[t.relative(0, 7)].tolist()      # 7 = (3, 1): x-1, y+1
+        [-1, 1]
+        """
+        cached = self.__dict__.get("_offsets_by_relative")
+        if cached is None:
+            cached = self._relative_offsets()
+            cached.setflags(write=False)
+            object.__setattr__(self, "_offsets_by_relative", cached)
+        return cached
+
     def _relative_offsets(self) -> np.ndarray:
         """Signed minimal offset per dimension for every relative index: (relative_size, n)."""
         out = np.zeros((self.relative_size, self.n), dtype=np.int32)
@@ -504,279 +474,57 @@ class Torus:
         return torus_load_factor(self.dims, self.wrap)
 
     def describe(self) -> str:
+        """``torus 8x8x8``; ``mesh 4x4`` when no dimension wraps; ``torus 4x4 (mesh in dims
+        [1])`` when some do not; then the failures.
+
+        >>> Torus((4, 4), (False, False)).describe(), Torus((4, 2, 2, 2)).describe()
+        ('mesh 4x4', 'torus 4x2x2x2')
+        """
         shape = "x".join(str(k) for k in self.dims)
         lines = [d for d in range(self.n) if self.dims[d] > 2 and not self.wrap[d]]
-        out = f"torus {shape}" + (f" (lines in dims {lines})" if lines else "")
+        if lines and not any(self.is_ring(d) for d in range(self.n)):
+            out = f"mesh {shape}"
+        else:
+            out = f"torus {shape}" + (f" (mesh in dims {lines})" if lines else "")
         if self.has_failures:
             links = len(self.failed_links) // 2
             out += (f" with {links} failed link{'s' * (links != 1)} and "
                     f"{len(self.failed_nodes)} failed node{'s' * (len(self.failed_nodes) != 1)}")
         return out
 
+    @property
+    def name(self) -> str:
+        """``mesh`` when no dimension wraps, else ``torus`` (for labels)."""
+        return self.describe().split(" ", 1)[0]
 
-#: most routers a graph topology may have: a run on a graph routes by table, N^2 routes
-#: (16.7 million at 4096 nodes, a few GB); larger graphs are refused before anything is built
-MAX_GRAPH_NODES = 1 << 12
-#: most links a graph topology may have (mean degree 128 at the node limit)
-MAX_GRAPH_EDGES = 1 << 18
-
-
-class GraphError(ValueError):
-    """A graph that cannot be built: a bad edge, too many nodes or links, not connected.  From
-    a file, one line starting ``<file>:<line>:`` (or ``<file>:`` about the whole graph)."""
-
-
-@dataclass(frozen=True)
-class Graph:
-    """An arbitrary connected graph of routers; every link is a pair of unidirectional channels.
-
-    Port ``i`` of a node leads to its ``i``-th neighbour in ascending id order; ports beyond a
-    node's degree are absent.  Used with table routing (Angara-style source routes or
-    destination-based tables with virtual layers).
-
-    Parameters
-    ----------
-    num_nodes : int
-        At most :data:`MAX_GRAPH_NODES` (4096).
-    edges : sequence of (u, v)
-        Undirected links, no self-loops, no duplicates, at most :data:`MAX_GRAPH_EDGES`; the
-        graph must be connected.
-
-    Examples
-    --------
-    >>> g = Graph.from_edges(4, [(0, 1), (1, 2), (2, 3), (3, 0)])
-    >>> g.neighbor(0, 0), g.neighbor(0, 1), g.distance(0, 2)
-    (1, 3, 2)
-    >>> Graph.from_edges(4, [(0, 1), (1, 2), (2, 0)])  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    icsim.model.topology.GraphError: the graph is not connected (node 3 cannot be reached ...)
-    """
-
-    num_nodes: int
-    edges: tuple[tuple[int, int], ...]
-
-    kind = "graph"
-
-    @classmethod
-    def from_edges(cls, num_nodes: int, edges: Sequence[tuple[int, int]]) -> "Graph":
-        """The graph of these links; :class:`GraphError` naming the first bad one (``edge i``,
-        counted from 0)."""
-        _check_node_count(num_nodes)
-        if len(edges) > MAX_GRAPH_EDGES:
-            raise GraphError(f"{len(edges):,} links, more than the limit of "
-                             f"{MAX_GRAPH_EDGES:,} of a graph topology")
-        return cls._build(num_nodes, [_edge(e, f"edge {i}") for i, e in enumerate(edges)],
-                          [f"edge {i}" for i in range(len(edges))], "")
-
-    @classmethod
-    def from_file(cls, path: str) -> "Graph":
-        """Read an edge list: one ``u v`` pair per line (or ``u,v``), ``#`` starts a comment.
-        The node count is one more than the largest id.  Errors name the file and its line:
-        ``edges.txt:12: (3, 3) is a self-loop``."""
-        edges, where = [], []
-        try:
-            for lineno, text in read_lines(path):
-                line = text.split("#", 1)[0].strip()
-                if not line:
-                    continue
-                at = f"{path}:{lineno}"
-                parts = line.replace(",", " ").split()
-                if len(parts) != 2:
-                    raise GraphError(f"{at}: expected 'u v', got {_cut(line)!r}")
-                try:
-                    u, v = int(parts[0]), int(parts[1])
-                except ValueError:
-                    raise GraphError(f"{at}: node ids must be integers, got "
-                                     f"{_cut(line)!r}") from None
-                for w in (u, v):
-                    if not 0 <= w < MAX_GRAPH_NODES:
-                        raise GraphError(f"{at}: node id {w} is not in 0..{MAX_GRAPH_NODES - 1} "
-                                         f"(a graph topology has at most {MAX_GRAPH_NODES} "
-                                         f"nodes)")
-                if len(edges) == MAX_GRAPH_EDGES:
-                    raise GraphError(f"{at}: more than {MAX_GRAPH_EDGES:,} links, the limit of "
-                                     f"a graph topology")
-                edges.append((u, v))
-                where.append(at)
-        except InputFileError as exc:
-            raise GraphError(str(exc)) from None
-        if not edges:
-            raise GraphError(f"{path}: no edges")
-        return cls._build(1 + max(max(e) for e in edges), edges, where, f"{path}: ")
-
-    @classmethod
-    def _build(cls, num_nodes: int, edges: list[tuple[int, int]], where: list[str],
-               whole: str) -> "Graph":
-        """Check ``edges`` (``where[i]`` names edge i in a message, ``whole`` prefixes one
-        about the whole graph) and make the graph."""
-        norm = set()
-        for at, (u, v) in zip(where, edges):
-            if not (0 <= u < num_nodes and 0 <= v < num_nodes):
-                raise GraphError(f"{at}: ({u}, {v}) names a node outside 0..{num_nodes - 1}")
-            if u == v:
-                raise GraphError(f"{at}: ({u}, {v}) is a self-loop")
-            e = (min(u, v), max(u, v))
-            if e in norm:
-                raise GraphError(f"{at}: ({u}, {v}) appears twice")
-            norm.add(e)
-        g = cls(int(num_nodes), tuple(sorted(norm)))
-        unreached = g._unreached()
-        if unreached is not None:
-            raise GraphError(f"{whole}the graph is not connected (node {unreached} cannot be "
-                             f"reached from node 0)")
-        return g
-
-    def _unreached(self) -> int | None:
-        """The lowest node a search from node 0 does not reach, None if connected."""
-        seen = [False] * self.num_nodes
-        seen[0] = True
-        stack = [0]
-        while stack:
-            for v in self.adjacency[stack.pop()]:
-                if not seen[v]:
-                    seen[v] = True
-                    stack.append(v)
-        return next((v for v, s in enumerate(seen) if not s), None)
-
-    @classmethod
-    def random_regular(cls, nodes: int, degree: int, seed: int) -> "Graph":
-        """A connected random ``degree``-regular graph (networkx's generator); the first
-        connected draw from seeds ``seed, seed + 1, ...`` (deterministic)."""
-        import networkx as nx
-
-        _check_node_count(nodes)
-        if nodes * degree % 2 or degree >= nodes or degree < 1:
-            raise GraphError(f"no {degree}-regular graph on {nodes} nodes")
-        if nodes * degree // 2 > MAX_GRAPH_EDGES:
-            raise GraphError(f"a {degree}-regular graph on {nodes} nodes has "
-                             f"{nodes * degree // 2:,} links, more than the limit of "
-                             f"{MAX_GRAPH_EDGES:,} of a graph topology")
-        if degree == 1 and nodes > 2:
-            raise GraphError(f"no connected 1-regular graph on {nodes} nodes")
-        for attempt in range(1000):
-            g = nx.random_regular_graph(degree, nodes, seed=seed + attempt)
-            if nx.is_connected(g):
-                return cls.from_edges(nodes, list(g.edges()))
-        raise GraphError(f"no connected {degree}-regular graph on {nodes} nodes found")
-
+    # ------------------------------------------------------------------ capabilities
     @cached_property
-    def adjacency(self) -> tuple[tuple[int, ...], ...]:
-        adj: list[list[int]] = [[] for _ in range(self.num_nodes)]
-        for u, v in self.edges:
-            adj[u].append(v)
-            adj[v].append(u)
-        return tuple(tuple(sorted(a)) for a in adj)
+    def capabilities(self) -> frozenset[str]:
+        caps = {"coordinates"}
+        if not self.has_failures:
+            caps.add("offsets")
+        if all(self.is_ring(d) for d in range(self.n)):
+            caps.add("rings")
+        return frozenset(caps)
 
-    @cached_property
-    def num_ports(self) -> int:
-        return max((len(a) for a in self.adjacency), default=0)
+    def lacks(self, capability: str) -> str:
+        if capability == "offsets" and self.has_failures:
+            return "has failed parts (table routing's generators route around them)"
+        if capability == "rings":
+            lines = [d for d in range(self.n) if not self.is_ring(d)]
+            if lines:
+                return (f"has dimension{'s' * (len(lines) > 1)} "
+                        f"{', '.join(map(str, lines))} as a line")
+        return super().lacks(capability)
 
-    @cached_property
-    def neighbor_table(self) -> tuple[tuple[int, ...], ...]:
-        p = self.num_ports
-        return tuple(a + (ABSENT,) * (p - len(a)) for a in self.adjacency)
+    def where(self, node: int) -> str:
+        return f"{node} {self.coords(node)}"
 
-    def neighbor(self, node: int, port: int) -> int:
-        return self.neighbor_table[node][port]
-
-    def port_to(self, u: int, v: int) -> int:
-        """The port of u whose link leads to v."""
-        try:
-            return self.adjacency[u].index(v)
-        except ValueError:
-            raise ValueError(f"nodes {u} and {v} are not adjacent") from None
-
-    def port_name(self, port: int) -> str:
-        return f"p{port}"
-
-    def channels(self) -> Iterator[tuple[int, int, int]]:
-        for node, row in enumerate(self.adjacency):
-            for port, v in enumerate(row):
-                yield node, port, v
-
-    @cached_property
-    def num_channels(self) -> int:
-        return 2 * len(self.edges)
-
-    @cached_property
-    def distances(self) -> np.ndarray:
-        """All-pairs hop distances (BFS), -1 where unreachable."""
-        n = self.num_nodes
-        dist = np.full((n, n), -1, dtype=np.int32)
-        adj = self.adjacency
-        for s in range(n):
-            row = dist[s]
-            row[s] = 0
-            frontier, d = [s], 0
-            while frontier:
-                d += 1
-                nxt = []
-                for u in frontier:
-                    for v in adj[u]:
-                        if row[v] < 0:
-                            row[v] = d
-                            nxt.append(v)
-                frontier = nxt
-        return dist
-
-    def distance(self, a: int, b: int) -> int:
-        return int(self.distances[a, b])
-
-    def distances_between(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        """:meth:`distance` of every pair ``src[i] -> dst[i]``."""
-        return np.asarray(self.distances[src, dst], dtype=np.int64)
-
-    def reverse_ports(self) -> np.ndarray:
-        """``[node, port]``: the port of the neighbour whose channel leads back (-1 where none)."""
-        out = np.full((self.num_nodes, max(1, self.num_ports)), -1, dtype=np.int64)
-        for u, row in enumerate(self.adjacency):
-            for port, v in enumerate(row):
-                out[u, port] = self.adjacency[v].index(u)
-        return out[:, :self.num_ports]
-
-    @cached_property
-    def max_channel_load_factor(self) -> float:
-        """Busiest channel's load per unit of per-node uniform injection (destinations uniform
-        over all nodes) under the minimal destination-based routing that picks, at each node,
-        the lowest-numbered port on a shortest path.  What γ = 1 is normalised by."""
-        n = self.num_nodes
-        if n < 2:
-            return 0.0
-        dist = self.distances
-        load: dict[tuple[int, int], int] = {}
-        for s in range(n):
-            for t in range(n):
-                u = s
-                while u != t:
-                    v = next(w for w in self.adjacency[u] if dist[w, t] == dist[u, t] - 1)
-                    load[(u, v)] = load.get((u, v), 0) + 1
-                    u = v
-        return max(load.values()) / n
-
-    def describe(self) -> str:
-        degs = sorted({len(a) for a in self.adjacency})
-        return f"graph of {self.num_nodes} nodes, {len(self.edges)} links, degree {degs}"
-
-
-def _check_node_count(num_nodes: int) -> None:
-    if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)):
-        raise GraphError(f"the node count must be an integer, got {_cut(repr(num_nodes))}")
-    if not 1 <= num_nodes <= MAX_GRAPH_NODES:
-        raise GraphError(f"{num_nodes} nodes: a graph topology has 1 to {MAX_GRAPH_NODES} "
-                         f"nodes")
-
-
-def _edge(item, at: str) -> tuple[int, int]:
-    """``item`` as a pair of integer node ids; GraphError naming it otherwise."""
-    try:
-        u, v = item
-        if isinstance(u, bool) or isinstance(v, bool):
-            raise TypeError
-        return operator.index(u), operator.index(v)
-    except (TypeError, ValueError):
-        raise GraphError(f"{at}: {_cut(repr(item))} is not a pair of integer node ids") from None
-
-
-def _cut(text: str, most: int = 40) -> str:
-    return text if len(text) <= most else text[:most - 3] + "..."
+    def to_json(self) -> dict:
+        """The topology as a table file stores it (``icsim-routing-table``)."""
+        doc = {"kind": "torus", "dims": list(self.dims), "wrap": list(self.wrap)}
+        if self.failed_links:        # each link once, by its positive channel
+            doc["failed_links"] = sorted([u, p] for u, p in self.failed_links if p % 2 == 0)
+        if self.failed_nodes:
+            doc["failed_nodes"] = sorted(self.failed_nodes)
+        return doc

@@ -1,10 +1,12 @@
-"""The compiled engine's OFR and POR decide at injection exactly as the Python planners do.
+"""The compiled engine's profit decision picks, for OFR's and POR's plans, exactly what the
+Python planners pick.
 
-:mod:`icsim.simulator.engines.compiled.planners` restates the profits over the arrays the
-planners export; for the same source, destination, queue occupancy and settings it returns what
-``OutflankPlanner.choose_idn`` / ``OrthantPlanner.choose_orthant`` return (as ``inject`` stores
-it), and with the paper profit a run of decisions draws the same ties from the same stream, the
-same number of times.  Tori from 3x3x3 to 8x8x8, mixed sizes, 1-D to 4-D rings (and a 6-D one
+:mod:`icsim.simulator.engines.compiled.decide` restates the profits over the options the
+algorithms make of their planners' exports (``ofr_option_plans``, ``por_option_plans``); for the
+same source, destination, queue occupancy and settings it returns what
+``OutflankPlanner.choose_idn`` / ``OrthantPlanner.choose_orthant`` return (as the interpreter
+stores it in the packet's registers), and with the paper profit a run of decisions draws the
+same ties from the same stream, the same number of times.  Tori from 3x3x3 to 8x8x8, mixed sizes, 1-D to 4-D rings (and a 6-D one
 for the widest plan).
 """
 
@@ -21,11 +23,12 @@ from hypothesis import strategies as st
 
 from icsim.model.packet import Packet
 from icsim.model.topology import Torus
-from icsim.routing.algorithms.adaptive import _Draws
-from icsim.routing.outflank import (KIND_CODES, PROFIT_CODES, OrthantPlanner, OutflankPlanner,
-                                    orthant_select)
+from icsim.routing.algorithms.adaptive import _Draws, ofr_option_plans, por_option_plans
+from icsim.routing.outflank import KIND_CODES, OrthantPlanner, OutflankPlanner, orthant_select
 from icsim.simulator.build import build
-from icsim.simulator.engines.compiled import planners as cp
+from icsim.simulator.engines.compiled import decide as cp
+
+PROFIT_CODES = {"paper": cp.PAPER, "reference": cp.REFERENCE}
 from icsim.simulator.engines.simpy import RandomStream
 from tests.conftest import small_config
 
@@ -42,13 +45,15 @@ def torus(dims):
 def ofr(dims, variant, both_on_tie):
     """A planner and its export as the compiled decision takes it."""
     planner = OutflankPlanner(torus(dims), delta=2, variant=variant, both_on_tie=both_on_tie)
-    return planner, cp.record(planner.export())
+    return planner, cp.record(ofr_option_plans(planner.export()))
 
 
 @lru_cache(maxsize=None)
-def por(dims, both_on_tie):
+def por(dims, both_on_tie, profit="paper"):
+    """A planner and its export's options as the compiled decision takes them (the options
+    carry the paper's or the reference code's derouted flags)."""
     planner = OrthantPlanner(torus(dims), both_on_tie=both_on_tie)
-    return planner, cp.record(planner.export())
+    return planner, cp.record(por_option_plans(planner.export(), profit))
 
 
 class Counted:
@@ -118,8 +123,10 @@ def python_idn(planner, s, t, used, rand, capacity, eta, profit, min_deroute_dis
 
 
 def compiled_idn(x, s, t, used, gen, capacity, eta, profit, min_deroute_distance):
-    return cp.choose_idn(x, s, t, np.array(used, np.int64), capacity, eta, PROFIT_CODES[profit],
-                         min_deroute_distance, gen)
+    o = cp.choose_profit(x, s, t, np.array(used, np.int64), capacity, eta,
+                         PROFIT_CODES[profit], min_deroute_distance, gen)
+    plans = getattr(x, "plans", x)          # a record's arrays, or the plans themselves
+    return (-1, 0) if o < 0 else (cp.option_target(x, s, o), int(plans.opt_kind[o]))
 
 
 def python_orthant(planner, s, t, used, rand, capacity, eta, profit, min_deroute_distance):
@@ -131,8 +138,10 @@ def python_orthant(planner, s, t, used, rand, capacity, eta, profit, min_deroute
 
 
 def compiled_orthant(x, s, t, used, gen, capacity, eta, profit, min_deroute_distance):
-    return cp.choose_orthant(x, s, t, np.array(used, np.int64), capacity, eta,
-                             PROFIT_CODES[profit], min_deroute_distance, gen)
+    o = cp.choose_profit(x, s, t, np.array(used, np.int64), capacity, eta,
+                         PROFIT_CODES[profit], min_deroute_distance, gen)
+    plans = getattr(x, "plans", x)
+    return (-1, False) if o < 0 else (int(plans.opt_sel[o]), bool(plans.opt_kind[o]))
 
 
 def settings_of(case):
@@ -157,7 +166,7 @@ def test_ofr_picks_the_same_idn_as_the_python_planner(case, candidates):
 @given(decisions())
 @settings(max_examples=300, deadline=None)
 def test_por_picks_the_same_orthant_as_the_python_planner(case):
-    planner, x = por(case["dims"], case["both_on_tie"])
+    planner, x = por(case["dims"], case["both_on_tie"], case["profit"])
     rand, gen = Counted(case["seed"]), np.random.default_rng(case["seed"])
     args = (case["s"], case["t"], case["used"])
     want = python_orthant(planner, *args, rand, **settings_of(case))
@@ -244,21 +253,19 @@ def test_inject_stores_what_the_compiled_decision_returns(algorithm, profit, can
                        router={"tie_break": tie_break, "queue_packets": 3})
     routing = build(cfg).spec.routing
     assert routing._planner.both_on_tie == (tie_break != "ordered")
-    x = cp.record(routing._planner.export())
+    x = cp.record(routing.form.decision.plans)
     topo = routing._planner.topo
     rand, gen = Counted(7), np.random.default_rng(7)
-    code = PROFIT_CODES[profit]
     for i, (s, t, used) in enumerate(decision_inputs(topo, 3, 7, 300)):
         packet = Packet(i, src=s, dst=t, birth=0, age=i, measured=False)
-        routing.inject(s, packet, used, rand)
-        args = (x, s, t, np.array(used, np.int64), 3, 1.5, code, 2, gen)
+        routing.interpreter.inject(s, packet, used, rand)
+        args = (x, s, t, used, gen, 3, 1.5, profit, 2)
         if algorithm == "ofr":
-            idn, kind = cp.choose_idn(*args)
-            assert (idn, kind) == (packet.state, KIND_CODES[packet.deroute])
+            assert compiled_idn(*args) == (packet.target, packet.deroute)
+            assert packet.phase == (0 if packet.target >= 0 else 1)
         else:
-            sel, derouted = cp.choose_orthant(*args)
-            assert (sel, derouted) == (-1 if packet.state is None else packet.state,
-                                       packet.deroute == "orthant")
+            sel = packet.sel if packet.phase == 1 else -1
+            assert compiled_orthant(*args) == (sel, packet.deroute == 1)
     assert consumed(gen, 7) == rand.draws
 
 
@@ -273,7 +280,8 @@ def test_every_pair_finds_its_own_plan_in_the_export(dims, make):
     planner = make(topo)
     x = planner.export()
     assert len(x.d) == int(np.prod([len(np.unique(c[c >= 0])) for c in x.code]))
-    r = cp.record(x)
+    r = cp.record(ofr_option_plans(x) if isinstance(planner, OutflankPlanner)
+                  else por_option_plans(x, "paper"))
     for s in range(topo.num_nodes):
         for t in range(topo.num_nodes):
             plan, key = planner._plan(s, t), cp.plan_key(r, s, t)
@@ -310,7 +318,7 @@ def test_the_16x16x16_export_takes_seconds_and_megabytes(make):
 def test_a_6d_plan_of_64_orthants_fits_the_winners_bitmask():
     dims = (3,) * 6
     topo = torus(dims)
-    planner, x = por(dims, True)
+    planner, x = por(dims, True, "paper")
     # every + queue full, every - queue idle: the all-minus orthant, the 64th, wins
     s, t, used = 0, topo.node((1,) * 6), [3, 0] * 6
     want = python_orthant(planner, s, t, used, Counted(0), 3, 1.0, "paper", 1)
@@ -325,8 +333,8 @@ def test_a_6d_plan_of_64_orthants_fits_the_winners_bitmask():
 
 @pytest.mark.slow
 def test_plans_with_more_candidates_than_the_bitmask_holds_are_refused():
-    x = OutflankPlanner(torus((3,) * 6)).export()
-    with pytest.raises(ValueError, match="at most 64 candidates per plan; .* has 73"):
+    x = ofr_option_plans(OutflankPlanner(torus((3,) * 6)).export())
+    with pytest.raises(ValueError, match="at most 64 options per plan; .* has 73"):
         cp.record(x)
 
 
@@ -338,7 +346,7 @@ def test_a_torus_too_wide_for_the_compiled_decision_runs_on_simpy():
 
     model = build(small_config((3,) * 6, routing={"algorithm": "ofr"}))
     assert make_engine(model, "auto").name == "simpy"
-    with pytest.raises(ConfigError, match="run.engine: .* at most 64 candidates per plan; a "
+    with pytest.raises(ConfigError, match="run.engine: .* at most 64 options per plan; a "
                                           "plan of this torus has 73"):
         make_engine(model, "compiled")
 
@@ -346,7 +354,7 @@ def test_a_torus_too_wide_for_the_compiled_decision_runs_on_simpy():
 @pytest.mark.slow
 def test_the_export_itself_decides_as_its_record_does():
     planner = OutflankPlanner(torus((4, 5, 3)), variant="reference")
-    x = planner.export()
+    x = ofr_option_plans(planner.export())
     r = cp.record(x)
     topo = planner.topo
     for profit in ("paper", "reference"):
@@ -361,7 +369,7 @@ def test_a_record_keeps_alive_the_arrays_its_raw_views_read():
     decisions stay right after every other reference to them is gone and their memory would
     otherwise be reused."""
     planner = OutflankPlanner(torus((4, 5, 3)), variant="reference")
-    x = planner.export()
+    x = ofr_option_plans(planner.export())
     r = cp.record(type(x)(*(a.copy() for a in x)))        # arrays only the record refers to
     gc.collect()
     reuse = [np.full(a.shape, -7, a.dtype) for a in x for _ in range(4)]  # the freed memory

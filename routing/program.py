@@ -1,0 +1,440 @@
+"""A routing algorithm's compiled form: data that both engines interpret (SPEC §11).
+
+An algorithm describes how it routes as a :class:`Program` (:meth:`Routing.program`): tables it
+builds in Python, before the run, and a few rules that say how to read them.  The SimPy engine
+reads the program with :class:`Interpreter`; the compiled engine reads the same tables with the
+same rules in numba, and never knows which algorithm made them.  An algorithm whose rules cannot
+be written this way (it needs Python at every hop) overrides :meth:`Routing.candidates` instead
+and runs on the SimPy engine only.
+
+Registers
+---------
+Every packet carries four routing registers: ``phase`` (which phase's tables route it; 0 when
+the packet is made), ``target`` (an intermediate destination, -1 for none: the packet heads for
+its destination), ``sel`` (a port filter, -1: every port) and ``ri`` (its place on a source
+route).  A decision at injection sets them; the hops read them.
+
+Phases
+------
+A :class:`Phase` says how candidates are found at a router, for a packet heading for ``t`` (its
+target, or its destination when it has none):
+
+1. a packet whose target is this router has reached it: it enters the phase's ``next`` phase
+   and heads for its destination (``target = -1``);
+2. ``key = "route"``: the candidate is hop ``ri`` of the packet's source route
+   (:class:`Routes`: a port and a VC); past the route's end, the ejection port;
+3. at ``t`` itself, the ejection port (VC 0);
+4. otherwise the phase's tables are read at ``k``: ``"offset"``, the coordinate difference
+   ``t - router`` (``topology.relative``: tables of O(N) entries, the same at every router of a
+   torus), or ``"pair"``, ``router * N + t`` (N^2 entries, any topology).  ``ports[k]`` is a
+   bitmask of candidate ports (bit p: port p), ANDed with ``sel`` when the phase is
+   ``filtered``;
+5. the candidates come in two groups, tried in order: every port of the mask on
+   ``adaptive_vc`` (the admissible queue with most free slots wins, ties by the run's stream),
+   then one escape queue on ``escape_vc``: port ``escape[k]``, or the lowest port of the mask
+   when the phase has no escape table.  A group whose VC is None is left out.
+
+A packet admitted to a queue that is not ejection in a ``"route"`` phase moves ``ri`` on.
+
+Decisions
+---------
+An optional :class:`Decision` is taken at injection, again at every attempt until the router
+accepts the packet (the occupancy it looks at changes).  It chooses an :class:`Option` — the
+phase to start in, a port filter and how the packet counts as derouted (one of the
+algorithm's ``deroute_kinds``) — and possibly a target:
+
+* :class:`Uniform` — one of a fixed list of options, drawn uniformly (one draw from the run's
+  stream when there are more than one);
+* :class:`RandomTarget` — a target drawn uniformly over the nodes (one draw), then its option;
+* :class:`Profit` — the profit of the OutFlank paper's eqs. (15)-(16) (or its reference
+  variant) over per-plan options keyed by the coordinate offsets of source and destination
+  (:class:`OptionPlans`), scored from the occupancy of the source's adaptive queues; the
+  ``minimal`` option when none beats the minimal route.
+
+Every table is checked when the program is built (:meth:`Program.check`): a problem is a
+``ValueError`` naming the phase, the table and the entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, NamedTuple, Sequence
+
+import numpy as np
+
+OFFSET, PAIR, ROUTE = "offset", "pair", "route"
+KEYS = (OFFSET, PAIR, ROUTE)
+#: the most ports a router may have for a program: masks are 64-bit integers
+MAX_PORTS = 63
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase of a program (module docstring).
+
+    Attributes
+    ----------
+    key : {"offset", "pair", "route"}
+    ports : ndarray of int64, optional
+        Candidate-port bitmask by key (not for ``"route"``).
+    adaptive_vc, escape_vc : int or None
+        VCs of the two candidate groups (None: no such group).
+    escape : ndarray of int64, optional
+        The escape port by key; None: the lowest port of the mask.
+    next : int or None
+        The phase entered at the target (None: this one).
+    filtered : bool
+        Whether ``ports[k]`` is ANDed with the packet's ``sel``.
+    routes : Routes, optional
+        The source routes of a ``"route"`` phase.
+    """
+
+    key: str
+    ports: np.ndarray | None = None
+    adaptive_vc: int | None = None
+    escape_vc: int | None = None
+    escape: np.ndarray | None = None
+    next: int | None = None
+    filtered: bool = False
+    routes: Any = None
+
+
+@dataclass(frozen=True)
+class Option:
+    """What a decision sets: the phase the packet starts in, its port filter (-1: every
+    port), and the deroute kind it counts under (None: not derouted)."""
+
+    phase: int = 0
+    sel: int = -1
+    kind: str | None = None
+
+
+class Routes:
+    """Source routes for a ``"route"`` phase.
+
+    Subclasses give :meth:`hop` (what the SimPy engine reads) and :meth:`arrays` (what the
+    compiled engine reads): the same routes.
+    """
+
+    def hop(self, src: int, dst: int, i: int) -> tuple[int, int] | None:
+        """Hop ``i`` of the route ``src -> dst`` as ``(port, vc)``; None past its end."""
+        raise NotImplementedError
+
+    def arrays(self, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(route, hops)``: ``route[src * N + dst] = (first hop row, hop count)`` and
+        ``hops[row] = (port, vc)``, both int64."""
+        raise NotImplementedError
+
+
+class Decision:
+    """A decision at injection (module docstring)."""
+
+    #: how the compiled engine names the rule (it never names an algorithm)
+    rule: ClassVar[str] = "none"
+
+    def options(self) -> tuple[Option, ...]:
+        """Every option this decision can give (their kinds must be declared)."""
+        return ()
+
+
+@dataclass(frozen=True)
+class Uniform(Decision):
+    """One of ``options``, drawn uniformly."""
+
+    choices: tuple[Option, ...]
+    rule: ClassVar[str] = "uniform"
+
+    def options(self) -> tuple[Option, ...]:
+        return self.choices
+
+
+@dataclass(frozen=True)
+class RandomTarget(Decision):
+    """A target drawn uniformly over the nodes, then ``option``."""
+
+    option: Option
+    rule: ClassVar[str] = "random_target"
+
+    def options(self) -> tuple[Option, ...]:
+        return (self.option,)
+
+
+class OptionPlans(NamedTuple):
+    """A profit decision's per-plan options as flat arrays (read by the compiled engine).
+
+    A plan is keyed like the OutFlank planners' (:mod:`icsim.routing.outflank`): ``key =
+    sum_i code[i, s_i, t_i] * radix[i]`` over the torus ``dims``/``strides``/``coords``.  Per
+    plan: ``d`` (the minimal distance), the minimal route's port sets for the two profits
+    (``min_portset``/``min_n``, ``min_code_portset``/``min_code_n``), the paper profit's groups
+    (``group_ptr`` CSR of ``group_portset``/``group_n``/``group_ratio`` and their ``members``,
+    CSR by ``member_ptr``), the reference profit's search rows (``order_ptr`` CSR of ``row_j``,
+    ``row_portset``, ``row_n``, ``row_div``, ``row_dil``, ``row_bounded``; rows before
+    ``order_split[plan]`` are the first stage, the rest must beat the first stage's best
+    strictly), and its options (``opt_ptr`` CSR).  Port sets are ``portset_ports`` CSR by
+    ``portset_ptr``.  ``row_j`` and ``members`` index a plan's options.
+
+    An option row: ``opt_target`` (whether it sets a target: the source plus ``opt_rel``, per
+    dimension modulo ``dims``), ``opt_phase``, ``opt_sel``, ``opt_kind`` (0: not derouted, else
+    1 + the index of its kind among the algorithm's ``deroute_kinds``).
+    """
+
+    dims: np.ndarray
+    strides: np.ndarray
+    coords: np.ndarray
+    code: np.ndarray
+    radix: np.ndarray
+    portset_ptr: np.ndarray
+    portset_ports: np.ndarray
+    d: np.ndarray
+    min_portset: np.ndarray
+    min_n: np.ndarray
+    min_code_portset: np.ndarray
+    min_code_n: np.ndarray
+    group_ptr: np.ndarray
+    group_portset: np.ndarray
+    group_n: np.ndarray
+    group_ratio: np.ndarray
+    member_ptr: np.ndarray
+    members: np.ndarray
+    order_ptr: np.ndarray
+    order_split: np.ndarray
+    row_j: np.ndarray
+    row_portset: np.ndarray
+    row_n: np.ndarray
+    row_div: np.ndarray
+    row_dil: np.ndarray
+    row_bounded: np.ndarray
+    opt_ptr: np.ndarray
+    opt_target: np.ndarray
+    opt_rel: np.ndarray
+    opt_phase: np.ndarray
+    opt_sel: np.ndarray
+    opt_kind: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self)
+
+
+@dataclass(frozen=True)
+class Profit(Decision):
+    """The OutFlank profit over per-plan options (module docstring).
+
+    ``choose(node, dst, used, rand) -> (option, target)`` is the same decision in Python (the
+    algorithm's own planner, for the SimPy engine); the engines' agreement tests hold the two
+    together.  ``kinds`` are the option kinds the plans' ``opt_kind`` codes stand for.
+    """
+
+    plans: OptionPlans
+    eta: float
+    variant: str
+    min_deroute_distance: int
+    minimal: Option
+    kinds: tuple[str, ...]
+    choose: Callable[..., tuple[Option, int]] = field(repr=False, compare=False)
+    rule: ClassVar[str] = "profit"
+
+    def options(self) -> tuple[Option, ...]:
+        return (self.minimal, *(Option(kind=k) for k in self.kinds))
+
+
+@dataclass(frozen=True)
+class Program:
+    """An algorithm's compiled form: its phases and an optional decision at injection."""
+
+    phases: tuple[Phase, ...]
+    decision: Decision | None = None
+
+    def check(self, num_nodes: int, num_ports: int, num_vcs: int,
+              relative_size: int | None, deroute_kinds: Sequence[str]) -> None:
+        """Raise ValueError naming the first problem: a key the topology cannot serve, a table
+        of the wrong length, a port or VC out of range, a phase number that does not exist,
+        a deroute kind the algorithm does not declare."""
+        if not self.phases:
+            raise ValueError("a program needs at least one phase")
+        if num_ports > MAX_PORTS:
+            raise ValueError(f"routers of {num_ports} ports: a program's port masks hold at "
+                             f"most {MAX_PORTS}")
+        for i, ph in enumerate(self.phases):
+            where = f"phase {i}"
+            if ph.key not in KEYS:
+                raise ValueError(f"{where}: key {ph.key!r} is not one of {', '.join(KEYS)}")
+            if ph.next is not None and not 0 <= ph.next < len(self.phases):
+                raise ValueError(f"{where}: next phase {ph.next} does not exist")
+            for name in ("adaptive_vc", "escape_vc"):
+                vc = getattr(ph, name)
+                if vc is not None and not 0 <= vc < num_vcs:
+                    raise ValueError(f"{where}: {name} {vc} is not a VC (0..{num_vcs - 1})")
+            if ph.key == ROUTE:
+                if ph.routes is None:
+                    raise ValueError(f"{where}: a route phase needs its routes")
+                continue
+            size = relative_size if ph.key == OFFSET else num_nodes * num_nodes
+            if size is None:
+                raise ValueError(f"{where}: the topology has no coordinate offsets for an "
+                                 f"'offset' key")
+            for name in ("ports", "escape"):
+                table = getattr(ph, name)
+                if table is None:
+                    if name == "ports":
+                        raise ValueError(f"{where}: no ports table")
+                    continue
+                if len(table) != size:
+                    raise ValueError(f"{where}: {name} has {len(table)} entries, its key has "
+                                     f"{size}")
+            bad = np.nonzero((np.asarray(ph.ports, dtype=np.int64) >> num_ports) != 0)[0]
+            if len(bad):
+                raise ValueError(f"{where}: ports[{int(bad[0])}] names a port beyond "
+                                 f"{num_ports - 1}")
+            if ph.escape is not None:
+                esc = np.asarray(ph.escape, dtype=np.int64)
+                bad = np.nonzero((esc < 0) | (esc >= num_ports))[0]
+                if len(bad):
+                    raise ValueError(f"{where}: escape[{int(bad[0])}] = {int(esc[bad[0]])} is "
+                                     f"not a port")
+        if self.decision is not None:
+            for opt in self.decision.options():
+                if not 0 <= opt.phase < len(self.phases):
+                    raise ValueError(f"a decision's option starts in phase {opt.phase}, which "
+                                     f"does not exist")
+                if opt.kind is not None and opt.kind not in deroute_kinds:
+                    raise ValueError(f"a decision's option counts as derouted {opt.kind!r}, "
+                                     f"which the algorithm does not declare in deroute_kinds "
+                                     f"({', '.join(deroute_kinds) or 'none'})")
+
+    @property
+    def has_routes(self) -> bool:
+        return any(ph.key == ROUTE for ph in self.phases)
+
+
+def kind_code(kind: str | None, kinds: Sequence[str]) -> int:
+    """How a deroute kind is counted: 0 for None, else 1 + its index in ``kinds``."""
+    return 0 if kind is None else 1 + list(kinds).index(kind)
+
+
+class Interpreter:
+    """A program read in Python: ``candidates``, ``inject`` and ``admitted`` as the SimPy
+    engine calls them (:class:`~icsim.routing.registry.Routing`), the rules of the module
+    docstring.  The compiled engine reads the same program (``engines/compiled``).
+
+    Candidate groups are interned per (phase, mask, escape port): a packet-hop looks up a
+    table, ANDs a filter and picks an interned tuple.
+    """
+
+    def __init__(self, program: Program, topology: Any, deroute_kinds: Sequence[str]):
+        self.program = program
+        self.num_nodes = topology.num_nodes
+        self.eject = topology.num_ports
+        self.eject_groups = (((self.eject, 0),),)
+        self._codes_of = {k: kind_code(k, deroute_kinds) for k in (None, *deroute_kinds)}
+        caps = topology.capabilities
+        self._codes = topology.relative_codes if "offsets" in caps else None
+        self._base = topology.relative_base if "offsets" in caps else 0
+        self._next = [i if ph.next is None else ph.next for i, ph in enumerate(program.phases)]
+        self._find = [self._finder(i, ph) for i, ph in enumerate(program.phases)]
+        self.has_inject = program.decision is not None
+        self.has_admit = program.has_routes
+        self._decide = self._decision(program.decision) if self.has_inject else None
+
+    # ------------------------------------------------------------------ hops
+    def _finder(self, index: int, ph: Phase) -> Callable:
+        """``find(node, packet, t) -> groups`` for a phase whose packet heads for t."""
+        if ph.key == ROUTE:
+            hop, interned, eject = ph.routes.hop, {}, self.eject_groups
+
+            def route(node, packet, t):
+                h = hop(packet.src, packet.dst, packet.ri)
+                if h is None:
+                    return eject
+                g = interned.get(h)
+                if g is None:
+                    g = interned[h] = ((h,),)
+                return g
+            return route
+        ports = ph.ports.tolist() if len(ph.ports) <= 1 << 22 else ph.ports
+        escape = (None if ph.escape is None else
+                  ph.escape.tolist() if len(ph.escape) <= 1 << 22 else ph.escape)
+        adaptive, esc_vc, filtered = ph.adaptive_vc, ph.escape_vc, ph.filtered
+        groups: dict[tuple[int, int], tuple] = {}
+
+        def make(mask: int, esc: int) -> tuple:
+            out = []
+            if adaptive is not None:
+                rest, group = mask, []
+                while rest:
+                    low = rest & -rest
+                    group.append((low.bit_length() - 1, adaptive))
+                    rest ^= low
+                out.append(tuple(group))
+            if esc_vc is not None:
+                out.append(((esc, esc_vc),))
+            return tuple(out)
+
+        codes, base, n = self._codes, self._base, self.num_nodes
+        offset = ph.key == OFFSET
+
+        def table(node, packet, t):
+            k = codes[t] - codes[node] + base if offset else node * n + t
+            mask = int(ports[k])
+            if filtered:
+                mask &= packet.sel
+            esc = int(escape[k]) if escape is not None else (mask & -mask).bit_length() - 1
+            g = groups.get((mask, esc))
+            if g is None:
+                g = groups[(mask, esc)] = make(mask, esc)
+            return g
+        return table
+
+    def candidates(self, node: int, packet) -> tuple:
+        target = packet.target
+        if target == node:                    # the intermediate target reached: next phase
+            packet.phase = self._next[packet.phase]
+            packet.target = target = -1
+        t = packet.dst if target < 0 else target
+        find = self._find[packet.phase]
+        if t == node and self.program.phases[packet.phase].key != ROUTE:
+            return self.eject_groups
+        return find(node, packet, t)
+
+    def admitted(self, node: int, packet, port: int, vc: int) -> None:
+        if port != self.eject and self.program.phases[packet.phase].key == ROUTE:
+            packet.ri += 1
+
+    # ------------------------------------------------------------------ injection
+    def _apply(self, packet, option: Option, target: int) -> None:
+        packet.phase = option.phase
+        packet.sel = option.sel
+        packet.target = target
+        packet.deroute = self._codes_of[option.kind]
+
+    def _decision(self, decision: Decision) -> Callable:
+        apply, n = self._apply, self.num_nodes
+        if isinstance(decision, Uniform):
+            choices = decision.choices
+
+            def uniform(node, packet, used, rand):
+                j = int(rand() * len(choices)) if len(choices) > 1 else 0
+                apply(packet, choices[j], -1)
+            return uniform
+        if isinstance(decision, RandomTarget):
+            option = decision.option
+
+            def random_target(node, packet, used, rand):
+                apply(packet, option, int(rand() * n))
+            return random_target
+        if isinstance(decision, Profit):
+            choose = decision.choose
+
+            def profit(node, packet, used, rand):
+                option, target = choose(node, packet.dst, used, rand)
+                apply(packet, option, target)
+            return profit
+        raise ValueError(f"no interpreter for the decision {type(decision).__name__}")
+
+    def inject(self, node: int, packet, used, rand) -> None:
+        self._decide(node, packet, used, rand)
+
+    def describe(self, packet) -> str:
+        if packet.target >= 0:
+            return f"phase {packet.phase}, via {packet.target}"
+        return f"phase {packet.phase}" if len(self.program.phases) > 1 else ""
