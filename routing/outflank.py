@@ -127,7 +127,7 @@ OFR and POR, both variants.  A plan takes 0.1-0.2 ms to build, once per key; all
 
 For the compiled engine, ``export()`` builds every key at once and hands the plans over as
 flat numpy arrays (:class:`IdnPlans`, :class:`OrthantPlans`), over which
-``icsim.simulator.engines.compiled.planners`` restates the decision (0.1-0.3 us).  On
+``icsim.simulator.engines.compiled.decide`` restates the decision (0.1-0.3 us).  On
 16x16x16 that takes 0.5-0.8 s of CPU time and 2 MB of arrays for the paper OFR rules and
 POR, 5-6 s and 15 MB for the reference OFR rules (29,791 keys).
 
@@ -1132,7 +1132,7 @@ PROFIT_CODES = {"paper": 0, "reference": 1}
 class IdnPlans(NamedTuple):
     """Every OFR plan of one planner as flat arrays (:meth:`OutflankPlanner.export`).
 
-    Written for the compiled engine (``icsim.simulator.engines.compiled.planners``), which
+    Made into the compiled engine's profit options (``ofr_option_plans``), which
     reads them as :meth:`OutflankPlanner.choose_idn` reads its plan objects; every array is
     copied from those objects.  ``P`` plans, ``n`` dimensions; "CSR" means the entries of
     row ``r`` are ``[ptr[r], ptr[r + 1])``.  Candidate, member and row indices ``j`` are

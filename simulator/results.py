@@ -248,7 +248,7 @@ def saturation_reason(spec: Any, tally: Tally, unfinished: bool, accepted: float
     if unfinished:
         expected = tally.expected_measured if tally.expected_measured >= 0 else tally.measured
         return (f"unfinished: {expected - tally.measured_delivered} of {expected} measured "
-                f"packets undelivered at the end of the drain{stuck_text(tally)}")
+                f"packets undelivered at the end of the drain{stuck_text(spec, tally)}")
     w0, w1 = spec.window
     s, limit = in_sources(tally), spec.growth_limit
     rule = window_rule(tally.window_delivered, tally.measured, s, tally.num_nodes,
@@ -263,14 +263,21 @@ def saturation_reason(spec: Any, tally: Tally, unfinished: bool, accepted: float
     return None
 
 
-def stuck_text(tally: Tally) -> str:
-    """What an unfinished run says about stuck ports (empty when the engine did not look)."""
+def stuck_text(spec: Any, tally: Tally) -> str:
+    """What an unfinished run says about stuck ports (empty when the engine did not look).
+    Under credit flow control the engines looked at the wait graph as it was at the end (a
+    deadlocked cycle would have been reported as a deadlock); under ack/nak there is none, and
+    only the whole-network watchdog applies."""
     if tally.stuck_ports is None:
         return ""
+    if spec.flow_control == "ack_nak":
+        return (f"; {tally.stuck_ports} router ports stuck for a watchdog period or more (ack/nak "
+                f"keeps no wait graph: a partial deadlock is not looked for)")
     if tally.stuck_ports == 0:
-        return "; no port stuck (packets still moving: slow, not deadlocked)"
+        return ("; no port stuck for a watchdog period, and no deadlocked cycle in the wait "
+                "graph at the end (packets still moving: slow)")
     return (f"; {tally.stuck_ports} router ports stuck for a watchdog period or more, in no "
-            f"deadlocked cycle")
+            f"deadlocked cycle of the wait graph at the end")
 
 
 def utilisation(spec: Any, tally: Tally) -> dict[str, Any]:

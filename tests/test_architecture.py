@@ -33,7 +33,7 @@ def all_modules() -> list[str]:
 
 #: modules whose examples take a second or more: in the full suite only
 SLOW_DOCTESTS = {"icsim.experiments.papers.acro.layers", "icsim.experiments.papers.angara.bounds",
-                 "icsim.simulator.engines.compiled.planners",
+                 "icsim.simulator.engines.compiled.decide",
                  "icsim.experiments.papers.angara.faults"}
 
 

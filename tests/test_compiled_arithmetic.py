@@ -1,7 +1,7 @@
 """The compiled engine's integer arithmetic: the multiplication that stands in for division
-(``kernel.divide``) gives Python's floor division for every time and id a run can hold, and a
+(``speed.divide``) gives Python's floor division for every time and id a run can hold, and a
 time's slot is the clock edge at or after it; the packed-key sorts of a decision phase
-(``kernel.sort_heads``, ``kernel.escape_priority``) give the order the SimPy engine's sorts
+(``credit.sort_heads``, ``credit.escape_priority``) give the order the SimPy engine's sorts
 give."""
 
 from __future__ import annotations
@@ -10,14 +10,17 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from icsim.simulator.engines.compiled import kernel as kn
+from icsim.simulator.engines.compiled import layout as kn
+from icsim.simulator.engines.compiled.calendar import slot_of
+from icsim.simulator.engines.compiled.credit import escape_priority, sort_heads
+from icsim.simulator.engines.compiled.speed import divide, inverse
 
 
 def prm_dividing_by(d: int) -> np.ndarray:
     """A ``prm`` whose cycle is d (with its inverse beside it, as the engine builds it)."""
     prm = np.zeros(kn.K_NPRM, np.int64)
     prm[kn.K_CYC] = d
-    prm[kn.K_CYC_INV] = kn.inverse(d)
+    prm[kn.K_CYC_INV] = inverse(d)
     return prm
 
 
@@ -34,7 +37,7 @@ def prm_dividing_by(d: int) -> np.ndarray:
 @example(x=800 * 2**40 - 1, d=800)
 @example(x=0, d=1)
 def test_divide_is_floor_division(x, d):
-    assert kn.divide(prm_dividing_by(d), x, kn.K_CYC) == x // d
+    assert divide(prm_dividing_by(d), x, kn.K_CYC) == x // d
 
 
 @settings(deadline=None)
@@ -42,7 +45,7 @@ def test_divide_is_floor_division(x, d):
 @example(t=2**32, cyc=800)
 @example(t=800 * 2**40, cyc=800)
 def test_the_slot_of_a_time_is_the_first_edge_at_or_after_it(t, cyc):
-    slot = kn.slot_of(prm_dividing_by(cyc), t)
+    slot = slot_of(prm_dividing_by(cyc), t)
     assert (slot - 1) * cyc < t <= slot * cyc
 
 
@@ -52,9 +55,9 @@ def test_the_slot_of_a_time_is_the_first_edge_at_or_after_it(t, cyc):
 def test_divide_at_and_just_below_a_multiple(q, d):
     """Where a truncated product alone goes wrong: x a multiple of d, or one below."""
     prm = prm_dividing_by(d)
-    assert kn.divide(prm, q * d, kn.K_CYC) == q
+    assert divide(prm, q * d, kn.K_CYC) == q
     if q:
-        assert kn.divide(prm, q * d - 1, kn.K_CYC) == q - 1
+        assert divide(prm, q * d - 1, kn.K_CYC) == q - 1
 
 
 def heads_with_ages(ages: list[tuple[int, int]]) -> np.ndarray:
@@ -87,7 +90,7 @@ def test_heads_are_sorted_oldest_first(ages):
     assert len(set(ages)) == len(ages)
     hd = heads_with_ages(ages)
     order = np.full(len(hd), -1, np.int64)
-    kn.sort_heads(hd, order, len(ages))
+    sort_heads(hd, order, len(ages))
     assert [ages[i] for i in order[:len(ages)]] == sorted(ages)
 
 
@@ -116,6 +119,6 @@ def test_escape_priority_groups_a_ports_heads_by_vc_rank(ports, vcs):
     for j, i in enumerate(order):
         first.setdefault(ports[i], j)
     want = sorted(order, key=lambda i: (first[ports[i]], -1 if vcs[i] < 0 else rank[vcs[i]]))
-    kn.escape_priority(prm, pt, hd, order, n)
+    escape_priority(prm, pt, hd, order, n)
     assert list(order) == want
     assert (pt[:, kn.T_FIRST] == -1).all()

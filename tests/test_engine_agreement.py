@@ -68,7 +68,7 @@ def test_the_reference_profile_gives_the_same_record_in_both_engines(shape, patt
 def test_ack_nak_off_the_clock_edges_gives_the_same_record_too(times):
     """The reference profile's times are whole clock cycles; with link times that are not,
     packets and ACKs arrive between edges, so ports are marked between decision phases, some
-    busy past the coming edge (``kernel.mark_dirty`` leaves those off the dirty list)."""
+    busy past the coming edge (``fabric.mark_dirty`` leaves those off the dirty list)."""
     simpy = result("reference", "[4,4,4]", "transpose3d", "abr", 0.9, "simpy", times)
     assert simpy["packets_delivered"] == simpy["packets_measured"] > 0
     assert result("reference", "[4,4,4]", "transpose3d", "abr", 0.9, "compiled", times) == simpy
@@ -106,8 +106,8 @@ def test_prefetching_changes_nothing(monkeypatch, profile, dims, pattern, algori
     """The kernel asks for rows ahead of use only on networks larger than the cache
     (``PREFETCH_ABOVE_BYTES``); forced on for a small one, at a saturating load, the record is
     still the SimPy engine's."""
-    from icsim.simulator.engines import compiled
-    from icsim.simulator.engines.compiled import kernel
+    from icsim.simulator.engines.compiled import engine as compiled
+    from icsim.simulator.engines.compiled import layout as kernel
     from icsim.simulator.simulation import Simulation
 
     simpy = result(profile, dims, pattern, algorithm, 0.9, "simpy")
@@ -124,7 +124,7 @@ def test_event_chunks_change_nothing(monkeypatch, profile, pattern, chunks):
     """A wheel slot's events take rows from chunks of the event pool (``event_chunks``); with
     chunks of two rows — three in all, so that most events fall back to the free list, or
     thousands, so that a slot chains many — the record is still the SimPy engine's."""
-    from icsim.simulator.engines import compiled
+    from icsim.simulator.engines.compiled import engine as compiled
 
     simpy = result(profile, "[4,4,4]", pattern, "ofr", 0.9, "simpy")
     monkeypatch.setattr(compiled, "event_chunks", lambda reserve, wsize: chunks)

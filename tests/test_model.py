@@ -238,13 +238,14 @@ def test_ofr_under_ack_nak_and_oldest_first_delivers_a_whole_all_to_all():
 
 
 def test_the_compiled_engine_declines_more_vcs_than_a_round_has_bits():
-    """The kernel keeps a port's round as a bit per VC (``kernel.T_NAK_MASK``); beyond
+    """The kernel keeps a port's round as a bit per VC (``layout.T_NAK_MASK``); beyond
     ``MAX_ROUND_VCS`` VCs under ack/nak and oldest-first arbitration it says so, and ``auto``
     runs the SimPy engine, whose rounds have no such bound."""
     import dataclasses
 
     from icsim.simulator.build import build
-    from icsim.simulator.engines.compiled import kernel, supports
+    from icsim.simulator.engines.compiled import layout as kernel
+    from icsim.simulator.engines.compiled import supports
 
     spec = build(small_config((4, 4), router={"flow_control": "ack_nak"})).spec
     assert supports(spec) is None

@@ -83,3 +83,35 @@ def test_an_unfinished_run_says_whether_ports_were_stuck(engine):
     assert r["saturation_reason"].startswith("unfinished: ")
     assert ("no port stuck" in r["saturation_reason"]
             or "router ports stuck for a watchdog period or more" in r["saturation_reason"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("dims, seed, watchdog_us, channels", [
+    ([8], 1, 1_000_000, 8),      # the watchdog never looked: the run ended first
+    ([4, 4], 3, None, 4)])       # a 4-channel cycle stuck since about 135 us, never checked
+def test_a_deadlock_standing_at_the_end_of_a_run_is_reported_never_called_slow(
+        engine, dims, seed, watchdog_us, channels):
+    """Without the bubble rule, 2-packet queues and 16-packet messages at γ = 1 deadlock a
+    ring; the run ends before a watchdog check finds it.  The wait graph as it stands at the
+    end holds the cycle: a deadlock (exit 3 on the command line), not "no port stuck"."""
+    run_section = {"warmup_us": 10, "measure_us": 50, "drain_us": 100}
+    if watchdog_us is not None:
+        run_section["watchdog_us"] = watchdog_us
+    cfg = config_from_dict({
+        "seed": seed, "topology": {"kind": "torus", "dims": dims},
+        "router": {"bubble": False, "queue_packets": 2},
+        "traffic": {"load": 1.0, "message_packets": 16}, "run": run_section})
+    with pytest.raises(DeadlockError, match=rf"^deadlock: at the end of the run \(t = 160000 "
+                                            rf"ns\) a cycle of {channels} channels holds "
+                                            rf"packets and waits only on itself: node "):
+        run(cfg, engine=engine)
+
+
+def test_the_end_of_run_deadlock_is_exit_status_3_on_the_command_line(capsys):
+    code = main(["run", "quickstart", "--set", "topology.dims=[8]", "--set",
+                 "router.bubble=false", "--set", "router.queue_packets=2", "--set",
+                 "traffic.load=1.0", "--set", "traffic.message_packets=16", "--set",
+                 "run.warmup_us=10", "--set", "run.measure_us=50", "--set", "run.drain_us=100",
+                 "--set", "run.watchdog_us=1000000"])
+    assert code == 3
+    assert "a cycle of 8 channels" in capsys.readouterr().err

@@ -73,7 +73,8 @@ def deadlock_cycle(stuck: np.ndarray, wait_ports: np.ndarray, wait_queues: np.nd
     if not len(src):
         return None
     graph = nx.DiGraph()
-    graph.add_edges_from(zip(src.tolist(), dst.tolist()))
+    # in sorted order, so that the cycle named does not depend on how an engine lists waits
+    graph.add_edges_from(sorted(set(zip(src.tolist(), dst.tolist()))))
     # ports that may still move: stuck ports with no wait, ports that are not stuck, and
     # every stuck port that waits (directly or not) on one of them
     free = deque(n for n in graph if not stuck[n] or graph.out_degree(n) == 0)
@@ -95,6 +96,34 @@ def count_stuck(previous: np.ndarray | None, heads: np.ndarray, busy: np.ndarray
                 vcs: int) -> int:
     """How many router ports are stuck (for an unfinished run's verdict)."""
     return int(stuck_ports(previous, heads, busy, vcs).sum())
+
+
+def waiting_now(heads: np.ndarray, busy: np.ndarray, vcs: int,
+                wait_ports: np.ndarray) -> np.ndarray:
+    """Per router port id: it holds packets, is not transmitting and waits for room downstream
+    (its id in ``wait_ports``) — what the wait graph says at this moment, with no history."""
+    nports = len(heads) // vcs
+    full = (heads[:, 0] != EMPTY).reshape(nports, vcs).any(axis=1)
+    waits = np.zeros(nports, dtype=bool)
+    waits[wait_ports[wait_ports < nports]] = True
+    return full & waits & ~np.asarray(busy[:nports], bool)
+
+
+def cycle_at_end(heads: np.ndarray, busy: np.ndarray, vcs: int, wait_ports: np.ndarray,
+                 wait_queues: np.ndarray) -> list[int] | None:
+    """A deadlocked cycle in the wait graph as it is (an unfinished run's end): ports that hold
+    packets, do not transmit and wait only on such ports can never move again, however long
+    ago they stopped (:func:`deadlock_cycle` over :func:`waiting_now`)."""
+    stuck = waiting_now(heads, busy, vcs, wait_ports)
+    return deadlock_cycle(stuck, wait_ports, wait_queues, vcs) if stuck.any() else None
+
+
+def deadlock_at_end(spec: Any, cycle: list[int], now_ps: int) -> DeadlockError:
+    """The error both engines raise for a cycle found at the end of an unfinished run."""
+    return DeadlockError(
+        f"deadlock: at the end of the run (t = {now_ps / PS_PER_NS:.0f} ns) a cycle of "
+        f"{len(cycle)} channels holds packets and waits only on itself: "
+        f"{describe_ports(spec, cycle)}")
 
 
 def describe_ports(spec, ports: list[int]) -> str:

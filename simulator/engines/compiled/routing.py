@@ -9,7 +9,7 @@ section reads them; ``icsim.routing.program`` says what they mean).
 >>> laid = lay_out(ofr.form, ofr.topology, ofr.deroute_kinds)
 >>> laid.ph[:, :6].tolist()          # key, ports, escape, vc_all, vc, next: both read rtab at 0
 [[0, 0, -1, 0, 1, 1], [0, 0, -1, 0, 2, 1]]
->>> laid.params["K_DECISION"] == kn.D_PROFIT, int(laid.dec.plans.opt_phase[laid.params["K_MIN_OPT"]])
+>>> laid.params["K_DECISION"] == D_PROFIT, int(laid.dec.plans.opt_phase[laid.params["K_MIN_OPT"]])
 (True, 1)
 """
 
@@ -19,15 +19,28 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
-from icsim.routing.program import (OFFSET, PAIR, ROUTE, OptionPlans, Profit, Program,
-                                   RandomTarget, Uniform, kind_code)
-from icsim.simulator.engines.compiled import kernel as kn
-from icsim.simulator.engines.compiled.decide import VARIANTS, check_plans, record
+from icsim.routing.program import (OFFSET, PAIR, ROUTE, OptionPlans, Profit, Program, RandomTarget,
+                                   Uniform, kind_code)
+from icsim.simulator.engines.compiled.decide import (VARIANTS, check_plans, choose_profit,
+                                                     option_target, record)
+from icsim.simulator.engines.compiled.fabric import port_of
+from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_RANDOM_TARGET, D_UNIFORM,
+                                                     F_ETA, K_ADAPTIVE_VC, K_BASE, K_CAP,
+                                                     K_DECISION, K_MDD, K_MIN_OPT, K_N, K_NPORTS,
+                                                     K_NPV_NODE, K_P1, K_ROUTES, K_V, K_VARIANT,
+                                                     KEY_OFFSET, KEY_PAIR, KEY_ROUTE, P_DER, P_DST,
+                                                     P_RI, P_RS, P_SEL, P_SRC, PH_ESCAPE,
+                                                     PH_FILTERED, PH_KEY, PH_NCOL, PH_NEXT,
+                                                     PH_PORTS, PH_VC, PH_VC_ALL, Q_OCC, T_DOWN)
+from icsim.simulator.engines.compiled.pcg import random
+from icsim.simulator.engines.compiled.speed import divide
 
-KEYS = {OFFSET: kn.KEY_OFFSET, PAIR: kn.KEY_PAIR, ROUTE: kn.KEY_ROUTE}
-RULES = {None: kn.D_NONE, Uniform: kn.D_UNIFORM, RandomTarget: kn.D_RANDOM_TARGET,
-         Profit: kn.D_PROFIT}
+KEYS = {OFFSET: KEY_OFFSET, PAIR: KEY_PAIR, ROUTE: KEY_ROUTE}
+RULES = {None: D_NONE, Uniform: D_UNIFORM, RandomTarget: D_RANDOM_TARGET,
+         Profit: D_PROFIT}
 
 
 @dataclass
@@ -62,7 +75,7 @@ def supports(form: Program | None) -> str | None:
 def _tables(form: Program) -> tuple[np.ndarray, np.ndarray]:
     """``ph`` and ``rtab``; a table shared by several phases (the same array) is laid out
     once."""
-    ph = np.full((len(form.phases), kn.PH_NCOL), -1, np.int64)
+    ph = np.full((len(form.phases), PH_NCOL), -1, np.int64)
     chunks: list[np.ndarray] = []
     where: dict[int, int] = {}
     size = 0
@@ -79,13 +92,13 @@ def _tables(form: Program) -> tuple[np.ndarray, np.ndarray]:
 
     for i, phase in enumerate(form.phases):
         row = ph[i]
-        row[kn.PH_KEY] = KEYS[phase.key]
-        row[kn.PH_PORTS] = place(phase.ports)
-        row[kn.PH_ESCAPE] = place(phase.escape)
-        row[kn.PH_VC_ALL] = -1 if phase.adaptive_vc is None else phase.adaptive_vc
-        row[kn.PH_VC] = -1 if phase.escape_vc is None else phase.escape_vc
-        row[kn.PH_NEXT] = i if phase.next is None else phase.next
-        row[kn.PH_FILTERED] = phase.filtered
+        row[PH_KEY] = KEYS[phase.key]
+        row[PH_PORTS] = place(phase.ports)
+        row[PH_ESCAPE] = place(phase.escape)
+        row[PH_VC_ALL] = -1 if phase.adaptive_vc is None else phase.adaptive_vc
+        row[PH_VC] = -1 if phase.escape_vc is None else phase.escape_vc
+        row[PH_NEXT] = i if phase.next is None else phase.next
+        row[PH_FILTERED] = phase.filtered
     rtab = np.concatenate(chunks) if chunks else np.zeros(1, np.int64)
     return ph, rtab
 
@@ -160,3 +173,105 @@ def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
     if uses_offsets:
         params["K_BASE"] = topology.relative_base
     return LaidOut(ph, rtab, route, rhops, record(plans), codes, params, fparams)
+
+
+# ============================================================================= routing
+# The routing program (``icsim.routing.program``): its phases are rows of ``ph`` (``PH_*``),
+# its tables slices of ``rtab``, its source routes ``route``/``rhops``, its decision's options
+# the record ``dec`` (``decide``).  A packet's registers: ``P_RS`` holds its target and phase,
+# ``target * 256 + phase`` (target -1: none, so ``P_RS < 0``), ``P_SEL`` its port filter and
+# ``P_RI`` its place on a source route.  A candidate set is four numbers, where the SimPy
+# engine has tuples of groups: ``(mask, vc_all, port, vc)`` — every port of ``mask`` on
+# ``vc_all`` (none when ``vc_all < 0``), then the one queue ``(port, vc)`` (none when
+# ``vc < 0``).
+@njit(cache=True, forceinline=True)
+def registers(target, phase):
+    """``P_RS`` of a packet heading for ``target`` (-1: its destination) in ``phase``."""
+    return target * 256 + phase
+
+
+@njit(cache=True, forceinline=True)
+def candidates(prm, pk, codes, ph, rtab, route, rhops, node, p):
+    """The program's candidates for packet p at ``node`` (``Interpreter.candidates``, rules
+    1-5 of ``icsim.routing.program``): ``(mask, vc_all, port, vc)`` (above)."""
+    rs = pk[p, P_RS]
+    f = rs & 255
+    t = rs >> 8
+    if t == node:                     # its target reached: the next phase, to its destination
+        f = ph[f, PH_NEXT]
+        t = -1
+    key = ph[f, PH_KEY]
+    if key == KEY_ROUTE:
+        pair = pk[p, P_SRC] * prm[K_N] + pk[p, P_DST]
+        i = pk[p, P_RI]
+        if i >= route[pair, 1]:
+            return 0, -1, prm[K_NPORTS], 0
+        h = route[pair, 0] + i
+        return 0, -1, rhops[h, 0], rhops[h, 1]
+    if t < 0:
+        t = pk[p, P_DST]
+    if t == node:
+        return 0, -1, prm[K_NPORTS], 0
+    if key == KEY_OFFSET:
+        k = codes[t] - codes[node] + prm[K_BASE]
+    else:
+        k = node * prm[K_N] + t
+    mask = rtab[ph[f, PH_PORTS] + k]
+    if ph[f, PH_FILTERED]:
+        mask &= pk[p, P_SEL]
+    esc = ph[f, PH_ESCAPE]
+    port = rtab[esc + k] if esc >= 0 else trailing_zeros(mask)
+    return mask, ph[f, PH_VC_ALL], port, ph[f, PH_VC]
+
+
+@njit(cache=True, forceinline=True)
+def admitted(prm, pk, ph, p, q2):
+    """``Interpreter.admitted``: a packet admitted at its target goes on in the next phase to
+    its destination; in a route phase it moves along its route."""
+    rs = pk[p, P_RS]
+    if rs >= 0 and (rs >> 8) == divide(prm, q2, K_NPV_NODE):
+        rs = registers(-1, ph[rs & 255, PH_NEXT])
+        pk[p, P_RS] = rs
+    if prm[K_ROUTES] and ph[rs & 255, PH_KEY] == KEY_ROUTE:
+        if port_of(prm, divide(prm, q2, K_V)) != prm[K_NPORTS]:
+            pk[p, P_RI] += 1
+
+
+@njit(cache=True, forceinline=True)
+def local_adaptive_used(prm, qs, pt, used, node):
+    """Used slots of the adaptive queue of each direction port of ``node`` (-1: absent)."""
+    base = node * prm[K_P1]
+    V = prm[K_V]
+    a = prm[K_ADAPTIVE_VC]
+    for port in range(prm[K_NPORTS]):
+        if pt[base + port, T_DOWN] >= 0:
+            used[port] = qs[(base + port) * V + a, Q_OCC]
+        else:
+            used[port] = -1
+
+
+@njit(cache=True, forceinline=True)
+def inject_route(prm, fprm, pk, qs, pt, used, dec, rng, node, p):
+    """The program's decision at injection (``Interpreter.inject``): an option of ``dec``
+    (its phase, port filter and deroute kind) and perhaps a target."""
+    rule = prm[K_DECISION]
+    if rule == D_NONE:
+        return
+    target = -1
+    if rule == D_PROFIT:
+        local_adaptive_used(prm, qs, pt, used, node)
+        o = choose_profit(dec, node, pk[p, P_DST], used, prm[K_CAP], fprm[F_ETA],
+                          prm[K_VARIANT], prm[K_MDD], rng)
+        if o < 0:
+            o = prm[K_MIN_OPT]
+        elif dec.opt_target[o]:
+            target = option_target(dec, node, o)
+    elif rule == D_UNIFORM:
+        n = prm[K_MIN_OPT] + 1                        # the options, rows 0 .. n - 1
+        o = int(random(rng) * n) if n > 1 else 0
+    else:                                             # D_RANDOM_TARGET
+        target = int(random(rng) * prm[K_N])
+        o = 0
+    pk[p, P_RS] = registers(target, np.int64(dec.opt_phase[o]))
+    pk[p, P_SEL] = dec.opt_sel[o]
+    pk[p, P_DER] = dec.opt_kind[o]

@@ -10,8 +10,9 @@ import numpy as np
 
 from icsim.model.units import PS_PER_NS
 from icsim.simulator.engines import DeadlockError
-from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, deadlock_cycle,
-                                              deadlock_in_cycle, stuck_ports)
+from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, cycle_at_end,
+                                              deadlock_at_end, deadlock_cycle, deadlock_in_cycle,
+                                              stuck_ports)
 
 
 class Watchdog:
@@ -48,15 +49,19 @@ class Watchdog:
                 rows[q] = dq[0].pid, dq[0].hops
         return rows
 
+    def waits(self) -> tuple[np.ndarray, np.ndarray]:
+        """(port id, queue id) pairs: the queues each waiting port waits for room in."""
+        pairs = [(pid, q) for q, w in enumerate(self.fab.waiting) if w for pid in w]
+        return (np.array([p for p, _ in pairs], dtype=np.int64),
+                np.array([q for _, q in pairs], dtype=np.int64))
+
     def check_cycles(self) -> None:
         fab, now = self.fab, self.cal.now
         heads = self.heads()
         since, previous = self.history.last
         stuck = stuck_ports(previous, heads, np.asarray(fab.busy, bool), fab.V)
         if stuck.any():
-            pairs = [(pid, q) for q, w in enumerate(fab.waiting) if w for pid in w]
-            ports = np.array([p for p, _ in pairs], dtype=np.int64)
-            queues = np.array([q for _, q in pairs], dtype=np.int64)
+            ports, queues = self.waits()
             cycle = deadlock_cycle(stuck, ports, queues, fab.V)
             if cycle:
                 raise deadlock_in_cycle(fab.spec, cycle, int(stuck.sum()), since, now)
@@ -64,6 +69,12 @@ class Watchdog:
 
     def stuck_at_end(self) -> int:
         """Router ports whose heads have not moved for a watchdog period or more (for an
-        unfinished run's verdict)."""
-        return count_stuck(self.history.since(self.cal.now, self.period), self.heads(),
-                           np.asarray(self.fab.busy, bool), self.fab.V)
+        unfinished run's verdict), after raising :class:`DeadlockError` if the wait graph as
+        it is holds a deadlocked cycle (``deadlock.cycle_at_end``)."""
+        heads, busy = self.heads(), np.asarray(self.fab.busy, bool)
+        if self.fab.in_network:
+            cycle = cycle_at_end(heads, busy, self.fab.V, *self.waits())
+            if cycle:
+                raise deadlock_at_end(self.fab.spec, cycle, self.cal.now)
+        return count_stuck(self.history.since(self.cal.now, self.period), heads, busy,
+                           self.fab.V)
