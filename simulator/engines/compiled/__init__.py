@@ -6,7 +6,7 @@ decisions of :mod:`.decide`) and the loop (:mod:`.loop`), with the speed machine
 and runs it; :func:`~.engine.supports` says what it can run.
 """
 
-from icsim.simulator.engines.compiled.engine import (MAX_WHEEL_SLOTS, CompiledEngine,
-                                                     kernel_cached, supports)
+from icsim.simulator.engines.compiled.cache import kernel_cached
+from icsim.simulator.engines.compiled.engine import MAX_WHEEL_SLOTS, CompiledEngine, supports
 
 __all__ = ["CompiledEngine", "MAX_WHEEL_SLOTS", "kernel_cached", "supports"]
