@@ -121,11 +121,17 @@ def format_result(r: dict[str, Any]) -> str:
         what += (f"{workload} {cfg['traffic']['collective']} of "
                  f"{cfg['traffic']['message_bytes']:,} bytes")
     lines = [f"{what} ({r['mode']} mode, seed {r['seed']}, {r.get('engine', '?')} engine)"]
-    if r["saturated"]:
+    if r["saturated"] and r["saturation_reason"].startswith("starved: "):
+        verdict = (f"STARVED (not sustained, though the network carried the load: "
+                   f"docs/model.md §7.1): {r['saturation_reason'][len('starved: '):]}")
+    elif r["saturated"]:
         verdict = f"SATURATED: {r['saturation_reason']}"
     elif r["mode"] == "window":
         verdict = ("sustained (every measured packet delivered, accepted >= 0.95 x offered, "
                    "source queues not growing)")
+        if r.get("starved_packets"):
+            verdict += (f"; but {r['starved_packets']} packets starved at their NIC for up to "
+                        f"{r['source_wait_max_ns'] / 1000:,.0f} us (docs/model.md §7.1)")
     elif workload == "open":
         verdict = ("finished (finite mode: whether this load is sustained is judged across a "
                    "sweep, against the latency at 0.10)")
@@ -150,6 +156,11 @@ def format_result(r: dict[str, Any]) -> str:
         d = r["derouted"]
         if d.get("total"):
             lines.append("  derouted        " + ", ".join(f"{k} {v:.3f}" for k, v in d.items()))
+    if r.get("starved_packets"):
+        window = r["config"]["run"]["measure_us"]
+        lines.append(f"  starved         {r['starved_packets']} packets waited at their NIC "
+                     f"longer than the {window:g} us window, up to "
+                     f"{r['source_wait_max_ns'] / 1000:,.0f} us")
     if r.get("channel_utilisation_mean") is not None:
         lines.append(f"  channels        utilisation mean {r['channel_utilisation_mean']:.3f}, "
                      f"max {r['channel_utilisation_max']:.3f}")
