@@ -15,10 +15,12 @@ import doctest
 import errno
 import io
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -185,8 +187,41 @@ def test_an_empty_or_comment_only_config_is_refused(tmp_path, content):
 
 
 def test_dev_null_as_the_config_is_refused():
-    assert refused("run", "/dev/null").startswith("icsim: config error: /dev/null: the config "
-                                                  "file holds no settings")
+    assert refused("run", "/dev/null") == ("icsim: config error: /dev/null: is a device, not a "
+                                           "regular file")
+
+
+@contextmanager
+def within(seconds: float):
+    """Fail (TimeoutError) instead of hanging if the block takes longer than ``seconds``."""
+    def expired(signum, frame):
+        raise TimeoutError(f"still waiting after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("role", ["config", "routing.table.file", "traffic.trace",
+                                  "topology.file", "tables --check", "plot"])
+def test_a_named_pipe_is_refused_at_once_not_waited_on(tmp_path, role):
+    """A FIFO given as a file blocked forever in ``open`` (nothing ever writes to it); the one
+    reader of user files refuses whatever is not a regular file."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    argv = {"config": ["run", str(fifo)],
+            "routing.table.file": ["run", table_config(tmp_path, str(fifo))],
+            "traffic.trace": ["run", trace_config(tmp_path, str(fifo))],
+            "topology.file": ["run", graph_config(tmp_path, str(fifo))],
+            "tables --check": ["tables", "--check", str(fifo)],
+            "plot": ["plot", str(fifo)]}[role]
+    with within(20):
+        line = refused(*argv)
+    assert line.endswith(f"{fifo}: is a named pipe (FIFO), not a regular file"), line
+    assert role in line or role in ("config", "tables --check", "plot")
 
 
 @pytest.mark.parametrize("command", ["run", "check"])
@@ -361,15 +396,29 @@ def test_a_key_with_a_line_break_is_refused_on_one_line(tmp_path):
     assert str(err.value) == f"{path}: not a config: key 'topology\\nx' is not a name"
 
 
-def test_an_endless_device_is_read_no_further_than_the_limit():
-    with pytest.raises(ConfigError, match="^/dev/zero: larger than 1 MiB; not a file of this kind"):
+def test_an_endless_device_is_refused_before_any_read():
+    with pytest.raises(ConfigError, match="^/dev/zero: is a device, not a regular file$"):
         load_config("/dev/zero")
-    with pytest.raises(TraceError, match="^/dev/zero:1: line longer than 1 MiB"):
+    with pytest.raises(TraceError, match="^/dev/zero: is a device, not a regular file$"):
         read_trace("/dev/zero", 8)
-    with pytest.raises(GraphError, match="^/dev/zero:1: line longer than 1 MiB"):
+    with pytest.raises(GraphError, match="^/dev/zero: is a device, not a regular file$"):
         Graph.from_file("/dev/zero")
-    with pytest.raises(TableError, match="^/dev/zero: larger than 64 MiB"):
+    with pytest.raises(TableError, match="^/dev/zero: is a device, not a regular file$"):
         RoutingTable.load("/dev/zero")
+
+
+def test_a_file_larger_than_its_kind_is_read_no_further_than_the_limit(tmp_path):
+    big = tmp_path / "big"
+    with open(big, "wb") as fh:                  # 65 MiB of zeros, sparse: no disk taken
+        fh.truncate(65 << 20)
+    with pytest.raises(ConfigError, match=f"^{big}: larger than 1 MiB; not a file of this kind"):
+        load_config(big)
+    with pytest.raises(TraceError, match=f"^{big}:1: line longer than 1 MiB"):
+        read_trace(big, 8)
+    with pytest.raises(GraphError, match=f"^{big}:1: line longer than 1 MiB"):
+        Graph.from_file(big)
+    with pytest.raises(TableError, match=f"^{big}: larger than 64 MiB"):
+        RoutingTable.load(big)
 
 
 def test_a_file_name_with_a_nul_character_is_refused():
@@ -380,7 +429,7 @@ def test_a_file_name_with_a_nul_character_is_refused():
 def test_an_unreadable_file_is_one_line(tmp_path, monkeypatch):
     path = write(tmp_path / "c.yaml", "seed: 1\n")
 
-    def denied(name, mode):                      # what open() does without read permission
+    def denied(name, mode, **how):               # what open() does without read permission
         raise PermissionError(errno.EACCES, "Permission denied", name)
 
     monkeypatch.setattr(input_files_module, "open", denied, raising=False)
