@@ -26,6 +26,7 @@ from icsim.configs import config_path
 from icsim.experiments.papers.acro.cli import add_layers_parser
 from icsim.experiments.papers.angara.cli import add_tables_parser
 from icsim.experiments.papers.reproduce import add_parser
+from icsim.experiments.pipeline.arguments import check_sweep_size
 from icsim.experiments.pipeline.bench import CASES, ENGINES, run_bench, run_table_bench
 from icsim.experiments.pipeline.execution import (ExecutorError, RunProgress, add_engine_argument,
                                                   add_execution_arguments, engine_overrides,
@@ -264,6 +265,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     load(path, args.overrides)                   # every error names its key, before any run
     data = read_config_file(path)
     vary = [parse_vary(v) for v in args.vary]
+    try:
+        check_sweep_size(len(grid), [len(values) for _, values in vary], args.seeds,
+                         options=True)
+    except ValueError as exc:
+        print(f"icsim sweep: {exc}", file=sys.stderr)
+        return 2
     curves = make_curves(data, grid, args.overrides + engine_overrides(args), vary,
                          label=path.stem, seeds=args.seeds)
     if args.guess is not None:

@@ -20,6 +20,7 @@ Every field, its default and its meaning is listed in the README's config refere
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -274,7 +275,7 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     if not path:
         raise ConfigError("--set", f"empty key in {item!r}")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = yaml.load(raw, Loader=_StrictLoader) if raw.strip() else None
     except yaml.YAMLError as exc:
         raise ConfigError(key, f"value {raw!r} is not valid YAML ({exc.problem})") from None
     return path, value
@@ -388,7 +389,12 @@ def read_config_file(path: str | Path) -> dict:
 class _StrictLoader(yaml.SafeLoader):
     """PyYAML's safe loader, except that a key given twice in one mapping is an error (YAML
     says keys are unique; PyYAML silently keeps the last, so a second ``traffic:`` section
-    would replace the first)."""
+    would replace the first), and that numbers with an exponent are numbers as YAML 1.2 reads
+    them: PyYAML follows YAML 1.1, which takes ``5e-1`` or ``1.0e3`` for text.
+
+    >>> yaml.load("[5e-1, 1.0e3, -2E+2, .5e-1, 5, 1.5, 5e]", Loader=_StrictLoader)
+    [0.5, 1000.0, -200.0, 0.05, 5, 1.5, '5e']
+    """
 
     def construct_mapping(self, node, deep=False):
         first: dict[Any, Any] = {}
@@ -406,6 +412,13 @@ class _StrictLoader(yaml.SafeLoader):
                                 f"{first[key].line + 1})", key_node.start_mark)
             first[key] = key_node.start_mark
         return super().construct_mapping(node, deep)
+
+
+# YAML 1.2's core-schema floats that YAML 1.1 reads as text: those with an exponent (the ones
+# without are read alike by both)
+_StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$"), list("-+.0123456789"))
 
 
 def _code(character: int | str) -> int:
