@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from icsim.model.config import config_from_dict
+from icsim.model.registry import did_you_mean
 from icsim.simulator.results import package_version as version
 from icsim.simulator.simulation import run as simulate
 
@@ -517,8 +518,10 @@ def csv_list(choices: tuple[str, ...] | None = None) -> Callable[[str], list[str
         if choices is not None:
             bad = [t for t in items if t not in choices]
             if bad:
+                near = did_you_mean(bad[0], choices)
                 raise argparse.ArgumentTypeError(
-                    f"unknown {', '.join(bad)} (choose from {', '.join(choices)})")
+                    f"unknown {', '.join(bad)} ({near + ' ' if near else ''}choose from "
+                    f"{', '.join(choices)})")
         return items
 
     return parse
