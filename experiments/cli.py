@@ -8,7 +8,9 @@
     icsim bench [--json] [--quick]
 
 Each subcommand lives in its own function; config errors stop before anything is simulated with
-one line naming the key path (exit status 2); a detected deadlock exits with status 3.
+one line naming the key path (exit status 2); a detected deadlock exits with status 3.  An
+argument the subcommand does not know, or a mistyped name, is that subcommand's error, with its
+usage and the nearest valid name.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import dataclasses
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from icsim.configs import config_path
 from icsim.experiments.papers.acro.cli import add_layers_parser
@@ -39,7 +42,7 @@ from icsim.experiments.pipeline.sweep import (DEFAULT_LOADS, SweepError, flip_no
                                               make_curves, parse_loads, parse_vary, run_sweep)
 from icsim.model.config import ConfigError, load_config, read_config_file
 from icsim.model.input_files import InputFileError
-from icsim.model.registry import Registry
+from icsim.model.registry import Registry, did_you_mean
 from icsim.model.topology import GraphError
 from icsim.routing.table import TableError
 from icsim.simulator.build import load
@@ -387,8 +390,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------- main
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors about a choice name the nearest valid one
+    (``invalid choice: 'runn' (choose from ...); did you mean 'run'?``)."""
+
+    def error(self, message: str) -> NoReturn:
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice:
+            near = did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+            message += f"; {near}" if near else ""
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="icsim", description="Cycle-level discrete-event simulator of interconnection "
                                   "networks: one model, two engines (SimPy, and compiled "
                                   "with numba).")
@@ -398,9 +413,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def chosen_parser(parser: argparse.ArgumentParser,
+                  args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the subcommand ``args`` chose (``parser`` itself without one)."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            return parser
+        parser = subs[0].choices[name]
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, except that arguments the chosen subcommand does not take
+    are that subcommand's error (its usage, and the nearest of its options), not the top
+    parser's (``usage: icsim [-h] COMMAND ...``)."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        sub = chosen_parser(parser, args)
+        options = [o for a in sub._actions for o in a.option_strings]
+        near = next((hint for x in extra if x.startswith("-")
+                     for hint in [did_you_mean(x.split("=", 1)[0], options)] if hint), "")
+        sub.error(f"unrecognized arguments: {' '.join(extra)}" + (f"; {near}" if near else ""))
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     try:
         return args.func(args)
     except ConfigError as exc:
