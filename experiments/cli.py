@@ -6,6 +6,7 @@
     icsim plot RESULTS [--out DIR]
     icsim reproduce NAME [options]          # e.g. ofr-table2 --k 8
     icsim bench [--json] [--quick]
+    icsim configs                           # the bundled configs, one line each
 
 Each subcommand lives in its own function; config errors stop before anything is simulated with
 one line naming the key path (exit status 2); a detected deadlock exits with status 3.  An
@@ -25,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
-from icsim.configs import config_path
+from icsim.configs import bundled, config_path, listing
 from icsim.experiments.papers.acro.cli import add_layers_parser
 from icsim.experiments.papers.angara.cli import add_tables_parser
 from icsim.experiments.papers.reproduce import add_parser
@@ -386,6 +387,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
                          cases=args.case or None, repeat=args.repeat, progress=say)
     if args.json:
         _print_json(rows)
+    return 0
+
+
+# ---------------------------------------------------------------------------------- configs
+@command
+def add_configs(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("configs", help="list the bundled configs, one line each",
+                       description="The configs bundled with icsim: the name icsim run and "
+                                   "icsim sweep take from any folder, and what each one runs.")
+    p.set_defaults(func=cmd_configs)
+
+
+def cmd_configs(args: argparse.Namespace) -> int:
+    rows = listing()
+    width = max(len(name) for name, _ in rows)
+    for name, text in rows:
+        print(f"{name:{width}s}  {text}")
+    print(f"\nrun one from any folder with icsim run NAME (icsim run {rows[-1][0]}); the files "
+          f"are in {bundled()}")
     return 0
 
 

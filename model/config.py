@@ -1,8 +1,9 @@
 """The run configuration: YAML parsed once into validated, typed, frozen objects.
 
 This module is the schema and nothing else: it imports nothing from the rest of icsim but the
-leaves that read user files defensively (:mod:`icsim.model.input_files`) and suggest a name for
-a mistyped one (:func:`icsim.model.registry.did_you_mean`).  Units
+leaves that read user files defensively (:mod:`icsim.model.input_files`), suggest a name for a
+mistyped one (:func:`icsim.model.registry.did_you_mean`) and find the files of a bundled config
+(:mod:`icsim.configs`).  Units
 are in the field names (``latency_ns``, ``bandwidth_gbps``, ``warmup_us``).  Unknown keys, wrong
 types (a boolean is not a number, a number is not a string) and values the model cannot
 represent (infinite, NaN, negative, absurdly large) are rejected with the key path, before
@@ -44,6 +45,7 @@ from typing import Annotated, Any, Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from icsim.configs import bundle_files
 from icsim.model.errors import Picklable
 from icsim.model.input_files import InputFileError, read_text
 from icsim.model.registry import did_you_mean
@@ -470,7 +472,10 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
 
 
 def read_config_file(path: str | Path) -> dict:
-    """The mapping a YAML config file holds; ConfigError naming the file for anything else."""
+    """The mapping a YAML config file holds; ConfigError naming the file for anything else.
+    The files a bundled config names are taken from the bundle
+    (:func:`icsim.configs.bundle_files`), those of any other config from the working
+    directory."""
     name = str(path)
     try:
         text = read_text(path, max_bytes=MAX_CONFIG_BYTES)
@@ -499,7 +504,7 @@ def read_config_file(path: str | Path) -> dict:
         raise ConfigError(name, f"a config is a mapping of sections (topology:, traffic:, "
                                 f"...), not a {_yaml_kind(data)}")
     _check_size(name, data)
-    return data
+    return bundle_files(path, data)
 
 
 class _StrictLoader(yaml.SafeLoader):
