@@ -6,9 +6,12 @@
     icsim plot RESULTS [--out DIR]
     icsim reproduce NAME [options]          # e.g. ofr-table2 --k 8
     icsim bench [--json] [--quick]
+    icsim configs                           # the bundled configs, one line each
 
 Each subcommand lives in its own function; config errors stop before anything is simulated with
-one line naming the key path (exit status 2); a detected deadlock exits with status 3.
+one line naming the key path (exit status 2); a detected deadlock exits with status 3.  An
+argument the subcommand does not know, or a mistyped name, is that subcommand's error, with its
+usage and the nearest valid name.
 """
 
 from __future__ import annotations
@@ -18,14 +21,16 @@ import dataclasses
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
-from icsim.configs import config_path
+from icsim.configs import bundled, config_path, listing
 from icsim.experiments.papers.acro.cli import add_layers_parser
 from icsim.experiments.papers.angara.cli import add_tables_parser
 from icsim.experiments.papers.reproduce import add_parser
+from icsim.experiments.pipeline.arguments import check_sweep_size
 from icsim.experiments.pipeline.bench import CASES, ENGINES, run_bench, run_table_bench
 from icsim.experiments.pipeline.execution import (ExecutorError, RunProgress, add_engine_argument,
                                                   add_execution_arguments, engine_overrides,
@@ -38,7 +43,7 @@ from icsim.experiments.pipeline.sweep import (DEFAULT_LOADS, SweepError, flip_no
                                               make_curves, parse_loads, parse_vary, run_sweep)
 from icsim.model.config import ConfigError, load_config, read_config_file
 from icsim.model.input_files import InputFileError
-from icsim.model.registry import Registry
+from icsim.model.registry import Registry, did_you_mean
 from icsim.model.topology import GraphError
 from icsim.routing.table import TableError
 from icsim.simulator.build import load
@@ -275,6 +280,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     load(path, args.overrides)                   # every error names its key, before any run
     data = read_config_file(path)
     vary = [parse_vary(v) for v in args.vary]
+    try:
+        check_sweep_size(len(grid), [len(values) for _, values in vary], args.seeds,
+                         options=True)
+    except ValueError as exc:
+        print(f"icsim sweep: {exc}", file=sys.stderr)
+        return 2
     curves = make_curves(data, grid, args.overrides + engine_overrides(args), vary,
                          label=path.stem, seeds=args.seeds)
     if args.guess is not None:
@@ -390,9 +401,40 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------- configs
+@command
+def add_configs(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("configs", help="list the bundled configs, one line each",
+                       description="The configs bundled with icsim: the name icsim run and "
+                                   "icsim sweep take from any folder, and what each one runs.")
+    p.set_defaults(func=cmd_configs)
+
+
+def cmd_configs(args: argparse.Namespace) -> int:
+    rows = listing()
+    width = max(len(name) for name, _ in rows)
+    for name, text in rows:
+        print(f"{name:{width}s}  {text}")
+    print(f"\nrun one from any folder with icsim run NAME (icsim run {rows[-1][0]}); the files "
+          f"are in {bundled()}")
+    return 0
+
+
 # ---------------------------------------------------------------------------------- main
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors about a choice name the nearest valid one
+    (``invalid choice: 'runn' (choose from ...); did you mean 'run'?``)."""
+
+    def error(self, message: str) -> NoReturn:
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice:
+            near = did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+            message += f"; {near}" if near else ""
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="icsim", description="Cycle-level discrete-event simulator of interconnection "
                                   "networks: one model, two engines (SimPy, and compiled "
                                   "with numba).")
@@ -402,9 +444,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def chosen_parser(parser: argparse.ArgumentParser,
+                  args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the subcommand ``args`` chose (``parser`` itself without one)."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            return parser
+        parser = subs[0].choices[name]
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, except that arguments the chosen subcommand does not take
+    are that subcommand's error (its usage, and the nearest of its options), not the top
+    parser's (``usage: icsim [-h] COMMAND ...``)."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        sub = chosen_parser(parser, args)
+        options = [o for a in sub._actions for o in a.option_strings]
+        near = next((hint for x in extra if x.startswith("-")
+                     for hint in [did_you_mean(x.split("=", 1)[0], options)] if hint), "")
+        sub.error(f"unrecognized arguments: {' '.join(extra)}" + (f"; {near}" if near else ""))
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     try:
         return args.func(args)
     except ConfigError as exc:

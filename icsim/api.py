@@ -71,8 +71,10 @@ def run(config: str | Path | Mapping[str, Any] | Config,
         The result record (a dict, as ``icsim run --json`` prints it) with ``latencies``
         (ns, numpy), ``channels`` and ``nodes`` (pandas DataFrames).
     """
+    from icsim.experiments.pipeline.arguments import check_overrides
     from icsim.simulator.simulation import Simulation
 
+    overrides = check_overrides(overrides)
     cfg = config_from_dict(_config_data(config, overrides))
     if not progress:
         return Simulation(cfg, engine=engine).run()
@@ -118,11 +120,17 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
         curves whose verdicts flip back to sustained above a saturated load (likely noise;
         each also a warning, as the command line prints it).
     """
+    from icsim.experiments.pipeline.arguments import (check_count, check_loads, check_overrides,
+                                                      check_seeds, check_sweep_size, vary_sizes)
     from icsim.experiments.pipeline.execution import make_executor
     from icsim.experiments.pipeline.sweep import (flip_notes, make_curves, parse_loads, parse_vary,
                                                   point_key, run_sweep)
     from icsim.simulator.build import from_dict
 
+    overrides, loads, seeds = check_overrides(overrides), check_loads(loads), check_seeds(seeds)
+    if workers is not None:
+        check_count("workers", workers)
+    check_sweep_size(len(loads), vary_sizes(vary), seeds)
     data = _config_data(config, overrides)
     from_dict(data)                                   # every error before the first run
     if isinstance(loads, (int, float)):

@@ -1,7 +1,9 @@
 """The run configuration: YAML parsed once into validated, typed, frozen objects.
 
 This module is the schema and nothing else: it imports nothing from the rest of icsim but the
-leaf that reads user files defensively (:mod:`icsim.model.input_files`).  Units
+leaves that read user files defensively (:mod:`icsim.model.input_files`), suggest a name for a
+mistyped one (:func:`icsim.model.registry.did_you_mean`) and find the files of a bundled config
+(:mod:`icsim.configs`).  Units
 are in the field names (``latency_ns``, ``bandwidth_gbps``, ``warmup_us``).  Unknown keys, wrong
 types (a boolean is not a number, a number is not a string) and values the model cannot
 represent (infinite, NaN, negative, absurdly large) are rejected with the key path, before
@@ -15,19 +17,38 @@ The flat keys of older configs (``routing.delta``, ``routing.profit``, ``routing
 ...) keep working: :data:`LEGACY_ROUTING_KEYS` moves them into the sections they mean.
 
 Every field, its default and its meaning is listed in the README's config reference.
+
+An error names the key and says what it expected and what it got, with the nearest valid name
+for a mistyped one:
+
+>>> config_from_dict({"topology": {"dim": [4]}})
+Traceback (most recent call last):
+...
+icsim.model.config.ConfigError: topology.dim: unknown key (did you mean 'topology.dims'?)
+>>> config_from_dict({"topology": {"dims": 5}})
+Traceback (most recent call last):
+...
+icsim.model.config.ConfigError: topology.dims: expected a list such as [8, 8, 8], got 5
+>>> config_from_dict({"topology": {"dims": [4]}, "routing": {"algoritm": "abr"}})
+Traceback (most recent call last):
+...
+icsim.model.config.ConfigError: routing.algoritm: unknown key (did you mean 'routing.algorithm'?)
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from icsim.configs import bundle_files
 from icsim.model.errors import Picklable
 from icsim.model.input_files import InputFileError, read_text
+from icsim.model.registry import did_you_mean
 
 
 class ConfigError(Picklable, ValueError):
@@ -175,6 +196,13 @@ class RoutingConfig(BaseModel):
                 out[section] = {name: value, **body}
         for name, body in out.items():
             if name not in ("algorithm", "plugins") and not isinstance(body, dict):
+                # a value under a name near a key (routing.algoritm=abr) is that key mistyped
+                near = did_you_mean(name, ("algorithm", "plugins", *LEGACY_ROUTING_KEYS))
+                if near:
+                    key = near.split("'")[1]
+                    section = LEGACY_ROUTING_KEYS.get(key, (("", ""),))[0][0]
+                    raise ValueError(f"{name}: unknown key (did you mean 'routing."
+                                     f"{section + '.' if section else ''}{key}'?)")
                 raise ValueError(f"{name}: must be a section (a mapping) of the algorithm's "
                                  f"settings, got {body!r}")
         return out
@@ -277,7 +305,7 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     if not path:
         raise ConfigError("--set", f"empty key in {item!r}")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = yaml.load(raw, Loader=_StrictLoader) if raw.strip() else None
     except yaml.YAMLError as exc:
         raise ConfigError(key, f"value {raw!r} is not valid YAML ({exc.problem})") from None
     return path, value
@@ -306,10 +334,39 @@ def apply_overrides(raw: dict, overrides: list[str] | None) -> dict:
     return data
 
 
-def _error_from_validation(exc: ValidationError) -> ConfigError:
+#: an example of each list a config holds, for the message that a value is not a list
+LIST_EXAMPLES = {"topology.dims": "[8, 8, 8]", "topology.wrap": "[true, true, false]",
+                 "topology.failed_links": "[[0, 1], [5, x+]]", "topology.failed_nodes": "[3, 17]",
+                 "traffic.nodes": "[0, 1, 2, 3]"}
+
+#: what a value should have been, by the kind of pydantic error it made
+EXPECTED = {
+    "tuple_type": "a list", "list_type": "a list", "set_type": "a list",
+    "int_type": "a whole number", "int_parsing": "a whole number",
+    "int_from_float": "a whole number", "float_type": "a number", "float_parsing": "a number",
+    "bool_type": "true or false", "bool_parsing": "true or false", "string_type": "text",
+    "dict_type": "a section (a mapping of keys to values)",
+    "model_type": "a section (a mapping of keys to values)",
+    "model_attributes_type": "a section (a mapping of keys to values)",
+    "finite_number": "a finite number",
+}
+
+#: bounds: pydantic's context key -> how the expectation reads
+BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+
+
+def _error_from_validation(exc: ValidationError, model: type[BaseModel] | None = None,
+                           prefix: str = "") -> ConfigError:
+    """The first error of a validation as a :class:`ConfigError`: the key path, what was
+    expected and what was given.  ``model`` is the model validated (default: :class:`Config`
+    when it was), whose fields suggest a mistyped key; ``prefix`` is its key path in a config
+    (``routing.ofr.``)."""
+    if model is None and exc.title == Config.__name__:
+        model = Config
     err = exc.errors()[0]
     loc = [str(p) for p in err["loc"]]
-    msg = err["msg"]
+    msg, kind, ctx = err["msg"], err["type"], err.get("ctx") or {}
+    path = prefix + ".".join(loc)
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
         # validators report "field: reason"; fold the field into the path
@@ -317,11 +374,73 @@ def _error_from_validation(exc: ValidationError) -> ConfigError:
         if sep and " " not in head:
             loc.append(head)
             msg = rest
-    if err["type"] == "extra_forbidden":
-        msg = "unknown key"
-    elif err["type"] == "literal_error":
-        msg = f"{msg} (got {err.get('input')!r})"
-    return ConfigError(".".join(loc), msg)
+        return ConfigError(prefix + ".".join(loc), msg)
+    if kind == "extra_forbidden":
+        return ConfigError(path, _unknown_key(model, loc, prefix))
+    if kind == "missing":
+        return ConfigError(path, "missing: this key is required")
+    got = f", got {_shown(err.get('input'))}"
+    if kind == "literal_error":
+        names = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        near = did_you_mean(err.get("input"), names)
+        return ConfigError(path, f"expected {ctx.get('expected')}{got}"
+                                 + (f" ({near})" if near else ""))
+    bound = next((key for key in BOUNDS if key in ctx), None)
+    if kind in EXPECTED:
+        expected = EXPECTED[kind]
+        example = LIST_EXAMPLES.get(path)
+        if expected == "a list" and example:
+            expected += f" such as {example}"
+    elif bound is not None:
+        expected = f"a number {BOUNDS[bound]} {ctx[bound]:g}" if isinstance(
+            ctx[bound], (int, float)) else f"a value {BOUNDS[bound]} {ctx[bound]}"
+    elif kind in ("too_long", "too_short"):
+        n = ctx.get("max_length" if kind == "too_long" else "min_length")
+        expected = f"{'at most' if kind == 'too_long' else 'at least'} {n} item{'s' * (n != 1)}"
+    else:
+        return ConfigError(path, msg)
+    return ConfigError(path, f"expected {expected}{got}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _unknown_key(model: type[BaseModel] | None, loc: list[str], prefix: str) -> str:
+    """``unknown key``, with the nearest key of its section or else the section's keys."""
+    section = _model_at(model, loc[:-1]) if model is not None else None
+    if section is None:
+        return "unknown key"
+    keys = list(section.model_fields)
+    where = prefix + "".join(f"{part}." for part in loc[:-1])
+    near = did_you_mean(loc[-1], keys, where)
+    if near:
+        return f"unknown key ({near})"
+    return f"unknown key; {where.rstrip('.') or 'a config'} takes {', '.join(keys)}"
+
+
+def _model_at(model: type[BaseModel], loc: list[str]) -> type[BaseModel] | None:
+    """The model of the section at key path ``loc`` below ``model`` (None if not a section)."""
+    for part in loc:
+        field = model.model_fields.get(part)
+        if field is None:
+            return None
+        found = _model_in(field.annotation)
+        if found is None:
+            return None
+        model = found
+    return model
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def config_from_dict(data: dict, overrides: list[str] | None = None) -> Config:
@@ -356,7 +475,10 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
 
 
 def read_config_file(path: str | Path) -> dict:
-    """The mapping a YAML config file holds; ConfigError naming the file for anything else."""
+    """The mapping a YAML config file holds; ConfigError naming the file for anything else.
+    The files a bundled config names are taken from the bundle
+    (:func:`icsim.configs.bundle_files`), those of any other config from the working
+    directory."""
     name = str(path)
     try:
         text = read_text(path, max_bytes=MAX_CONFIG_BYTES)
@@ -385,13 +507,18 @@ def read_config_file(path: str | Path) -> dict:
         raise ConfigError(name, f"a config is a mapping of sections (topology:, traffic:, "
                                 f"...), not a {_yaml_kind(data)}")
     _check_size(name, data)
-    return data
+    return bundle_files(path, data)
 
 
 class _StrictLoader(yaml.SafeLoader):
     """PyYAML's safe loader, except that a key given twice in one mapping is an error (YAML
     says keys are unique; PyYAML silently keeps the last, so a second ``traffic:`` section
-    would replace the first)."""
+    would replace the first), and that numbers with an exponent are numbers as YAML 1.2 reads
+    them: PyYAML follows YAML 1.1, which takes ``5e-1`` or ``1.0e3`` for text.
+
+    >>> yaml.load("[5e-1, 1.0e3, -2E+2, .5e-1, 5, 1.5, 5e]", Loader=_StrictLoader)
+    [0.5, 1000.0, -200.0, 0.05, 5, 1.5, '5e']
+    """
 
     def construct_mapping(self, node, deep=False):
         first: dict[Any, Any] = {}
@@ -409,6 +536,13 @@ class _StrictLoader(yaml.SafeLoader):
                                 f"{first[key].line + 1})", key_node.start_mark)
             first[key] = key_node.start_mark
         return super().construct_mapping(node, deep)
+
+
+# YAML 1.2's core-schema floats that YAML 1.1 reads as text: those with an exponent (the ones
+# without are read alike by both)
+_StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$"), list("-+.0123456789"))
 
 
 def _code(character: int | str) -> int:

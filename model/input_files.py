@@ -1,15 +1,17 @@
 """Reading the files a user hands icsim (configs, routing tables, traces, edge lists) defensively.
 
 Whatever a path names — nothing, a directory, a file we may not read, bytes that are not UTF-8,
-a device that never ends (``/dev/zero``) — the readers here raise :class:`InputFileError`, one
-line naming the file and, where there is one, the line: ``<file>:<line>: <reason>``.  Each file
+anything but a regular file (a named pipe, which would block until something writes to it; a
+device such as ``/dev/zero``, which never ends) — the readers here raise
+:class:`InputFileError`, one line naming the file and, where there is one, the line:
+``<file>:<line>: <reason>``.  Each file
 format converts it to its own error type (``ConfigError``, ``TableError``, ``TraceError``,
 ``GraphError``), so a caller catches one exception per format and the command line turns every
 one of them into a line on stderr and exit status 2.
 
 Text is UTF-8; a leading byte-order mark is dropped.  Reads are bounded: a whole file by
-``max_bytes``, a line-by-line file by the length of one line, so a wrong path (a 4 GB binary, a
-device) fails after reading at most that much instead of filling memory.
+``max_bytes``, a line-by-line file by the length of one line, so a wrong path (a 4 GB binary) fails
+after reading at most that much instead of filling memory.
 
 >>> import os, tempfile
 >>> fd, name = tempfile.mkstemp()
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from typing import Iterator
 
 from icsim.model.errors import Picklable
@@ -100,15 +103,42 @@ def _name(path: str | os.PathLike[str]) -> str:
 
 
 def _open(name: str):
+    """The file ``name`` open for reading in binary; :class:`InputFileError` unless it is a
+    regular file."""
     if "\0" in name:
         raise InputFileError(repr(name), "not a file name (it holds a NUL character)")
     try:
-        return open(name, "rb")
+        fh = open(name, "rb", opener=_open_without_waiting)
     except OSError as exc:
         reason = _os_reason(exc)
         if exc.errno == errno.ENOENT and not os.path.isabs(name):
             reason += f" (a relative path is taken from the working directory, {os.getcwd()})"
         raise InputFileError(name, reason) from None
+    kind = _not_regular(os.fstat(fh.fileno()).st_mode)
+    if kind:
+        fh.close()
+        raise InputFileError(name, f"is {kind}, not a regular file")
+    os.set_blocking(fh.fileno(), True)
+    return fh
+
+
+def _open_without_waiting(path: str, flags: int) -> int:
+    # a named pipe opened for reading waits for a writer, forever if none comes: open it
+    # without waiting, so that it can be refused
+    return os.open(path, flags | os.O_NONBLOCK)
+
+
+def _not_regular(mode: int) -> str:
+    """What a file of this mode is, if it is not a regular file ("" if it is)."""
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a directory" if stat.S_ISDIR(mode) else "not a file"
 
 
 def _guard(name: str, read):

@@ -50,6 +50,11 @@ PER_PACKET_BYTES = 300
 #: Measured: the quickstart config with a 100 ms window (18.7 M measured packets) peaks at
 #: 2.33 GB on the compiled engine, a 20 ms window (3.75 M) at 0.58 GB on SimPy
 PER_MEASURED_PACKET_BYTES = 120
+#: per node of a torus and per factor 3 for each of its dimensions: the Angara routing graph
+#: a table generator searches (``icsim tables``), which covers the whole torus even for a table
+#: of a few nodes.  Measured with ``--nodes 8``: 2.4, 5, 13, 36 and 103 KB per node on tori of
+#: 1 to 5 dimensions (4,096 to 32,768 nodes), where this gives 3, 9, 27, 81 and 243 KB
+PER_ROUTING_GRAPH_NODE_BYTES = 1000
 #: the share of the available memory a run or a table may be estimated to take
 HEADROOM = 0.9
 #: VC classes per port of the built-in algorithms (table routing with layers may use more)
@@ -184,13 +189,31 @@ def check_fits(cfg: Any, nodes: int | None = None) -> None:
                                f"has {have / 1e9:,.1f} GB available{SPARE}")
 
 
-def check_table_fits(nodes: int, dims: Any = (), layers: bool = False) -> None:
+def routing_graph_bytes(dims: Any) -> float:
+    """The Angara routing graph of the torus ``dims`` (:data:`PER_ROUTING_GRAPH_NODE_BYTES`)."""
+    return math.prod(dims) * PER_ROUTING_GRAPH_NODE_BYTES * 3.0 ** len(dims)
+
+
+def check_table_fits(nodes: int, dims: Any = (), layers: bool = False,
+                     routing_graph: bool = False) -> None:
     """Refuse (ValueError) a routing table of ``nodes`` nodes that would not fit in the memory
-    available (:func:`table_bytes`; with virtual ``layers`` assigned to it), before it is
-    generated."""
-    need, have = BASELINE_BYTES + table_bytes(nodes, dims, layers), available_bytes()
+    available (:func:`table_bytes`; with virtual ``layers`` assigned to it; with the
+    ``routing_graph`` of the whole torus ``dims`` it is searched on), before it is generated.
+
+    >>> check_table_fits(8, (1000, 1000, 1000), routing_graph=True)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: a table of 8 nodes on a torus of 1,000,000,000 nodes needs about 27,000... GB...
+    """
+    need = BASELINE_BYTES + table_bytes(nodes, dims, layers)
+    torus = ""
+    if routing_graph and dims:
+        need += routing_graph_bytes(dims)
+        if math.prod(dims) != nodes:
+            torus = f" on a torus of {math.prod(dims):,} nodes"
+    have = available_bytes()
     if need > HEADROOM * have:
         what = " while virtual layers are assigned to it" if layers else ""
-        raise ValueError(f"a table of {nodes:,} nodes holds {nodes * (nodes - 1):,} routes, "
-                         f"about {need / 1e9:,.1f} GB{what}; this machine has "
-                         f"{have / 1e9:,.1f} GB available{SPARE}")
+        holds = "needs" if torus else f"holds {nodes * (nodes - 1):,} routes,"
+        raise ValueError(f"a table of {nodes:,} nodes{torus} {holds} about {need / 1e9:,.1f} "
+                         f"GB{what}; this machine has {have / 1e9:,.1f} GB available{SPARE}")

@@ -14,8 +14,8 @@ its ``packages`` (a package scan) and loads the installed plug-ins that declare 
 its group (``[project.entry-points."icsim.routing"]`` in a plug-in's ``pyproject.toml``, the
 value ``module:object``; importing the module registers it).  Members may also be registered
 lazily, by ``"module:attribute"``, so that a slow or broken module is imported only when its
-name is used (the reproductions do this).  An unknown name is an error that lists the valid
-ones.
+name is used (the reproductions do this).  An unknown name is an error that suggests the
+nearest valid name and lists them all (:func:`did_you_mean`).
 
 Examples
 --------
@@ -29,20 +29,51 @@ Examples
 Traceback (most recent call last):
 ...
 icsim.model.registry.UnknownNameError: unknown shape 'circle' (valid: box, square)
+>>> shapes.get("sqare")
+Traceback (most recent call last):
+...
+icsim.model.registry.UnknownNameError: unknown shape 'sqare' (did you mean 'square'? valid: box, square)
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from importlib.metadata import entry_points
-from typing import Any, Callable, Generic, Iterator, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 
 
 class UnknownNameError(ValueError):
     """A name no member of the registry answers to; the message lists the valid names."""
+
+
+def did_you_mean(name: Any, valid: Iterable[str], prefix: str = "") -> str:
+    """``"did you mean 'x'?"`` naming the valid name nearest to a mistyped ``name`` (``prefix``
+    before it, e.g. the section of a key), or ``""`` when none is near.
+
+    >>> did_you_mean("algoritm", ["algorithm", "ofr"], "routing.")
+    "did you mean 'routing.algorithm'?"
+    >>> did_you_mean("xyz", ["algorithm"]), did_you_mean(3, ["algorithm"])
+    ('', '')
+    """
+    if not isinstance(name, str):
+        return ""
+    valid = list(valid)
+    near = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
+    if not near:                              # a different case: 'DOR', 'Uniform'
+        near = [v for v in valid if v.lower() == name.lower()][:1]
+    return f"did you mean '{prefix}{near[0]}'?" if near else ""
+
+
+def unknown_name(kind: str, name: Any, valid: Iterable[str]) -> str:
+    """The message for an unknown name: ``unknown routing algorithm 'abd' (did you mean 'abr'?
+    valid: abr, dor, ...)``."""
+    valid = sorted(valid)
+    hint = did_you_mean(name, valid)
+    return f"unknown {kind} {name!r} ({hint + ' ' if hint else ''}valid: {', '.join(valid)})"
 
 
 class Registry(Generic[T]):
@@ -132,8 +163,7 @@ class Registry(Generic[T]):
                 module, _, attr = self._lazy[name].partition(":")
                 mod = importlib.import_module(module)
                 return getattr(mod, attr) if attr else mod
-        raise UnknownNameError(f"unknown {self.kind} {name!r} (valid: "
-                               f"{', '.join(self.names(aliases=True))})")
+        raise UnknownNameError(unknown_name(self.kind, name, self.names(aliases=True)))
 
     __getitem__ = get
 

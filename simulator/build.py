@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from icsim.model.config import (Config, ConfigError, TopologyConfig, _error_from_validation,
                                 config_from_dict, load_config)
 from icsim.model.limits import check_fits
+from icsim.model.registry import did_you_mean, unknown_name
 from icsim.model.topology import Graph, Torus
 from icsim.model.units import UnitError, ps, serialisation_ps
 from icsim.routing.registry import ROUTING, load_plugin
@@ -87,8 +88,7 @@ def routing_class(cfg: Config) -> type:
             raise ConfigError(f"routing.plugins.{i}", str(exc)) from None
     name = cfg.routing.algorithm
     if name not in ROUTING:
-        raise ConfigError("routing.algorithm", f"unknown algorithm {name!r} "
-                          f"(valid: {', '.join(ROUTING.names())})")
+        raise ConfigError("routing.algorithm", unknown_name("algorithm", name, ROUTING.names()))
     return ROUTING.get(name)
 
 
@@ -105,13 +105,13 @@ def resolve(cfg: Config) -> Config:
     for name in sorted(given.keys() | {cfg.routing.algorithm}):
         model = _section_model(name)
         if model is None:
-            raise ConfigError(f"routing.{name}", f"not a routing algorithm's section (valid: "
-                              f"{', '.join(ROUTING.names())})")
+            near = did_you_mean(name, ROUTING.names(), "routing.")
+            raise ConfigError(f"routing.{name}", f"not a routing algorithm's section ("
+                              f"{near + ' ' if near else ''}valid: {', '.join(ROUTING.names())})")
         try:
             settings = model.model_validate(given.get(name) or {})
         except ValidationError as exc:
-            err = _error_from_validation(exc)
-            raise ConfigError(f"routing.{name}.{err.path}".rstrip("."), err.reason) from None
+            raise _error_from_validation(exc, model, f"routing.{name}.") from None
         dumped = settings.model_dump(mode="json")
         if dumped or name in given:
             sections[name] = dumped
@@ -196,13 +196,13 @@ def _prepare_traffic(prep: _Prepared) -> None:
     tc = cfg.traffic
     for name in tc.params:
         if name not in PATTERNS:
-            raise ConfigError(f"traffic.params.{name}", f"not a pattern (valid: "
-                              f"{', '.join(PATTERNS.names(aliases=True))})")
+            raise ConfigError(f"traffic.params.{name}",
+                              unknown_name("pattern", name, PATTERNS.names(aliases=True)))
     if tc.workload == "open":
         try:
             prep.pattern = make_pattern(tc.pattern, topo, seed=cfg.seed, **tc.pattern_params())
         except PatternError as exc:
-            key = f"traffic.params.{tc.pattern}" if "param" in str(exc) else "traffic.pattern"
+            key = f"traffic.params.{tc.pattern}.{exc.param}" if exc.param else "traffic.pattern"
             raise ConfigError(key, str(exc)) from None
     elif tc.workload == "trace":
         if not tc.trace:
@@ -217,7 +217,9 @@ def _prepare_traffic(prep: _Prepared) -> None:
                 tc.collective, topo, tc.message_bytes, cfg.packet.size_bytes, cfg.seed,
                 tc.pattern_params(tc.collective), tc.interleave, tc.nodes)
         except PatternError as exc:
-            raise ConfigError("traffic.collective", str(exc)) from None
+            key = (f"traffic.params.{tc.collective}.{exc.param}" if exc.param else
+                   "traffic.collective")
+            raise ConfigError(key, str(exc)) from None
 
 
 def _check_times(cfg: Config) -> None:

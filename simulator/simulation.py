@@ -15,6 +15,7 @@ import sys
 from typing import Any, Callable
 
 from icsim.model.config import Config, ConfigError
+from icsim.model.registry import unknown_name
 from icsim.simulator.build import Model, build
 from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
 from icsim.simulator.results import Result, make_result
@@ -42,7 +43,7 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
 
     name = name or model.config.run.engine
     if name not in ("auto", "simpy", "compiled"):
-        raise ConfigError("run.engine", f"unknown engine {name!r} (valid: auto, simpy, compiled)")
+        raise ConfigError("run.engine", unknown_name("engine", name, ("auto", "simpy", "compiled")))
     why = supports(model.spec)
     if name == "auto":
         name = "simpy" if why else "compiled"

@@ -66,7 +66,8 @@ def test_reproduce_optimum_on_the_small_subsets(tmp_path):
 
 @pytest.mark.slow
 def test_bounds_system_on_the_desmos_torus():
-    r = bounds_system((4, 2, 2, 2), refine_time_s=1.0)
+    r = bounds_system((4, 2, 2, 2), refine_moves=5000)      # 1 s of annealing before: not
+    assert r["refined_moves"] == 5000                       # the same on every machine
     assert (r["lp_angara"], r["lp_deadlock_free"], r["sssp_max_load"]) == (26, 26, 28)
     assert r["refined_max_load"] == 26
     s = summarise(pd.DataFrame([r]))

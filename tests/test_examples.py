@@ -28,8 +28,8 @@ def shortened(cfg) -> list[str]:
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[str(p.relative_to(ROOT)) for p in CONFIGS])
-def test_every_bundled_config_runs(path, monkeypatch):
-    monkeypatch.chdir(ROOT)                      # configs name data files relative to the repo
+def test_every_bundled_config_runs(path, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)                  # the files a bundled config names are its own
     cfg = load_config(path)
     r = run(load_config(path, shortened(cfg)))
     assert r["packets_delivered"] > 0

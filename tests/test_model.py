@@ -142,31 +142,43 @@ def test_same_config_and_seed_give_identical_results_and_another_seed_differs():
 
 
 # --------------------------------------------------------------- oldest first under ack/nak
-def _choose(state, heads):
-    """``AckNakFlow.oldest_unrejected`` over ``state`` (its nak_vc and nak_mask for port 0)
-    and a port whose VC i has a head of age ``heads[i]`` (None: empty)."""
-    from collections import deque
-    from types import SimpleNamespace
+def _port(vcs):
+    """A real ack/nak protocol (the SimPy engine's :class:`AckNakFlow`) on a 4x4 torus whose
+    ports have ``vcs`` VCs; its port 0 (node 0, x+) is the one driven below."""
+    import dataclasses
 
-    from icsim.simulator.engines.simpy.acknak import AckNakFlow
-    pq = [deque([SimpleNamespace(age=a)] if a is not None else []) for a in heads]
-    return AckNakFlow.oldest_unrejected(state, 0, pq)
+    import numpy as np
 
+    from icsim.simulator.build import build
+    from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
+    from icsim.traffic.workloads import scheduled
 
-def _answer(state, vc, nak):
-    """What ``AckNakFlow.ack`` does to the port's round on an ACK or a NAK of ``vc``."""
-    if nak:
-        state.nak_vc[0] = vc
-        state.nak_mask[0] |= 1 << vc
-    elif state.nak_vc[0] == vc:
-        state.nak_vc[0], state.nak_mask[0] = -1, 0
-    else:
-        state.nak_mask[0] &= ~(1 << vc)
+    spec = build(small_config((4, 4), router={"flow_control": "ack_nak"})).spec
+    spec = dataclasses.replace(spec, vcs=spec.vcs * vcs, window=None, horizon_ps=None)
+    flow = SimpyEngine(spec, scheduled("collective", []),
+                       RandomStream(np.random.default_rng(0))).flow
+    assert type(flow).__name__ == "AckNakFlow" and flow.fab.V == vcs
+    return flow
 
 
-def _round_state():
-    from types import SimpleNamespace
-    return SimpleNamespace(nak_vc=[-1], nak_mask=[0])
+def _packet(age):
+    from icsim.model.packet import Packet
+    return Packet(pid=age, src=0, dst=1, birth=0, age=age, measured=True)
+
+
+def _send(flow):
+    """What the decision phase does on port 0's idle channel: the head it sends
+    (``oldest_unrejected``) leaves its queue; (vc, packet), or (-1, None)."""
+    pq = flow.fab.port_queues[0]
+    vc = flow.oldest_unrejected(0, pq)
+    return (vc, pq[vc].popleft()) if vc >= 0 else (-1, None)
+
+
+def _answer(flow, vc, packet, nak):
+    """The receiver's ACK (the slot is freed) or NAK (the packet goes back into its queue)
+    reaches port 0: the protocol's own ``ack``."""
+    flow.fab.occ[vc] += 1                      # the slot the packet held, freed by an ACK
+    flow.ack(vc, packet if nak else None)       # port 0's queues are 0 .. V - 1
 
 
 @given(ages=st.lists(st.integers(0, 5), min_size=2, max_size=8, unique=True),
@@ -177,13 +189,18 @@ def test_while_every_packet_sent_is_rejected_each_vc_gets_the_channel_in_turn(ag
     with every packet rejected, the first round sends the V heads oldest first, and each
     round after it the V - 1 VCs but the last one rejected, so every VC is sent at least once
     in any 2 (V - 1) sends, however old its head (before, two VCs rejected in turn kept a
-    third off the channel)."""
-    state, V = _round_state(), len(ages)
+    third off the channel).  The protocol itself answers: each NAK puts the packet back."""
+    V = len(ages)
+    flow = _port(V)
+    for vc, age in enumerate(ages):
+        flow.fab.port_queues[0][vc].append(_packet(age))
     sent = []
     for _ in range(sends):
-        vc = _choose(state, ages)
+        vc, packet = _send(flow)
+        assert packet.age == ages[vc]
         sent.append(vc)
-        _answer(state, vc, nak=True)
+        _answer(flow, vc, packet, nak=True)
+        assert [q[0].age for q in flow.fab.port_queues[0]] == ages     # back in its place
     by_age = sorted(range(V), key=lambda v: ages[v])
     assert sent[:V] == by_age[:sends]                               # the first round
     window = 2 * (V - 1)
@@ -191,31 +208,38 @@ def test_while_every_packet_sent_is_rejected_each_vc_gets_the_channel_in_turn(ag
         assert set(sent[i:i + window]) == set(range(V))
 
 
-@given(steps=st.lists(st.tuples(st.sampled_from(["send", "ack", "nak", "heads"]),
-                                st.integers(0, 1),
-                                st.tuples(st.none() | st.integers(0, 9),
-                                          st.none() | st.integers(0, 9))),
-                      max_size=60))
-@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(["send", "send", "ack", "nak", "arrive"]),
+                                st.integers(0, 7)), max_size=60))
+@settings(max_examples=300, deadline=None)
 def test_with_two_vcs_the_round_is_the_last_rejected_vc_passed_over(steps):
     """With two VCs the rule is the one it replaced: the oldest head, but not the VC whose last
-    packet was rejected while the other has one (cleared by an ACK of that VC), so two-VC
-    runs (DOR, ABR, single-layer tables) keep their results."""
-    state, nak = _round_state(), -1
-    heads = [3, 4]
-    for op, vc, new in steps:
-        if op == "heads":
-            heads = [new[0], new[1] if new[1] != new[0] else None]
+    packet was rejected while the other has one (an ACK of that VC ends it), so two-VC runs
+    (DOR, ABR, single-layer tables) keep their results.  Packets are sent, answered in any
+    order while in flight (ACK or NAK, by the protocol's own ``ack``) and arrive; each send
+    must pick the VC the rule names."""
+    flow = _port(2)
+    pq = flow.fab.port_queues[0]
+    in_flight, nak, age = [], -1, 0
+    for op, arg in steps:
+        if op == "arrive":
+            age += 1
+            pq[arg % 2].append(_packet(age))
         elif op == "send":
-            old = -1
+            heads = [q[0].age if q else None for q in pq]
+            expected = -1
             for v in range(2):
-                if heads[v] is not None and v != nak and (old < 0 or heads[v] < heads[old]):
-                    old = v
-            if old < 0 and nak >= 0 and heads[nak] is not None:
-                old = nak
-            assert _choose(state, heads) == old
-        else:
-            _answer(state, vc, nak=op == "nak")
+                if heads[v] is not None and v != nak and (expected < 0
+                                                          or heads[v] < heads[expected]):
+                    expected = v
+            if expected < 0 and nak >= 0 and heads[nak] is not None:
+                expected = nak
+            vc, packet = _send(flow)
+            assert vc == expected, (heads, nak)
+            if packet is not None:
+                in_flight.append((vc, packet))
+        elif in_flight:
+            vc, packet = in_flight.pop(arg % len(in_flight))
+            _answer(flow, vc, packet, nak=op == "nak")
             nak = vc if op == "nak" else (-1 if nak == vc else nak)
 
 

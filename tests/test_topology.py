@@ -111,3 +111,35 @@ def test_failures_that_do_not_exist_are_refused():
         Torus((4, 2), failed_links=[(0, 3)])          # the size-2 dimension's y- is absent
     with pytest.raises(ValueError, match="not a node"):
         Torus((4, 4), failed_nodes=[16])
+
+
+@given(st.integers(1, 14).flatmap(lambda n: st.tuples(
+    st.just(n), st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
+                        .filter(lambda e: e[0] != e[1]), max_size=3 * n))))
+@settings(max_examples=200, deadline=None)
+def test_graph_distances_are_networkx_shortest_path_lengths(drawn):
+    """``Graph.distances`` builds and checks the minimal tables and normalises γ on graphs;
+    against networkx's BFS on random graphs, connected or not (-1 where unreachable)."""
+    import networkx as nx
+
+    n, pairs = drawn
+    edges = tuple(sorted({(min(u, v), max(u, v)) for u, v in pairs}))
+    g = Graph(n, edges)
+    reference = nx.Graph()
+    reference.add_nodes_from(range(n))
+    reference.add_edges_from(edges)
+    expected = [[-1] * n for _ in range(n)]
+    for s, lengths in nx.all_pairs_shortest_path_length(reference):
+        for t, d in lengths.items():
+            expected[s][t] = d
+    assert g.distances.tolist() == expected
+    assert all(g.distance(s, t) == expected[s][t] for s in range(n) for t in range(n))
+
+
+def test_graph_distances_of_a_random_regular_graph_are_networkx_shortest_paths():
+    import networkx as nx
+
+    g = Graph.random_regular(64, 4, seed=3)
+    reference = nx.Graph(list(g.edges))
+    lengths = dict(nx.all_pairs_shortest_path_length(reference))
+    assert g.distances.tolist() == [[lengths[s][t] for t in range(64)] for s in range(64)]

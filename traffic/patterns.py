@@ -61,16 +61,22 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
-from icsim.model.registry import Registry, UnknownNameError
+from icsim.model.errors import Picklable
+from icsim.model.registry import Registry, UnknownNameError, did_you_mean
 
 __all__ = ["PATTERNS", "Pattern", "PatternError", "make_pattern", "register"]
 
 
-class PatternError(ValueError):
+class PatternError(Picklable, ValueError):
     """A pattern cannot be built: unknown name or parameter, bad value or failed precondition.
 
-    The message starts with the pattern's name and says why.
+    The message starts with the pattern's name and says why; ``param`` names the parameter at
+    fault, when one is (a config names it ``traffic.params.<pattern>.<param>``).
     """
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 PATTERNS: Registry[type["Pattern"]] = Registry("traffic pattern")
@@ -173,10 +179,12 @@ class Pattern:
     defaults: ClassVar[Mapping[str, Any]] = MappingProxyType({})
 
     def __init__(self, topology: Any, *, seed: int, **params: Any) -> None:
-        unknown = sorted(set(params) - set(self.defaults))
+        unknown = sorted(set(params) - set(self.defaults), key=str)
         if unknown:
             valid = ", ".join(sorted(self.defaults)) or "none"
-            raise self._error(f"unknown parameter(s) {', '.join(unknown)}; valid: {valid}")
+            near = did_you_mean(unknown[0], self.defaults)
+            raise self._error(f"unknown parameter(s) {', '.join(map(str, unknown))}; "
+                              f"{near + ' ' if near else ''}valid: {valid}", unknown[0])
         if not _is_int(seed) or seed < 0:
             raise self._error(f"seed must be a non-negative integer, got {seed!r}")
         if self.needs_torus and not _is_torus(topology):
@@ -195,8 +203,8 @@ class Pattern:
         """Check parameters and preconditions, precompute; return the normalised parameters."""
         return params
 
-    def _error(self, reason: str) -> PatternError:
-        return PatternError(f"{self.name}: {reason}")
+    def _error(self, reason: str, param: str | None = None) -> PatternError:
+        return PatternError(f"{self.name}: {reason}", param)
 
     def _require_power_of_two(self) -> int:
         n = self.num_nodes
@@ -263,7 +271,8 @@ class Uniform(Pattern):
 
     def _build(self, *, include_self: Any) -> dict[str, Any]:
         if not isinstance(include_self, (bool, np.bool_)):
-            raise self._error(f"include_self must be true or false, got {include_self!r}")
+            raise self._error(f"include_self must be true or false, got {include_self!r}",
+                              "include_self")
         self._exclude_self = not include_self
         self._span = self.num_nodes - self._exclude_self
         return {"include_self": bool(include_self)}
@@ -297,19 +306,20 @@ class Hotspot(Pattern):
     def _build(self, *, fraction: Any, nodes: Any) -> dict[str, Any]:
         if (not isinstance(fraction, numbers.Real) or isinstance(fraction, (bool, np.bool_))
                 or not 0.0 <= fraction <= 1.0):
-            raise self._error(f"fraction must be a number in [0, 1], got {fraction!r}")
+            raise self._error(f"fraction must be a number in [0, 1], got {fraction!r}",
+                              "fraction")
         if isinstance(nodes, (str, bytes)) or not hasattr(nodes, "__iter__"):
-            raise self._error(f"nodes must be a list of node ids, got {nodes!r}")
+            raise self._error(f"nodes must be a list of node ids, got {nodes!r}", "nodes")
         nodes = list(nodes)
         if not nodes:
-            raise self._error("nodes is empty; give at least one hotspot node")
+            raise self._error("nodes is empty; give at least one hotspot node", "nodes")
         for v in nodes:
             if not _is_int(v) or not 0 <= v < self.num_nodes:
                 raise self._error(f"hotspot node {v!r} is not a node id in "
-                                  f"[0, {self.num_nodes})")
+                                  f"[0, {self.num_nodes})", "nodes")
         hot = tuple(int(v) for v in nodes)
         if len(set(hot)) != len(hot):
-            raise self._error(f"hotspot nodes {list(hot)} contain duplicates")
+            raise self._error(f"hotspot nodes {list(hot)} contain duplicates", "nodes")
         self._hot = hot
         self._fraction = float(fraction)
         return {"fraction": float(fraction), "nodes": hot}
@@ -349,7 +359,8 @@ class Permutation(_FixedMapping):
 
     def _check(self, *, derangement: Any) -> dict[str, Any]:
         if not isinstance(derangement, (bool, np.bool_)):
-            raise self._error(f"derangement must be true or false, got {derangement!r}")
+            raise self._error(f"derangement must be true or false, got {derangement!r}",
+                              "derangement")
         self._derangement = bool(derangement)
         return {"derangement": bool(derangement)}
 
@@ -512,7 +523,7 @@ class Tornado(_FixedMapping):
 
     def _check(self, *, over: Any) -> dict[str, Any]:
         if over not in ("coordinates", "index"):
-            raise self._error(f"over must be 'coordinates' or 'index', got {over!r}")
+            raise self._error(f"over must be 'coordinates' or 'index', got {over!r}", "over")
         if over == "coordinates":
             if not _is_torus(self.topology):
                 raise self._error("needs a torus (it works on node coordinates); use "

@@ -116,31 +116,42 @@ def parse_loads(spec: str) -> list[float]:
     [0.1, 0.15, 0.2, 0.25, 0.3]
     >>> parse_loads("0.5, 0.1,0.3")
     [0.1, 0.3, 0.5]
+    >>> parse_loads("0.1,nan")
+    Traceback (most recent call last):
+    ...
+    ValueError: --loads: loads must be finite numbers, got 'nan' in '0.1,nan'
     """
     text = spec.strip()
-    try:
-        if ":" in text:
-            parts = text.split(":")
-            if len(parts) != 3:
-                raise ValueError
-            start, stop, step = (Decimal(p.strip()) for p in parts)
-            if step <= 0 or start > stop:
-                raise ValueError
-            if (stop - start) / step > MAX_GRID_POINTS:
-                raise OverflowError
-            loads, x = [], start
-            while x <= stop:
-                loads.append(x)
-                x += step
-        else:
-            loads = [Decimal(p.strip()) for p in text.split(",") if p.strip()]
-    except OverflowError:
-        raise ValueError(f"--loads: {spec!r} makes a grid of more than {MAX_GRID_POINTS:,} "
-                         "loads") from None
-    except (InvalidOperation, ValueError):
-        raise ValueError(f"--loads: expected START:STOP:STEP (STOP included, STEP > 0) or a "
-                         f"comma list of loads, got {spec!r}") from None
-    if not loads or any(x <= 0 for x in loads):
+    usage = (f"--loads: expected START:STOP:STEP (STOP included, STEP > 0) or a comma list of "
+             f"loads, got {spec!r}")
+
+    def number(part: str) -> Decimal:
+        try:
+            x = Decimal(part.strip())
+        except InvalidOperation:
+            raise ValueError(usage) from None
+        if not x.is_finite() or abs(float(x)) == float("inf"):
+            raise ValueError(f"--loads: loads must be finite numbers, got {part.strip()!r} "
+                             f"in {spec!r}")
+        return x
+
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise ValueError(usage)
+        start, stop, step = (number(p) for p in parts)
+        if step <= 0 or start > stop:
+            raise ValueError(usage)
+        if (stop - start) / step > MAX_GRID_POINTS:
+            raise ValueError(f"--loads: {spec!r} makes a grid of more than "
+                             f"{MAX_GRID_POINTS:,} loads")
+        loads, x = [], start
+        while x <= stop:
+            loads.append(x)
+            x += step
+    else:
+        loads = [number(p) for p in text.split(",") if p.strip()]
+    if not loads or any(x <= 0 or float(x) == 0 for x in loads):
         raise ValueError(f"--loads: loads must be positive, got {spec!r}")
     return sorted({float(x) for x in loads})
 

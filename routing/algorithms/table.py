@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from icsim.model.config import ConfigError
 from icsim.model.notes import gc_paused
+from icsim.model.registry import unknown_name
 from icsim.routing.layers import assigner_names, get_assigner
 from icsim.routing.program import ROUTE, Phase, Program, Routes
 from icsim.routing.registry import ESCAPE, LAYER, VC, Routing, register
@@ -194,8 +195,8 @@ class TableRouting(Routing):
         elif settings.generator:
             names = table_generators()
             if settings.generator not in names:
-                raise ConfigError("routing.table.generator", f"unknown generator "
-                                  f"{settings.generator!r} (valid: {', '.join(sorted(names))})")
+                raise ConfigError("routing.table.generator",
+                                  unknown_name("generator", settings.generator, names))
             if settings.generator != "minimal" and "coordinates" not in topology.capabilities:
                 raise ConfigError("routing.table.generator", f"{settings.generator} builds "
                                   f"Angara tables on tori; on {topology.describe()} use 'minimal'")
@@ -209,8 +210,8 @@ class TableRouting(Routing):
         if settings.layers:
             names = layer_assigners()
             if settings.layers not in names:
-                raise ConfigError("routing.table.layers", f"unknown layer assigner "
-                                  f"{settings.layers!r} (valid: {', '.join(sorted(names))})")
+                raise ConfigError("routing.table.layers",
+                                  unknown_name("layer assigner", settings.layers, names))
 
     def program(self) -> Program:
         return Program((Phase(ROUTE, routes=TableRoutes(self.table, self.topology.num_ports)),))

@@ -245,7 +245,8 @@ def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path
     """
     topo = faulty_torus(dims, failed_links, failed_nodes)
     subset = parse_nodes(nodes, topo)
-    check_table_fits(len(subset) if subset is not None else len(topo.alive_nodes), topo.dims)
+    check_table_fits(len(subset) if subset is not None  # before the nodes or graph are listed
+                     else topo.num_nodes - len(topo.failed_nodes), topo.dims, routing_graph=True)
     if out is not None:                 # a bad path says so now, not after the generation
         out = file_to_write(out)
     if traffic is not None:

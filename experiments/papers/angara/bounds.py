@@ -38,10 +38,11 @@ COLUMNS = ["dims", "n", "nodes", "lp_angara", "lp_deadlock_free", "lp_time_s",
 
 
 def bounds_system(dims: Sequence[int], refine_time_s: float = 5.0, seed: int = 0,
-                  lp_time_limit_s: float = 120.0) -> dict:
-    """Bounds, SSSP and refined on one whole torus.
+                  lp_time_limit_s: float = 120.0, refine_moves: int | None = None) -> dict:
+    """Bounds, SSSP and refined on one whole torus (the refinement stops after
+    ``refine_time_s`` seconds, or after ``refine_moves`` proposals, the same on any machine).
 
-    >>> r = bounds_system((4, 2, 2, 2), refine_time_s=1.0)
+    >>> r = bounds_system((4, 2, 2, 2), refine_moves=5000)
     >>> r["lp_angara"], r["lp_deadlock_free"], r["sssp_max_load"], r["refined_max_load"]
     (26.0, 26.0, 28, 26)
     """
@@ -53,7 +54,7 @@ def bounds_system(dims: Sequence[int], refine_time_s: float = 5.0, seed: int = 0
     lp_time = perf_counter() - t0
     sssp = generate("sssp", topo, seed=seed, graph=graph)
     ref = generate("refined", topo, seed=seed, graph=graph, start=sssp,
-                   time_limit_s=refine_time_s)
+                   time_limit_s=None if refine_moves else refine_time_s, max_moves=refine_moves)
     ms, mr = table_metrics(sssp), table_metrics(ref)
     return {"dims": "x".join(map(str, dims)), "n": len(dims), "nodes": topo.num_nodes,
             "lp_angara": lp_a.bound, "lp_deadlock_free": lp_d.bound, "lp_time_s": lp_time,

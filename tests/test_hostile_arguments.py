@@ -1,0 +1,185 @@
+"""Arguments of the command line and the Python API that ended in a traceback, runaway memory or
+a wrong reading (issue 48, "Limits still open"): each is now one line naming the argument, exit
+status 2 on the command line, before anything is built.  (A named pipe as a file:
+``test_hostile_files.py``; a killed sweep's workers: ``test_sweep_parallel.py``.)"""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import icsim
+from icsim.configs import bundled
+from icsim.experiments.cli import main
+from icsim.experiments.pipeline.arguments import MAX_SWEEP_RUNS, check_loads
+from icsim.model.config import ConfigError, load_config
+
+QUICKSTART = str(bundled("quickstart.yaml"))
+#: a run of a fraction of a second
+TINY = ["--set", "topology.dims=[4,4]", "--set", "run.warmup_us=2", "--set", "run.measure_us=5",
+        "--set", "run.drain_us=20"]
+
+
+def one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err, err
+    return err
+
+
+# ---------------------------------------------------------------------------------- --loads nan
+@pytest.mark.parametrize("loads", ["nan", "0.1,nan", "inf", "0.1:nan:0.1", "-inf:1:0.5", "snan",
+                                   "1e400"])
+def test_a_load_that_is_not_a_finite_number_is_the_loads_error(capsys, loads):
+    assert main(["sweep", QUICKSTART, f"--loads={loads}", "--no-plots"]) == 2
+    assert one_line(capsys).startswith("icsim sweep: --loads: loads must be finite numbers, got ")
+
+
+def test_a_load_that_rounds_to_zero_is_not_a_load(capsys):
+    assert main(["sweep", QUICKSTART, "--loads", "1e-400", "--no-plots"]) == 2
+    assert one_line(capsys) == "icsim sweep: --loads: loads must be positive, got '1e-400'"
+
+
+@pytest.mark.parametrize("loads, error, message", [
+    ("nan", ValueError, "loads: loads must be finite numbers, got 'nan' in 'nan'"),
+    ([float("nan")], ValueError, "loads: every load is a finite number above 0, got nan"),
+    ([0.1, math.inf], ValueError, "loads: every load is a finite number above 0, got inf"),
+    ([], ValueError, "loads: no loads given; give a grid ('0.1:0.5:0.1'), a load or a list of "
+                     "loads"),                                          # an IndexError before
+    ([0.1, "0.2"], TypeError, "loads: every load is a number, got '0.2' (str)"),
+    ([True], TypeError, "loads: every load is a number, got True (bool)"),
+    ({"a": 0.1}, TypeError, "loads: a grid ('0.1:0.5:0.1'), a load or a list of loads, got "
+                            "{'a': 0.1} (dict)"),
+])
+def test_the_apis_loads_are_checked_at_the_door(loads, error, message):
+    with pytest.raises(error) as err:
+        icsim.sweep("quickstart", loads)
+    assert str(err.value) == message
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-3, 3)
+                | st.booleans() | st.text(max_size=3) | st.none(), max_size=5))
+@settings(max_examples=200, deadline=None)
+def test_any_list_of_loads_is_a_grid_of_finite_positive_floats_or_one_clear_error(loads):
+    try:
+        grid = check_loads(loads)
+    except (TypeError, ValueError) as err:
+        assert str(err).startswith("loads: ") and "\n" not in str(err)
+    else:
+        assert grid == sorted(set(grid)) and grid
+        assert all(type(x) is float and math.isfinite(x) and x > 0 for x in grid)
+
+
+# ---------------------------------------------------------------------------------- seeds
+@pytest.mark.parametrize("seeds, error, message", [
+    ("3", TypeError, "seeds: a whole number (1 or more), got '3' (str)"),   # '<' of str and int
+    (True, TypeError, "seeds: a whole number (1 or more), got True (bool)"),   # taken as 1
+    (2.0, TypeError, "seeds: a whole number (1 or more), got 2.0 (float)"),
+    (0, ValueError, "seeds: at least 1, got 0"),
+    (10 ** 9, ValueError, f"seeds: 1 load x 1,000,000,000 seeds make 1,000,000,000 runs, more "
+                          f"than the limit of {MAX_SWEEP_RUNS:,} runs of one sweep"),
+])
+def test_the_apis_seeds_are_a_whole_number_within_the_limit(seeds, error, message):
+    with pytest.raises(error) as err:
+        icsim.sweep("quickstart", [0.1], seeds=seeds)
+    assert str(err.value) == message
+
+
+def test_the_apis_workers_are_a_whole_number():
+    with pytest.raises(TypeError, match=r"^workers: a whole number \(1 or more\), got '2'"):
+        icsim.sweep("quickstart", [0.1], workers="2")
+
+
+def test_a_billion_seeds_are_refused_before_a_curve_is_made(capsys, monkeypatch):
+    """``--seeds 1000000000`` made a billion curves (past 6 GB) before running anything."""
+    def made(*args, **kw):
+        raise AssertionError("the curves were made")
+    monkeypatch.setattr("icsim.experiments.cli.make_curves", made)
+    assert main(["sweep", QUICKSTART, "--seeds", "1000000000", "--no-plots"]) == 2
+    assert one_line(capsys) == (
+        f"icsim sweep: --seeds: 20 loads x 1,000,000,000 seeds make 20,000,000,000 runs, more "
+        f"than the limit of {MAX_SWEEP_RUNS:,} runs of one sweep")
+
+
+def test_a_vary_product_beyond_the_limit_names_vary(capsys):
+    values = ",".join(map(str, range(400)))
+    assert main(["sweep", QUICKSTART, "--vary", f"seed={values}", "--vary",
+                 f"packet.size_bytes={','.join(str(v + 1) for v in range(400))}",
+                 "--loads", "0.1", "--no-plots"]) == 2
+    assert one_line(capsys).startswith("icsim sweep: --vary: 1 load x 160,000 combinations of "
+                                       "varied values make 160,000 runs")
+
+
+def _limited(limit_bytes: int):
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+    return limit
+
+
+@pytest.mark.parametrize("args", [
+    ["sweep", QUICKSTART, "--seeds", "1000000000", "--no-plots"],
+    ["tables", "--dims", "1000", "1000", "1000"],
+    ["tables", "--dims", "1000", "1000", "1000", "--nodes", "8"],
+])
+def test_what_ran_away_past_6_gb_is_refused_within_1_gb(args, tmp_path):
+    """In a process that may not take more than 1 GB, a runaway would end in a MemoryError
+    (exit 1, a traceback); these end with the one line and exit 2."""
+    p = subprocess.run([sys.executable, "-m", "icsim", *args], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120,
+                       preexec_fn=_limited(1 << 30))
+    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1, p.stderr[-2000:]
+    assert "more than the limit" in p.stderr or "GB available" in p.stderr
+
+
+def test_a_table_of_a_few_nodes_on_a_torus_too_big_for_its_routing_graph_is_refused(capsys):
+    assert main(["tables", "--dims", "1000", "1000", "1000", "--nodes", "8"]) == 2
+    assert one_line(capsys).startswith("icsim tables: a table of 8 nodes on a torus of "
+                                       "1,000,000,000 nodes needs about 27,000")
+
+
+# ---------------------------------------------------------------------------------- overrides
+@pytest.mark.parametrize("overrides, error, message", [
+    ({5: 0.3}, TypeError, "overrides: keys are dotted config keys such as 'traffic.load', got 5 "
+                          "(int)"),                   # 'int' object is not subscriptable
+    ({"traffic..load": 0.3}, ValueError, "overrides: 'traffic..load' is not a dotted config key "
+                                         "such as 'traffic.load'"),
+])
+def test_the_apis_override_keys_are_dotted_config_keys(overrides, error, message):
+    with pytest.raises(error) as err:
+        icsim.run("quickstart", overrides)
+    assert str(err.value) == message
+
+
+# ---------------------------------------------------------------------------------- YAML 1.2
+@pytest.mark.parametrize("engine", ["simpy", "compiled"])
+def test_a_load_in_exponent_notation_is_a_number(capsys, engine):
+    """``--set traffic.load=5e-1`` was refused: PyYAML reads YAML 1.1, where 5e-1 is text."""
+    assert main(["run", QUICKSTART, "--json", "--engine", engine, *TINY,
+                 "--set", "traffic.load=5e-1"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["offered_load"] == 0.5 and r["config"]["traffic"]["load"] == 0.5
+    assert r["engine"] == engine and r["packets_delivered"] > 0
+
+
+@pytest.mark.parametrize("text, value", [("5e-1", 0.5), ("1.0e3", 1000.0), ("2E+2", 200.0),
+                                         ("-3e-2", -0.03), (".5e1", 5.0), ("5", 5),
+                                         ("0.25", 0.25), ("5e", "5e"), ("e5", "e5")])
+def test_config_files_and_overrides_read_numbers_as_yaml_1_2_does(tmp_path, text, value):
+    path = tmp_path / "c.yaml"
+    path.write_text(f"topology: {{dims: [4]}}\ntraffic: {{pattern: {text}}}\n")
+    from icsim.model.config import parse_override, read_config_file
+    assert read_config_file(path)["traffic"]["pattern"] == value
+    assert parse_override(f"traffic.pattern={text}") == (["traffic", "pattern"], value)
+
+
+def test_an_exponent_in_a_config_file_is_a_load():
+    cfg = load_config(QUICKSTART, ["traffic.load=2.5e-1", "run.measure_us=1e2"])
+    assert cfg.traffic.load == 0.25 and cfg.run.measure_us == 100.0
+    with pytest.raises(ConfigError, match="packet.size_bytes"):        # still no float bytes
+        load_config(QUICKSTART, ["packet.size_bytes=5e2"])
