@@ -27,15 +27,18 @@ from icsim.experiments.papers.acro.cli import add_layers_parser
 from icsim.experiments.papers.angara.cli import add_tables_parser
 from icsim.experiments.papers.reproduce import add_parser
 from icsim.experiments.pipeline.bench import CASES, ENGINES, run_bench, run_table_bench
+from icsim.experiments.pipeline.curves import DEFAULT_LOADS, make_curves, parse_loads, parse_vary
 from icsim.experiments.pipeline.execution import (ExecutorError, RunProgress, add_engine_argument,
                                                   add_execution_arguments, engine_overrides,
                                                   make_executor, natural_int, positive_int)
+from icsim.experiments.pipeline.lines import read_results
 from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments,
                                                 add_progress_arguments, progress_option,
                                                 report_outputs)
 from icsim.experiments.pipeline.saturation import SEARCHES
-from icsim.experiments.pipeline.sweep import (DEFAULT_LOADS, SweepError, flip_notes, format_summary,
-                                              make_curves, parse_loads, parse_vary, run_sweep)
+from icsim.experiments.pipeline.results_file import SweepError
+from icsim.experiments.pipeline.summaries import flip_notes, format_summary
+from icsim.experiments.pipeline.sweep import run_sweep
 from icsim.model.config import ConfigError, load_config, read_config_file
 from icsim.model.input_files import InputFileError
 from icsim.model.registry import Registry
@@ -309,7 +312,8 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from icsim.experiments.pipeline.plots import plot_results, read_results
+    # the figures load matplotlib, which no other command needs
+    from icsim.experiments.pipeline.plots import plot_results
 
     src = Path(args.results)
     if not src.exists() or (src.is_dir() and not (src / "results.csv").exists()):

@@ -16,6 +16,7 @@ A config is a YAML path, the name of a bundled config (``"quickstart"``,
 
 from __future__ import annotations
 
+import copy
 import tempfile
 import warnings
 from pathlib import Path
@@ -24,11 +25,20 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from icsim.configs import config_path
+from icsim.experiments.pipeline.curves import make_curves, parse_loads, parse_vary
+from icsim.experiments.pipeline.execution import RunProgress, make_executor
+from icsim.experiments.pipeline.lines import read_results
+from icsim.experiments.pipeline.rows import point_key
+from icsim.experiments.pipeline.summaries import flip_notes
+from icsim.experiments.pipeline.sweep import run_sweep
 from icsim.model.config import Config, ConfigError, config_from_dict, read_config_file, set_path
+from icsim.simulator.build import from_dict
 from icsim.simulator.results import Result
+from icsim.simulator.simulation import Simulation
 
 __all__ = ["run", "sweep", "read_results", "config_path", "latency_figure", "accepted_figure",
-           "derouted_figure", "latency_distribution_figure", "channel_heatmap_figure"]
+           "derouted_figure", "latency_distribution_figure", "channel_heatmap_figure",
+           "ConfigError"]
 
 
 def _config_data(config: str | Path | Mapping[str, Any] | Config,
@@ -45,7 +55,7 @@ def _config_data(config: str | Path | Mapping[str, Any] | Config,
     else:
         raise TypeError(f"config: a YAML path, a bundled config's name, a dict or a Config, "
                         f"got {type(config).__name__}")
-    data = __import__("copy").deepcopy(data)
+    data = copy.deepcopy(data)
     for key, value in (overrides or {}).items():
         set_path(data, key, value)
     return data
@@ -71,13 +81,9 @@ def run(config: str | Path | Mapping[str, Any] | Config,
         The result record (a dict, as ``icsim run --json`` prints it) with ``latencies``
         (ns, numpy), ``channels`` and ``nodes`` (pandas DataFrames).
     """
-    from icsim.simulator.simulation import Simulation
-
     cfg = config_from_dict(_config_data(config, overrides))
     if not progress:
         return Simulation(cfg, engine=engine).run()
-    from icsim.experiments.pipeline.execution import RunProgress
-
     bar = RunProgress(enabled=True)
     try:
         return Simulation(cfg, engine=engine, progress=bar).run()
@@ -118,11 +124,6 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
         curves whose verdicts flip back to sustained above a saturated load (likely noise;
         each also a warning, as the command line prints it).
     """
-    from icsim.experiments.pipeline.execution import make_executor
-    from icsim.experiments.pipeline.sweep import (flip_notes, make_curves, parse_loads, parse_vary,
-                                                  point_key, run_sweep)
-    from icsim.simulator.build import from_dict
-
     data = _config_data(config, overrides)
     from_dict(data)                                   # every error before the first run
     if isinstance(loads, (int, float)):
@@ -158,20 +159,11 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     mine = {point_key(r["config_hash"], r["seed"]) for r in outcome.rows}
     keys = [point_key(h, s) for h, s in zip(df["config_hash"], df["seed"])]
     df = df[[k in mine for k in keys]].reset_index(drop=True)
-    df.attrs["gamma_star"] = {c.curve.label + ("" if c.curve.seed is None
-                                               else f" seed={c.curve.seed}"):
-                              c.result.gamma_star for c in outcome.curves}
+    df.attrs["gamma_star"] = {c.name: c.result.gamma_star for c in outcome.curves}
     df.attrs["notes"] = flip_notes(outcome.curves)
     for note in df.attrs["notes"]:
         warnings.warn(note, stacklevel=2)
     return df
-
-
-def read_results(path: str | Path) -> pd.DataFrame:
-    """A sweep's ``results.csv`` (or its directory) as a DataFrame."""
-    from icsim.experiments.pipeline.plots import read_results as read
-
-    return read(path)
 
 
 def latency_figure(results: Any):

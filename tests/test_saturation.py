@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from icsim.experiments.pipeline.saturation import (CurveSearch, analyse_rows, judge, load_key,
                                                    sustained_above)
-from icsim.experiments.pipeline.sweep import make_curves, parse_loads, run_sweep
+from icsim.experiments.pipeline.curves import make_curves, parse_loads
+from icsim.experiments.pipeline.sweep import run_sweep
 from icsim.simulator.engines import DeadlockError
 
 GRID = parse_loads("0.1:1.0:0.05")

@@ -12,8 +12,11 @@ import pytest
 from icsim.experiments.cli import main
 from icsim.experiments.pipeline.execution import SerialExecutor
 from icsim.experiments.pipeline.saturation import load_key
-from icsim.experiments.pipeline.sweep import (ResultsFile, config_hash, curve_hash, make_curves,
-                                              parse_loads, parse_vary, run_sweep)
+from icsim.experiments.pipeline.curves import make_curves, parse_loads, parse_vary
+from icsim.experiments.pipeline.results_file import ResultsFile, SweepError
+from icsim.experiments.pipeline.rows import config_hash, curve_hash
+from icsim.experiments.pipeline.summaries import format_summary
+from icsim.experiments.pipeline.sweep import run_sweep
 from icsim.model.config import ConfigError, config_from_dict
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
@@ -355,8 +358,6 @@ def test_a_line_that_does_not_match_the_header_is_set_aside_and_its_point_rerun(
 
 
 def test_two_sweeps_never_write_one_file(tmp_path, fake):
-    from icsim.experiments.pipeline.sweep import SweepError
-
     store = ResultsFile(tmp_path / "results.csv")
     with store.lock():
         with pytest.raises(SweepError, match="another sweep"):
@@ -367,7 +368,6 @@ def test_two_sweeps_never_write_one_file(tmp_path, fake):
 
 def test_a_failing_backend_stops_the_sweep_keeping_finished_points(tmp_path, fake):
     from icsim.experiments.pipeline.execution import SerialExecutor
-    from icsim.experiments.pipeline.sweep import SweepError
 
     class Dying(SerialExecutor):
         def result(self, handle):
@@ -456,8 +456,6 @@ def test_a_multi_seed_sweep_resumes_without_rerunning(tmp_path, fake):
 
 
 def test_the_summary_prints_full_curve_names_and_the_spread_over_seeds(tmp_path, fake):
-    from icsim.experiments.pipeline.sweep import format_summary
-
     vary = [parse_vary("routing.algorithm=dor"), parse_vary("traffic.message_packets=4,5"),
             parse_vary("router.queue_packets=8")]
     out = run_sweep(make_curves(small(), [0.1, 0.2, 0.3, 0.4, 0.5], vary=vary), tmp_path,

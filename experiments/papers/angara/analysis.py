@@ -31,12 +31,13 @@ import json
 import math
 from pathlib import Path
 from time import perf_counter
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from icsim.experiments.papers.published import paper_table
+from icsim.experiments.pipeline.bench import time_generators
 from icsim.experiments.pipeline.execution import read_appended, run_appending
 from icsim.experiments.pipeline.outputs import file_to_write
 from icsim.model.limits import check_table_fits
@@ -55,7 +56,6 @@ DESMOS_DIMS = (4, 2, 2, 2)
 TABLE2_NODES = (2, 4, 8, 16, 32)
 TORI_COUNTS = {2: 49, 3: 339, 4: 1173}
 TORI_SIZES = (2, 8)
-TIMING_CASES = ((5, 3, 3, 2), (6, 5, 5))         # the paper's 90-node 4D and 150-node 3D limits
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -265,6 +265,7 @@ def tables_main(dims, generator: str, nodes=None, seed: int = 0, out: str | Path
     if traffic is not None and "max_load" in table.meta:
         result["traffic_max_load"] = table.meta["max_load"]
     if bound:
+        # the linear program loads scipy.sparse (0.6 s), which the other tables never need
         from icsim.routing.tables.optimal import load_lower_bound
 
         result["lp_bound"] = load_lower_bound(topo, subset).bound
@@ -578,7 +579,7 @@ def reproduce_tori(out_dir: str | Path, sample: int | None = None, seed: int = 0
     workers : int
         Processes to spread the systems over.
     timing_repeats : int
-        Repeats of the SSSP/BFS timing of :data:`TIMING_CASES` (best kept); 0 skips it.
+        Repeats of the SSSP/BFS timing of :data:`~icsim.experiments.pipeline.bench.TIMING_CASES` (best kept); 0 skips it.
 
     Returns
     -------
@@ -665,25 +666,6 @@ def summarise_tori(df: pd.DataFrame, population: dict, eligible: dict) -> pd.Dat
             })
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def time_generators(cases: Iterable[Sequence[int]] = TIMING_CASES, repeats: int = 3
-                    ) -> list[dict]:
-    """Best-of-``repeats`` wall time of SSSP and BFS on whole tori (routing graph included)."""
-    out = []
-    for dims in cases:
-        topo = Torus(tuple(dims))
-        row = {"dims": "x".join(map(str, dims)), "nodes": topo.num_nodes}
-        for alg in ("sssp", "bfs"):
-            times, graph_times = [], []
-            for _ in range(repeats):
-                table = generate(alg, topo)
-                times.append(table.meta["time_s"])
-                graph_times.append(table.meta["graph_time_s"])
-            row[f"{alg}_s"] = min(times)
-            row[f"{alg}_graph_s"] = graph_times[int(np.argmin(times))]
-        out.append(row)
-    return out
 
 
 def _tori_markdown(summary, df, population, eligible, sample, seed, max_nodes,

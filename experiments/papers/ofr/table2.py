@@ -74,7 +74,9 @@ from icsim.experiments.pipeline.execution import (csv_list, engine_overrides, fo
 from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments, progress_option,
                                                 report_outputs)
 from icsim.experiments.pipeline.saturation import SEARCHES
-from icsim.experiments.pipeline.sweep import Curve, SweepError, SweepOutcome, parse_loads, run_sweep
+from icsim.experiments.pipeline.curves import Curve, parse_loads
+from icsim.experiments.pipeline.results_file import SweepError
+from icsim.experiments.pipeline.sweep import SweepOutcome, run_sweep
 from icsim.model.config import ConfigError, apply_overrides, parse_override, set_path
 from icsim.simulator.build import from_dict
 
