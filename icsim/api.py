@@ -120,7 +120,9 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     -------
     pandas.DataFrame
         The rows of this sweep's runs as ``results.csv`` holds them (:func:`read_results`);
-        ``df.attrs["gamma_star"]`` maps each curve to its γ*; ``df.attrs["notes"]`` lists the
+        ``df.attrs["gamma_star"]`` maps each curve to its γ*, and
+        ``df.attrs["gamma_star_lower_bound"]`` to whether that γ* is only a lower bound ("γ* ≥":
+        every load up to the top of the grid sustained); ``df.attrs["notes"]`` lists the
         curves whose verdicts flip back to sustained above a saturated load (likely noise;
         each also a warning, as the command line prints it).
     """
@@ -160,6 +162,8 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     keys = [point_key(h, s) for h, s in zip(df["config_hash"], df["seed"])]
     df = df[[k in mine for k in keys]].reset_index(drop=True)
     df.attrs["gamma_star"] = {c.name: c.result.gamma_star for c in outcome.curves}
+    df.attrs["gamma_star_lower_bound"] = {c.name: c.result.gamma_star_lower_bound
+                                          for c in outcome.curves}
     df.attrs["notes"] = flip_notes(outcome.curves)
     for note in df.attrs["notes"]:
         warnings.warn(note, stacklevel=2)

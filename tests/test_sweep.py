@@ -261,20 +261,24 @@ def test_a_sweep_notes_a_curve_sustained_above_its_first_saturated_load(tmp_path
         "offered 0.1024 (measured)) yet sustained at 0.3, 0.5, 0.7 above it; γ* counts only the "
         "loads below the first saturated one. A verdict that flips back is more often noise than "
         "the network: a longer window (run.measure_us) or more seeds (--seeds) settle it."]
-    # a window of 100 µs settles it: no note, and ABR's γ* is the top of the grid
+    # a window of 100 µs settles it: no note, and ABR's γ* is the top of the grid, a lower
+    # bound
     assert main(["sweep", str(QUICKSTART), "--out", str(tmp_path / "long"), *FLIP, "--set",
                  "run.measure_us=100"]) == 0
     out = capsys.readouterr().out
     assert "note:" not in out
-    assert next(line for line in out.splitlines() if "abr" in line).split()[1:3] == \
-        ["window", "0.7"]
+    assert next(line for line in out.splitlines() if "abr" in line).split()[1:4] == \
+        ["window", "≥0.7", "≥0.7"]
+    summary = pd.read_csv(tmp_path / "long" / "gamma_star.csv").set_index("curve")
+    assert summary["gamma_star_lower_bound"].to_dict() == {"routing.algorithm=dor": False,
+                                                           "routing.algorithm=abr": True}
     # with seeds, the note names the seed, and γ*'s mean says which seeds it is over
     assert main(["sweep", str(QUICKSTART), "--out", str(tmp_path / "seeds"), *FLIP[:2],
                  "--vary", "routing.algorithm=abr", *FLIP[4:], "--seeds", "2"]) == 0
     out = capsys.readouterr().out
     assert "note: routing.algorithm=abr (seed 1) is saturated at 0.1" in out
     assert next(line for line in out.splitlines() if line.startswith("routing.")).endswith(
-        "1: -, 2: 0.7  [mean and range over 1 of 2 seeds; the others have no γ*]")
+        "1: -, 2: ≥0.7  [mean and range over 1 of 2 seeds; the others have no γ*]")
 
 
 @pytest.mark.slow
@@ -473,6 +477,29 @@ def test_the_summary_prints_full_curve_names_and_the_spread_over_seeds(tmp_path,
     assert "γ* mean" in header
     assert line.split()[:5] == ["base", "window", "3", "0.4", "0.3–0.5"]
     assert line.endswith("1: 0.3, 2: 0.4, 3: 0.5")
+
+
+def test_a_gamma_star_at_the_top_of_its_grid_is_reported_as_a_lower_bound(tmp_path, fake):
+    """Seeds 2 and 3 sustain every load up to 0.4, the top of the grid: their γ* is a lower
+    bound, flagged in gamma_star.csv and printed "≥" (per seed, and so for the mean), as the
+    figure's legend says "γ* ≥ 0.40"; a sweep whose curves all saturate on their grid has no
+    flag column."""
+    out = run_sweep(make_curves(small(), parse_loads("0.1:0.4:0.1"), seeds=3), tmp_path,
+                    run_fn=seeded_run, plots=False, progress=False)
+    summary = pd.read_csv(tmp_path / "gamma_star.csv")
+    assert list(summary["gamma_star"]) == [0.3, 0.4, 0.4]
+    assert list(summary["gamma_star_lower_bound"]) == [False, True, True]
+    assert list(summary.columns[3:6]) == ["gamma_star", "gamma_star_lower_bound",
+                                          "gamma_star_refined"]
+    [_, line] = format_summary(out.curves).splitlines()
+    assert line.split()[3:5] == ["≥0.3667", "0.3–≥0.4"]
+    assert line.endswith("1: 0.3, 2: ≥0.4, 3: ≥0.4")
+
+    out = run_sweep(make_curves(small(), [0.2, 0.4, 0.6, 0.8]), tmp_path / "saturating",
+                    run_fn=counting_run, plots=False, progress=False)
+    assert "gamma_star_lower_bound" not in pd.read_csv(tmp_path / "saturating" /
+                                                       "gamma_star.csv")
+    assert format_summary(out.curves).splitlines()[1].split()[2:4] == ["0.4", "0.4"]
 
 
 # ---------------------------------------------------------------------------------- schema growth

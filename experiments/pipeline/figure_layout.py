@@ -69,14 +69,14 @@ def gamma_label(line: Line) -> str:
     have = [g for g in stars if g is not None]
     if not have:
         return f"{line.label}: no sustained load"
-    # no saturated run at all: γ* is the top of what was run, a lower bound
-    bound = "≥ " if line.points["sustained"].all() else "= "
+    # no saturated grid load above it (the top of the grid was sustained): a lower bound
+    bound = "≥ " if line.lower_bound else "= "
     if len(stars) == 1:
         return f"{line.label}: γ* {bound}{have[0]:.2f}"
     if min(have) == max(have):
         text = f"{line.label}: γ* {bound}{have[0]:.2f} in {len(have)} seeds"
     else:
-        text = (f"{line.label}: γ* = {np.mean(have):.2f} "
+        text = (f"{line.label}: γ* {bound}{np.mean(have):.2f} "
                 f"[{min(have):.2f}–{max(have):.2f}] over {len(have)} seeds")
     if len(have) < len(stars):
         text += f", none in {len(stars) - len(have)}"

@@ -133,6 +133,8 @@ class Line:
         the 95 % confidence half-width (NaN with one seed).
     gamma_stars : dict
         Seed -> γ* of that seed's runs (``None``: not even the lowest load sustained).
+    lower_bounds : dict
+        Seed -> whether that seed's γ* is only a lower bound (no saturated grid load above it).
     baseline_latency_ns : float or None
         Finite mode: the mean over seeds of the latency at γ = 0.10 (the 1.2× rule's basis).
     """
@@ -144,6 +146,7 @@ class Line:
     points: pd.DataFrame
     gamma_stars: dict[Any, float | None] = field(default_factory=dict)
     baseline_latency_ns: float | None = None
+    lower_bounds: dict[Any, bool] = field(default_factory=dict)
 
     @property
     def loads(self) -> np.ndarray:
@@ -158,6 +161,12 @@ class Line:
         """γ* (the mean over seeds of those that have one; ``None`` if none has)."""
         values = [g for g in self.gamma_stars.values() if g is not None]
         return float(np.mean(values)) if values else None
+
+    @property
+    def lower_bound(self) -> bool:
+        """Whether γ* (over seeds: its mean) is only a lower bound: some seed's is."""
+        return any(self.lower_bounds.get(s, False) for s, g in self.gamma_stars.items()
+                   if g is not None)
 
     @property
     def n_seeds(self) -> int:
@@ -270,16 +279,17 @@ def curve_lines(data: Any) -> list[Line]:
             else:
                 label = str(first.get("config.routing.algorithm", first.get("curve", "run")))
             mode = _mode_of(first)
-            verdicts, stars, baselines = {}, {}, []
+            verdicts, stars, bounds, baselines = {}, {}, {}, []
             for seed, sdf in cdf.groupby("_seed", sort=False):
                 result = analyse_rows(_records(sdf), mode)
                 verdicts[seed] = result.verdicts
                 stars[seed] = result.gamma_star
+                bounds[seed] = result.gamma_star_lower_bound
                 if result.baseline_latency_ns is not None:
                     baselines.append(result.baseline_latency_ns)
             lines.append(Line(title, label, mode, cdf.reset_index(drop=True),
                               _points(cdf, verdicts), stars,
-                              float(np.mean(baselines)) if baselines else None))
+                              float(np.mean(baselines)) if baselines else None, bounds))
     return lines
 
 

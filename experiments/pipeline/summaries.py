@@ -2,7 +2,10 @@
 
 ``gamma_star.csv``
     One row per curve (per curve and seed with several seeds, with the spread of γ* over the
-    seeds): γ*, refined γ*, the first saturated load and why.
+    seeds): γ*, refined γ*, the first saturated load and why.  When a curve's γ* is only a lower
+    bound — every load up to the top of its grid was sustained, or its search did not finish —
+    the file has a ``gamma_star_lower_bound`` column (True on those curves), and the printed
+    summary says ``≥0.8``.
 ``verdicts.csv``
     Every run judged sustained or saturated by its curve's (and seed's) rule.
 ``load_summary.csv``
@@ -22,7 +25,7 @@ from icsim.experiments.pipeline.curves import CurveOutcome
 from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.results_file import cell_text
 from icsim.experiments.pipeline.rows import cell
-from icsim.experiments.pipeline.saturation import as_float, load_key, sustained_above
+from icsim.experiments.pipeline.saturation import as_float, bound_text, load_key, sustained_above
 
 SUMMARY_NAME = "gamma_star.csv"
 VERDICTS_NAME = "verdicts.csv"
@@ -34,6 +37,8 @@ SUMMARY_COLUMNS = ("curve", "mode", "gamma_star", "gamma_star_refined", "first_s
 #: gamma_star.csv of a sweep with several seeds: the spread of γ* over the seeds of the curve
 SPREAD_COLUMNS = ("seeds", "gamma_star_mean", "gamma_star_sd", "gamma_star_min",
                   "gamma_star_max")
+#: gamma_star.csv of a sweep with a curve whose γ* is a lower bound, after ``gamma_star``
+BOUND_COLUMN = "gamma_star_lower_bound"
 LOAD_SUMMARY_COLUMNS = ("curve", "offered_load", "seeds", "sustained_seeds",
                         "latency_ns_mean", "latency_ns_ci95", "accepted_load_mean",
                         "accepted_load_ci95")
@@ -76,6 +81,7 @@ def summary_rows(outcomes: list[CurveOutcome]) -> list[dict[str, Any]]:
         r = o.result
         row = {"curve": o.curve.label, **{k: cell(v) for k, v in o.curve.params.items()},
                "mode": o.mode, "gamma_star": r.gamma_star,
+               BOUND_COLUMN: r.gamma_star_lower_bound,
                "gamma_star_refined": r.gamma_star_refined,
                "first_saturated": r.first_saturated,
                "first_saturated_reason": r.first_saturated_reason, "complete": r.complete,
@@ -99,11 +105,13 @@ def _csv_text(columns: list[str], rows: Iterable[Iterable[Any]]) -> str:
 def write_summary(outcomes: list[CurveOutcome], path: Path,
                   outputs: Outputs | None = None) -> Path:
     """Write ``gamma_star.csv`` (one row per curve; per curve and seed with several seeds,
-    with the spread columns)."""
+    with the spread columns; the lower-bound column when a γ* is one)."""
     rows = summary_rows(outcomes)
     params = [k for o in outcomes for k in o.curve.params]
+    bound = [BOUND_COLUMN] if any(r[BOUND_COLUMN] for r in rows) else []
     columns = ["curve", *(["seed"] if _multi_seed(outcomes) else []), *dict.fromkeys(params),
-               *SUMMARY_COLUMNS[1:], *(SPREAD_COLUMNS if _multi_seed(outcomes) else ())]
+               SUMMARY_COLUMNS[1], SUMMARY_COLUMNS[2], *bound, *SUMMARY_COLUMNS[3:],
+               *(SPREAD_COLUMNS if _multi_seed(outcomes) else ())]
     (outputs or Outputs()).write(path, _csv_text(columns, ([r.get(c) for c in columns]
                                                            for r in rows)))
     return path
@@ -193,28 +201,35 @@ def flip_notes(outcomes: list[CurveOutcome]) -> list[str]:
     return notes
 
 
-def format_summary(outcomes: list[CurveOutcome]) -> str:
-    """A plain-text table of γ* per curve (full curve names; with several seeds, γ* as the
-    mean over the seeds with its range, and each seed's)."""
-    def f(x: float | None) -> str:
-        return "-" if x is None else f"{x:.4g}"
+def _seeds_line(label: str, group: list[CurveOutcome], width: int) -> str:
+    """A curve's line of the multi-seed summary: γ*'s mean and range over its seeds (``≥``
+    where a seed's γ* is a lower bound, so is the mean), and each seed's."""
+    spread = gamma_star_spread(group)
+    have = [o.result for o in group if o.result.gamma_star is not None]
+    bound = any(r.gamma_star_lower_bound for r in have)
+    top = any(r.gamma_star_lower_bound for r in have
+              if r.gamma_star == spread["gamma_star_max"])
+    rng = ("-" if spread["gamma_star_min"] is None else
+           f"{bound_text(spread['gamma_star_min'], False)}–"
+           f"{bound_text(spread['gamma_star_max'], top)}")
+    per_seed = ", ".join(f"{o.curve.seed}: {o.result.gamma_star_text}" for o in group)
+    note = "" if all(o.result.complete for o in group) else "  [incomplete]"
+    if 0 < len(have) < len(group):
+        note += (f"  [mean and range over {len(have)} of {len(group)} seeds; the "
+                 f"others have no γ*]")
+    return (f"{label:{width}s} {group[0].mode:7s} {len(group):>5d} "
+            f"{bound_text(spread['gamma_star_mean'], bound):>8s} {rng:>11s}  {per_seed}{note}")
 
+
+def format_summary(outcomes: list[CurveOutcome]) -> str:
+    """A plain-text table of γ* per curve (full curve names; ``≥`` before a γ* that is only a
+    lower bound; with several seeds, γ* as the mean over the seeds with its range, and each
+    seed's)."""
     width = max([len("curve"), *(len(o.curve.label) for o in outcomes)])
     if _multi_seed(outcomes):
         lines = [f"{'curve':{width}s} {'mode':7s} {'seeds':>5s} {'γ* mean':>8s} "
                  f"{'range':>11s}  γ* per seed"]
-        for label, group in _groups(outcomes).items():
-            spread = gamma_star_spread(group)
-            rng = ("-" if spread["gamma_star_min"] is None else
-                   f"{f(spread['gamma_star_min'])}–{f(spread['gamma_star_max'])}")
-            per_seed = ", ".join(f"{o.curve.seed}: {f(o.result.gamma_star)}" for o in group)
-            note = "" if all(o.result.complete for o in group) else "  [incomplete]"
-            counted = sum(o.result.gamma_star is not None for o in group)
-            if 0 < counted < len(group):
-                note += (f"  [mean and range over {counted} of {len(group)} seeds; the "
-                         f"others have no γ*]")
-            lines.append(f"{label:{width}s} {group[0].mode:7s} {len(group):>5d} "
-                         f"{f(spread['gamma_star_mean']):>8s} {rng:>11s}  {per_seed}{note}")
+        lines += [_seeds_line(label, group, width) for label, group in _groups(outcomes).items()]
         return "\n".join(lines)
     lines = [f"{'curve':{width}s} {'mode':7s} {'γ*':>6s} {'refined':>8s}  first saturated"]
     for o in outcomes:
@@ -222,6 +237,8 @@ def format_summary(outcomes: list[CurveOutcome]) -> str:
         sat = "none" if r.first_saturated is None else \
             f"{r.first_saturated:g} ({r.first_saturated_reason})"
         note = "" if r.complete else "  [incomplete]"
-        lines.append(f"{o.curve.label:{width}s} {o.mode:7s} {f(r.gamma_star):>6s} "
-                     f"{f(r.gamma_star_refined):>8s}  {sat}{note}")
+        refined = bound_text(r.gamma_star_refined, r.gamma_star_lower_bound
+                             and r.gamma_star_refined == r.gamma_star)
+        lines.append(f"{o.curve.label:{width}s} {o.mode:7s} {r.gamma_star_text:>6s} "
+                     f"{refined:>8s}  {sat}{note}")
     return "\n".join(lines)
