@@ -38,7 +38,7 @@ from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments,
 from icsim.experiments.pipeline.saturation import SEARCHES
 from icsim.experiments.pipeline.results_file import SweepError
 from icsim.experiments.pipeline.summaries import flip_notes, format_summary
-from icsim.experiments.pipeline.sweep import run_sweep
+from icsim.experiments.pipeline.sweep import Sweep, write_files
 from icsim.model.config import ConfigError, load_config, read_config_file
 from icsim.model.input_files import InputFileError
 from icsim.model.registry import Registry
@@ -273,12 +273,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         curves = [dataclasses.replace(c, guess=args.guess) for c in curves]
     out = Path(args.out) if args.out else Path("runs") / path.stem
     outputs = Outputs(force=args.force)
+    # every curve checked (its config, a load to sweep) before a worker starts
+    sweep = Sweep(curves, out, stop_after=args.stop_after, refine=args.refine, full=args.full,
+                  search=args.search, progress=progress_option(args))
     try:
         with make_executor(args.workers, args.scheduler) as executor:
-            outcome = run_sweep(curves, out, executor=executor, stop_after=args.stop_after,
-                                refine=args.refine, full=args.full, search=args.search,
-                                plots=not args.no_plots, progress=progress_option(args),
-                                outputs=outputs)
+            outcome = write_files(sweep.run(executor), plots=not args.no_plots,
+                                  outputs=outputs)
     except SweepError as exc:
         print(f"icsim sweep: {exc}", file=sys.stderr)
         return 1

@@ -502,6 +502,38 @@ def test_a_gamma_star_at_the_top_of_its_grid_is_reported_as_a_lower_bound(tmp_pa
     assert format_summary(out.curves).splitlines()[1].split()[2:4] == ["0.4", "0.4"]
 
 
+@pytest.mark.parametrize("config, workload, instead", [
+    ("examples/angara_alltoall_sssp", "a collective (alltoall, run to completion)",
+     "traffic.collective, traffic.message_bytes, traffic.interleave, traffic.nodes or the "
+     "routing"),
+    ("examples/trace_replay", "a trace replay", "traffic.trace, the topology or the routing"),
+])
+def test_a_load_sweep_of_a_workload_without_a_load_is_refused(config, workload, instead,
+                                                               tmp_path, capsys):
+    """`icsim sweep examples/angara_alltoall_sssp --loads 0.1,0.5` ran the same exchange twice
+    and reported γ* = 0.5: now one line names what the runs depend on instead, before any run
+    (nothing written, no worker started)."""
+    out = tmp_path / "out"
+    assert main(["sweep", config, "--loads", "0.1,0.5", "--out", str(out)]) == 2
+    [err] = capsys.readouterr().err.splitlines()
+    assert err.startswith(f"icsim: config error: traffic.workload: {workload} is the same run "
+                          f"at every traffic.load: a load sweep would repeat it and has no γ* "
+                          f"to find; compare its completion time with icsim run, varying "
+                          f"{instead}"), err
+    assert not out.exists()
+
+
+def test_a_sweep_refuses_a_varied_curve_without_a_load_in_python_too(fake, tmp_path):
+    import icsim
+
+    vary = [parse_vary("traffic.workload=open,collective")]
+    with pytest.raises(ConfigError, match="^traffic.workload: a collective"):
+        run_sweep(make_curves(small(), [0.1, 0.2], vary=vary), tmp_path, run_fn=counting_run)
+    assert RAN == [] and not (tmp_path / "results.csv").exists()
+    with pytest.raises(ConfigError, match="^traffic.workload: a collective"):
+        icsim.sweep("examples/angara_alltoall_sssp", "0.1,0.5")
+
+
 # ---------------------------------------------------------------------------------- schema growth
 def test_stored_results_still_match_after_the_schema_gains_a_defaulted_key(tmp_path,
                                                                             monkeypatch):

@@ -1,7 +1,9 @@
 """What a sweep sweeps: load grids, the ``--vary`` product, and curves.
 
 A *curve* is one config (after ``--set`` overrides and one combination of ``--vary`` values)
-swept over a load grid.
+swept over a load grid.  Only an open-loop workload has a load to sweep: a collective or a trace
+is the same run at every load (:func:`load_independence`), and a sweep over one is refused
+before anything runs.
 """
 
 from __future__ import annotations
@@ -87,6 +89,35 @@ def parse_vary(item: str) -> tuple[str, list[Any]]:
 
 
 # ---------------------------------------------------------------------------------- curves
+#: what a workload's run depends on instead of the load, named when a sweep over it is refused
+NOT_LOAD = {
+    "collective": "traffic.collective, traffic.message_bytes, traffic.interleave, "
+                  "traffic.nodes or the routing (routing.algorithm, routing.table.generator)",
+    "trace": "traffic.trace, the topology or the routing (routing.algorithm)",
+}
+
+
+def load_independence(config: Config) -> str | None:
+    """Why a load sweep of ``config`` has no γ* to find (its runs do not depend on
+    ``traffic.load``), or ``None`` for an open-loop workload, whose load is swept.
+
+    >>> load_independence(Config(topology={"dims": [4, 4]}))
+    >>> print(load_independence(Config(topology={"dims": [4, 4]},
+    ...                                traffic={"workload": "trace", "trace": "t.csv"})))
+    a trace replay is the same run at every traffic.load: a load sweep would repeat it and
+    has no γ* to find; compare its completion time with icsim run, varying traffic.trace,
+    the topology or the routing (routing.algorithm) instead
+    """
+    workload = config.traffic.workload
+    if workload == "open":
+        return None
+    what = {"collective": f"a collective ({config.traffic.collective}, run to completion)",
+            "trace": "a trace replay"}.get(workload, f"the {workload} workload")
+    return (f"{what} is the same run at every traffic.load: a load sweep would repeat it and "
+            f"has no γ* to find; compare its completion time with icsim run, varying "
+            f"{NOT_LOAD.get(workload, 'the config')} instead")
+
+
 @dataclass
 class Curve:
     """One config swept over a load grid.
@@ -130,6 +161,15 @@ class Curve:
             raise ConfigError("traffic.load", f"must be >= 0, got {load}")
         return base.model_copy(update={"traffic": base.traffic.model_copy(
             update={"load": float(load)})})
+
+    def check(self) -> Config:
+        """Validate the curve before its sweep starts: its config (at the grid's first load),
+        and that the load is what its runs depend on (:func:`load_independence`)."""
+        config = self.config(self.grid[0])
+        why = load_independence(config)
+        if why is not None:
+            raise ConfigError("traffic.workload", why)
+        return config
 
 
 def make_curves(data: Mapping[str, Any], grid: list[float], overrides: Iterable[str] = (),

@@ -11,7 +11,9 @@ Resumption
 ----------
 A restarted sweep reads ``results.csv`` and takes every point whose key (config hash and seed)
 is there from it instead of running it.  Rows are reused regardless of the code version they
-were made with (a warning names the commits); delete the file to start over.
+were made with (a warning names the commits); delete the file to start over.  A sweep whose
+workload does not depend on the load (a collective, a trace) is refused before anything runs
+(:func:`~icsim.experiments.pipeline.curves.load_independence`).
 
 Parallelism
 -----------
@@ -128,8 +130,6 @@ class Sweep:
         per seed), and every load one of them runs is run with all of them.
     out_dir : path
         Where ``results.csv`` is; an existing one is resumed.
-    executor : Executor, optional
-        Where runs go; default in-process (:class:`SerialExecutor`).  Not closed here.
     run_fn : callable, optional
         ``run_fn(Config) -> result dict`` instead of the simulator (tests inject fakes).
     stop_after, refine, full, baseline_load, search
@@ -149,21 +149,20 @@ class Sweep:
     """
 
     def __init__(self, curves: list[Curve], out_dir: str | Path, *,
-                 executor: Executor | None = None, run_fn: Callable | None = None,
-                 stop_after: int = STOP_AFTER, refine: int = 0, full: bool = False,
+                 run_fn: Callable | None = None, stop_after: int = STOP_AFTER, refine: int = 0, full: bool = False,
                  baseline_load: float = BASELINE_LOAD, search: str = "climb",
                  run_missing: bool = True, progress: Progress | bool | None = None,
                  label: str = "sweep"):
         # every config is validated before the first run (docs/model.md §9)
         self.tracks = [_Track(c, CurveSearch(
-            c.grid, c.config(c.grid[0]).run.mode, stop_after=stop_after, refine_steps=refine, full=full,
+            c.grid, c.check().run.mode, stop_after=stop_after, refine_steps=refine, full=full,
             baseline_load=baseline_load, search=search,
             guess=c.guess if search == "bisect" else None)) for c in curves]
         for t in self.tracks:
             t.siblings = [o for o in self.tracks if o is not t and o.curve.seed is not None
                           and t.curve.seed is not None and o.curve.label == t.curve.label]
         self.out_dir = Path(out_dir)
-        self.executor = executor or SerialExecutor()
+        self.executor: Executor = SerialExecutor()
         self.run_fn = run_fn
         self.run_missing = run_missing
         self.label = label
@@ -178,8 +177,10 @@ class Sweep:
         self.old_commits: set[str] = set()
 
     # ------------------------------------------------------------------ the loop
-    def run(self) -> SweepOutcome:
-        """Run (or resume) the sweep; every finished run is in ``results.csv`` as it finishes.
+    def run(self, executor: Executor | None = None) -> SweepOutcome:
+        """Run (or resume) the sweep on ``executor`` (default in-process,
+        :class:`SerialExecutor`; not closed here); every finished run is in ``results.csv`` as
+        it finishes.
 
         Raises
         ------
@@ -189,6 +190,7 @@ class Sweep:
             Passed on (close the executor with ``abort``); every finished point is saved.
         """
         t0 = time.perf_counter()
+        self.executor = executor or SerialExecutor()
         with self.store.lock():
             self._read_store()
             try:
@@ -340,7 +342,8 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
               full: bool = False, baseline_load: float = BASELINE_LOAD, search: str = "climb",
               run_missing: bool = True, plots: bool = True, progress: Progress | bool | None = None,
               label: str = "sweep", outputs: Outputs | None = None) -> SweepOutcome:
-    """Run (or resume) a sweep (:class:`Sweep`, whose parameters these are), then write
+    """Run (or resume) a sweep (:class:`Sweep`, whose parameters these are; ``executor`` as for
+    :meth:`Sweep.run`), then write
     ``gamma_star.csv``, ``verdicts.csv`` (with several seeds also ``load_summary.csv``) and, with
     ``plots``, the figures to ``out_dir`` (:func:`write_files`; ``outputs`` writes them:
     unchanged files untouched, committed files kept unless forced,
@@ -356,7 +359,7 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     KeyboardInterrupt
         Passed on (close the executor with ``abort``); every finished point is already saved.
     """
-    sweep = Sweep(curves, out_dir, executor=executor, run_fn=run_fn, stop_after=stop_after,
-                  refine=refine, full=full, baseline_load=baseline_load, search=search,
+    sweep = Sweep(curves, out_dir, run_fn=run_fn, stop_after=stop_after, refine=refine,
+                  full=full, baseline_load=baseline_load, search=search,
                   run_missing=run_missing, progress=progress, label=label)
-    return write_files(sweep.run(), plots=plots, outputs=outputs)
+    return write_files(sweep.run(executor), plots=plots, outputs=outputs)
