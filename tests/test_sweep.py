@@ -14,7 +14,7 @@ from icsim.experiments.pipeline.execution import SerialExecutor
 from icsim.experiments.pipeline.saturation import load_key
 from icsim.experiments.pipeline.curves import make_curves, parse_loads, parse_vary
 from icsim.experiments.pipeline.results_file import ResultsFile, SweepError
-from icsim.experiments.pipeline.rows import config_hash, curve_hash
+from icsim.experiments.pipeline.rows import config_hash, curve_hash, row_problem
 from icsim.experiments.pipeline.summaries import format_summary
 from icsim.experiments.pipeline.sweep import run_sweep
 from icsim.model.config import ConfigError, config_from_dict
@@ -192,6 +192,52 @@ def test_a_row_whose_load_is_not_a_load_is_set_aside_and_its_point_rerun(tmp_pat
     assert RAN == [0.2] and out.reused == 2
     assert sorted(pd.read_csv(path)["offered_load"]) == [0.1, 0.2, 0.3]
     assert list(csv.reader((tmp_path / "results.rejected.csv").open()))[2] == damaged
+
+
+@pytest.mark.parametrize("column, cell, reason", [
+    ("latency_ns", "abc", "latency_ns 'abc' is not a number"),
+    ("saturated", "maybe", "saturated 'maybe' is neither True nor False"),
+    ("seed", "-5", "seed '-5' is not a whole number of at least 0"),
+    ("accepted_load", "inf", "accepted_load 'inf' is not a number"),
+    ("status", "fine", "status 'fine' is neither ok nor error"),
+])
+def test_a_well_formed_line_with_a_bad_value_is_set_aside_like_a_damaged_one(
+        tmp_path, fake, capsys, column, cell, reason):
+    """A value that is not what its column holds, inside a line that matches the header:
+    `saturated=maybe` was read as sustained, `latency_ns=abc` judged by text; now the line
+    goes to results.rejected.csv, the sweep says why, and the point runs again."""
+    curves = lambda: make_curves(small(), [0.1, 0.2, 0.3])  # noqa: E731
+    run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    path = tmp_path / "results.csv"
+    header, *rows = list(csv.reader(path.open()))
+    rows[1][header.index(column)] = cell
+    csv.writer(path.open("w"), lineterminator="\n").writerows([header, *rows])
+    RAN.clear()
+    capsys.readouterr()
+    out = run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    assert RAN == [0.2] and out.reused == 2
+    assert list(csv.reader((tmp_path / "results.rejected.csv").open()))[2] == rows[1]
+    assert f"dropped 1 damaged line(s) of {path} (line 3: {reason}); their points run again" \
+        in capsys.readouterr().err
+    (tmp_path / "bad").mkdir()                          # the same check when drawing
+    csv.writer((tmp_path / "bad" / "results.csv").open("w"), lineterminator="\n").writerows(
+        [header, *rows])
+    assert main(["plot", str(tmp_path / "bad")]) == 2
+    assert capsys.readouterr().err == f"icsim: {tmp_path / 'bad' / 'results.csv'}: row 2: " \
+                                      f"{reason}\n"
+
+
+def test_every_committed_results_row_reads_as_sound():
+    """The committed reproductions' rows all pass the check (none would be set aside)."""
+    from icsim.experiments.pipeline.results_file import ResultsFile
+
+    root = Path(__file__).resolve().parents[1] / "experiments" / "results"
+    files = sorted(root.rglob("results.csv"))
+    assert len(files) >= 5
+    for path in files:
+        header, *rows = list(csv.reader(path.open()))
+        assert [row_problem(dict(zip(header, r))) for r in rows] == [None] * len(rows), path
+    assert ResultsFile(files[0]).load()
 
 
 @pytest.mark.slow

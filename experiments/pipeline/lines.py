@@ -1,7 +1,8 @@
 """A sweep's results as drawable curves: read back, grouped, judged (the figures' data).
 
-:func:`read_results` reads a ``results.csv``; :func:`curve_lines` groups its rows into curves
-and judges them.  Runs belong to one curve when their configs are equal except for the
+:func:`read_results` reads a ``results.csv`` (checking every row's values as the sweep does,
+:func:`~icsim.experiments.pipeline.rows.row_problem`); :func:`curve_lines` groups its rows into
+curves and judges them.  Runs belong to one curve when their configs are equal except for the
 load and the seed (compared by their non-default values, as the sweep's point keys,
 :func:`~icsim.experiments.pipeline.rows.curve_hash`, so results written under an older config
 schema still group right).  Sustained/saturated is judged with
@@ -24,8 +25,8 @@ import pandas as pd
 
 from icsim.experiments.pipeline.confidence import mean_ci
 from icsim.experiments.pipeline.results_file import RESULTS_NAME
-from icsim.experiments.pipeline.rows import config_of_row, curve_hash
-from icsim.experiments.pipeline.saturation import analyse_rows, is_load, load_key
+from icsim.experiments.pipeline.rows import config_of_row, curve_hash, row_problem
+from icsim.experiments.pipeline.saturation import analyse_rows, load_key
 from icsim.model.input_files import InputFileError, read_text
 
 #: the largest results file read (the committed k = 16 Table 2 runs take 356 KB)
@@ -60,12 +61,10 @@ def read_results(path: str | Path) -> pd.DataFrame:
     missing = _missing_columns(df)
     if missing:
         raise InputFileError(name, f"no {missing} column: not a sweep's results.csv", 1)
-    bad = ~df["offered_load"].map(is_load)
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputFileError(name, f"row {row + 1}: offered_load "
-                                   f"{df['offered_load'].iloc[row]!r} is not a load (a number "
-                                   f"of at least 0)")
+    for row, record in enumerate(df.to_dict("records"), 1):
+        problem = row_problem(record)
+        if problem is not None:
+            raise InputFileError(name, f"row {row}: {problem}")
     return df.assign(offered_load=df["offered_load"].astype(float))
 
 

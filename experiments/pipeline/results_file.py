@@ -2,9 +2,10 @@
 
 Each row is written with one ``write`` of one line, flushed and fsynced, so an interrupted
 sweep (Ctrl-C, a killed job) leaves every finished point in a valid CSV; at most a truncated
-last line, which is cut off on restart.  A line that does not match the header, or whose
-``offered_load`` is not a load (a manual edit), is moved to ``results.rejected.csv``; its point
-runs again.  If a later row brings a column the file does not have yet, the file is
+last line, which is cut off on restart.  A line that does not match the header, or whose values
+are damaged (:func:`~icsim.experiments.pipeline.rows.row_problem`: ``offered_load=abc``,
+``latency_ns=abc``, ``saturated=maybe``, ``seed=-5``), is moved to ``results.rejected.csv``; its
+point runs again.  If a later row brings a column the file does not have yet, the file is
 rewritten once (to a temporary file, then renamed) with the wider header.  A lock file
 (``results.csv.lock``) keeps a second sweep from writing the same file.
 """
@@ -19,8 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from icsim.experiments.pipeline.execution import cut_partial_line
-from icsim.experiments.pipeline.rows import column_order, row_key
-from icsim.experiments.pipeline.saturation import is_load
+from icsim.experiments.pipeline.rows import column_order, row_key, row_problem
 
 RESULTS_NAME = "results.csv"
 
@@ -66,6 +66,8 @@ class ResultsFile:
     ----------
     dropped : int
         Lines set aside when the file was read (a truncated last line, or damaged lines).
+    first_problem : str or None
+        What was wrong with the first damaged line set aside (its line number and the reason).
 
     Notes
     -----
@@ -77,6 +79,7 @@ class ResultsFile:
         self.path = Path(path)
         self.header: list[str] | None = None
         self.dropped = 0
+        self.first_problem: str | None = None
 
     @property
     def rejected_path(self) -> Path:
@@ -93,15 +96,16 @@ class ResultsFile:
         if not lines:
             return None, [], []
         header = next(csv.reader([lines[0]]))
-        load_at = header.index("offered_load") if "offered_load" in header else None
         rows, bad = [], []
-        for line in lines[1:]:
+        for number, line in enumerate(lines[1:], 2):
             if not line.strip():
                 continue
             cells = next(csv.reader([line]), [])
-            if len(cells) != len(header) or load_at is not None \
-                    and not is_load(cells[load_at]):
+            problem = (f"{len(cells)} fields for a header of {len(header)}"
+                       if len(cells) != len(header) else row_problem(dict(zip(header, cells))))
+            if problem is not None:
                 bad.append(line)
+                self.first_problem = self.first_problem or f"line {number}: {problem}"
                 continue
             rows.append(dict(zip(header, cells)))
         return header, rows, bad
@@ -110,13 +114,14 @@ class ResultsFile:
         new = not self.rejected_path.exists()
         with open(self.rejected_path, "a", encoding="utf-8") as f:
             if new:
-                f.write("# lines of results.csv that did not match its header:\n")
+                f.write("# damaged lines of results.csv (fields not matching its header, or "
+                        "values that are not what their column holds):\n")
                 f.write(",".join(header) + "\n")
             f.writelines(line + "\n" for line in bad)
         self.dropped += len(bad)
 
     def load(self) -> dict[tuple[str, str], dict[str, Any]]:
-        """Every complete row, keyed by (config_hash, seed), values parsed to Python types."""
+        """Every sound row, keyed by (config_hash, seed), values parsed to Python types."""
         header, rows, bad = self._read_raw()
         self.header = header
         if bad:

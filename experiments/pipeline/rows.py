@@ -13,16 +13,21 @@ without ``traffic.load`` (and the latency limit a sweep sets per run) and groups
 curve.  Both are computed from the config a row stores (:func:`config_of_row`), so that rows
 written under an older config schema still match.  The sweep (:mod:`.sweep`) and the figures
 (:mod:`.curve_lines`) both group rows this way.
+
+A row read back from a file is checked cell by cell (:func:`row_problem`): a number that is
+not one, a verdict that is neither ``True`` nor ``False``, a negative seed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
 
+from icsim.experiments.pipeline.saturation import as_float, is_load
 from icsim.model.config import Config, ConfigError
 from icsim.simulator.build import identity as build_identity
 
@@ -39,6 +44,9 @@ PROVENANCE_COLUMNS = ("version", "git_commit", "host", "started_at", "finished_a
                       "elapsed_s", "wall_s")
 #: columns that depend on the machine and the moment, not on the simulation
 WALL_COLUMNS = ("host", "started_at", "finished_at", "elapsed_s", "wall_s")
+#: result columns that hold text, not numbers
+TEXT_RESULT_COLUMNS = ("mode", "saturated", "saturation_reason")
+STATUSES = ("ok", "error")
 
 
 # ---------------------------------------------------------------------------------- identity
@@ -194,3 +202,55 @@ def column_order(columns: Iterable[str]) -> list[str]:
         return (1, 0, col)
 
     return sorted(set(columns), key=rank)
+
+
+# ---------------------------------------------------------------------------------- checking rows
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
+
+
+def _is_number_column(col: str) -> bool:
+    return (col in RESULT_COLUMNS and col not in TEXT_RESULT_COLUMNS
+            or col.startswith("derouted.") or col in ("elapsed_s", "wall_s"))
+
+
+def _shown(value: Any) -> str:
+    """A cell as an error message quotes it, whether read as text or parsed (``'-5'``)."""
+    return repr(str(value))
+
+
+def row_problem(row: Mapping[str, Any]) -> str | None:
+    """What is wrong with the values of a results row read back from a file (its cells as
+    text, or as pandas parsed them), or ``None``: a load that is not a load, a result number
+    that is not a finite number (``latency_ns=abc``), a verdict that is neither True nor False
+    (``saturated=maybe``), a seed that is not a whole number of at least 0 (``seed=-5``), a
+    status other than ok or error.  Empty cells are missing values, not damage.
+
+    >>> row_problem({"offered_load": "0.3", "saturated": "False", "latency_ns": "812.5"})
+    >>> row_problem({"offered_load": "0.3", "saturated": "maybe"})
+    "saturated 'maybe' is neither True nor False"
+    >>> row_problem({"offered_load": "0.3", "seed": "-5"})
+    "seed '-5' is not a whole number of at least 0"
+    """
+    for col, value in row.items():
+        if col == "offered_load":
+            if not is_load(value):
+                return f"offered_load {_shown(value)} is not a load (a number of at least 0)"
+        elif _empty(value):
+            continue
+        elif col == "saturated":
+            if value not in (True, False, "True", "False"):
+                return f"saturated {_shown(value)} is neither True nor False"
+        elif col == "seed":
+            number = as_float(value) if not isinstance(value, bool) else None
+            if number is None or not number.is_integer() or number < 0 or (
+                    isinstance(value, str) and not value.strip().isdigit()):
+                return f"seed {_shown(value)} is not a whole number of at least 0"
+        elif col == "status":
+            if value not in STATUSES:
+                return f"status {_shown(value)} is neither {' nor '.join(STATUSES)}"
+        elif _is_number_column(col):
+            number = as_float(value) if not isinstance(value, bool) else None
+            if number is None or not math.isfinite(number):
+                return f"{col} {_shown(value)} is not a number"
+    return None

@@ -217,8 +217,9 @@ class Sweep:
         load of its curve already there."""
         self.finished.update(self.store.load())
         if self.store.dropped:
+            why = f" ({self.store.first_problem})" if self.store.first_problem else ""
             print(f"{self.label}: dropped {self.store.dropped} damaged line(s) of "
-                  f"{self.store.path}; their points run again", file=sys.stderr)
+                  f"{self.store.path}{why}; their points run again", file=sys.stderr)
         for t in self.tracks:
             if t.search.search != "bisect":
                 continue
