@@ -209,9 +209,9 @@ def _seeds_line(label: str, group: list[CurveOutcome], width: int) -> str:
     bound = any(r.gamma_star_lower_bound for r in have)
     top = any(r.gamma_star_lower_bound for r in have
               if r.gamma_star == spread["gamma_star_max"])
-    rng = ("-" if spread["gamma_star_min"] is None else
-           f"{bound_text(spread['gamma_star_min'], False)}–"
-           f"{bound_text(spread['gamma_star_max'], top)}")
+    low, high = spread["gamma_star_min"], spread["gamma_star_max"]
+    rng = ("-" if low is None else bound_text(high, top) if low == high else
+           f"{bound_text(low, False)}–{bound_text(high, top)}")
     per_seed = ", ".join(f"{o.curve.seed}: {o.result.gamma_star_text}" for o in group)
     note = "" if all(o.result.complete for o in group) else "  [incomplete]"
     if 0 < len(have) < len(group):
