@@ -17,6 +17,7 @@ import yaml
 from icsim.experiments.cli import main
 from icsim.experiments.papers import reproduce
 from icsim.experiments.papers.ofr import table2 as ofr_table
+from icsim.experiments.papers.ofr import table2_report
 from icsim.model.config import ConfigError
 
 
@@ -61,7 +62,7 @@ def test_the_shipped_paper_tables_cover_every_curve_the_reproduction_runs():
     have = set(zip(t2.pattern, t2.algorithm, t2.k))
     need = {(p, a, k) for p in ofr_table.PATTERNS for a in ("abr", "por", "ofr") for k in (8, 16)}
     assert need <= have
-    assert set(ofr_table.paper_table3().pattern) == set(ofr_table.PATTERNS)
+    assert set(table2_report.paper_table3().pattern) == set(ofr_table.PATTERNS)
 
 
 def test_the_curves_use_the_reference_simulators_tori_and_load_ranges(configs):
@@ -225,7 +226,7 @@ def test_comparison_notes_count_the_matches_check_the_orderings_and_explain_each
                         "gamma_star": g, "paper_gamma_star": pg, "diff": round(g - pg, 4),
                         "complete": c, "first_saturated": fs, "first_saturated_reason": why}
                        for p, a, g, pg, c, fs, why in rows])
-    notes = ofr_table.comparison_notes(t2)
+    notes = table2_report.comparison_notes(t2)
     assert notes[0] == ("* **reference**: 4 of 5 finished entries within ±0.05 of the paper "
                         "(3 equal); POR ≥ ABR on 1 of 2 patterns; OFR ≥ ABR on 1 of 1 patterns")
     assert notes[1:] == [

@@ -55,7 +55,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import sys
 import time
 from datetime import datetime, timezone
@@ -66,7 +65,9 @@ import pandas as pd
 import yaml
 
 from icsim.configs import bundled
-from icsim.experiments.papers.published import paper_table
+from icsim.experiments.papers.ofr.table2_report import (GRID_START, GRID_STEP, QUICK_STEP,
+                                                        markdown_table2, number, paper_table2,
+                                                        table2_rows, table3_rows, write_report)
 from icsim.experiments.papers.reproduce import add_common_arguments
 from icsim.experiments.pipeline.execution import (csv_list, engine_overrides, format_duration,
                                                   git_commit, make_executor, natural_int,
@@ -76,7 +77,7 @@ from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments, p
 from icsim.experiments.pipeline.saturation import SEARCHES
 from icsim.experiments.pipeline.curves import Curve, parse_loads
 from icsim.experiments.pipeline.results_file import SweepError
-from icsim.experiments.pipeline.sweep import SweepOutcome, run_sweep
+from icsim.experiments.pipeline.sweep import run_sweep
 from icsim.model.config import ConfigError, apply_overrides, parse_override, set_path
 from icsim.simulator.build import from_dict
 
@@ -85,19 +86,12 @@ ALGORITHMS = ("abr", "por", "ofr")
 PROFILES = ("clean", "reference")
 MAX_LOAD = {"butterfly": 1.00, "transpose": 0.80, "transpose3d": 0.60, "uniform": 1.00,
             "bitreverse": 0.80}
-GRID_START, GRID_STEP, QUICK_STEP = 0.10, 0.05, 0.10
-TABLE3_LOAD = 0.10
 QUICK_DIMS = (4, 4, 4)
 QUICK_OVERRIDES = {"traffic.message_packets": 16, "run.messages_per_node": 4,
                    "run.warmup_us": 10, "run.measure_us": 40, "run.drain_us": 100}
 #: keys set per curve; --set on them would silently contradict the table's labels
 RESERVED = {"routing.algorithm": "use --algorithms", "traffic.pattern": "use --patterns",
             "traffic.load": "each pattern has its own load grid, from 0.10 in steps of 0.05"}
-
-TABLE3_COLUMNS = {"ofr_oidn": ("ofr", "derouted.outflank"),
-                  "ofr_widn": ("ofr", "derouted.wraparound"),
-                  "ofr_total": ("ofr", "derouted.total"),
-                  "por_total": ("por", "derouted.total")}
 
 EPILOG = """\
 what it runs:
@@ -125,16 +119,6 @@ examples:
   icsim reproduce ofr-table2 --k 16 --profile both --scheduler tcp://head:8786
   icsim reproduce ofr-table2 --quick --algorithms dor        # smoke test, any algorithm
 """
-
-
-def paper_table2() -> pd.DataFrame:
-    """The paper's Table 2 (γ* per pattern, algorithm and k)."""
-    return paper_table("ofr_table2_saturation")
-
-
-def paper_table3() -> pd.DataFrame:
-    """The paper's Table 3 (derouted shares on the 16x16x16 torus)."""
-    return paper_table("ofr_table3_derouted")
 
 
 def torus_dims(pattern: str, k: int) -> tuple[int, int, int]:
@@ -242,149 +226,10 @@ def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithm
                 set_path(d, "topology.dims", list(QUICK_DIMS if quick else torus_dims(pattern, k)))
             start = None
             if paper is not None and (pattern, algorithm, k) in paper.index:
-                start = _num(paper[(pattern, algorithm, k)])
+                start = number(paper[(pattern, algorithm, k)])
             curves.append(Curve(f"{pattern} {algorithm}", d, grid,
                                 {"pattern": pattern, "algorithm": algorithm}, guess=start))
     return curves
-
-
-# ---------------------------------------------------------------------------------- tables
-def _num(x: Any) -> float | None:
-    if x is None:
-        return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(v) else v
-
-
-def _diff(a: Any, b: Any) -> float | None:
-    a, b = _num(a), _num(b)
-    return None if a is None or b is None else round(a - b, 4)
-
-
-def table2_rows(outcome: SweepOutcome, profile: str, k: int, comparable: bool) -> list[dict]:
-    paper = paper_table2().set_index(["pattern", "algorithm", "k"])["gamma_star"]
-    rows = []
-    for co in outcome.curves:
-        pattern, algorithm = co.curve.params["pattern"], co.curve.params["algorithm"]
-        p = paper.get((pattern, algorithm, k))
-        p = None if p is None else float(p)
-        dims = co.curve.data["topology"]["dims"]
-        r = co.result
-        rows.append({
-            "pattern": pattern, "algorithm": algorithm, "profile": profile, "k": k,
-            "gamma_star": r.gamma_star, "paper_gamma_star": p,
-            "diff": _diff(r.gamma_star, p) if comparable else None,
-            "torus": "x".join(map(str, dims)), "mode": co.mode,
-            "gamma_star_refined": r.gamma_star_refined, "complete": r.complete,
-            "first_saturated": r.first_saturated,
-            "first_saturated_reason": r.first_saturated_reason, "points": len(co.rows)})
-    return rows
-
-
-def table3_rows(outcome: SweepOutcome, profile: str, k: int, comparable: bool) -> list[dict]:
-    paper = paper_table3().set_index("pattern")
-    at = {}
-    for co in outcome.curves:
-        for r in co.rows:
-            if abs(float(r["offered_load"]) - TABLE3_LOAD) < 1e-9:
-                at[(co.curve.params["pattern"], co.curve.params["algorithm"])] = r
-    patterns = list(dict.fromkeys(co.curve.params["pattern"] for co in outcome.curves))
-    rows = []
-    for pattern in patterns:
-        row: dict[str, Any] = {"pattern": pattern, "profile": profile, "k": k,
-                               "load": TABLE3_LOAD}
-        for col, (algorithm, field) in TABLE3_COLUMNS.items():
-            r = at.get((pattern, algorithm))
-            row[col] = _num(r.get(field)) if r is not None else None
-        for col in TABLE3_COLUMNS:
-            pv = float(paper.loc[pattern, col]) if pattern in paper.index else None
-            row[f"paper_{col}"] = pv
-            row[f"diff_{col}"] = _diff(row[col], pv) if comparable and k == 16 else None
-        rows.append(row)
-    return rows
-
-
-def _fmt(x: Any) -> str:
-    v = _num(x)
-    return "–" if v is None else f"{v:.2f}"
-
-
-def _signed(x: Any) -> str:
-    v = _num(x)
-    return "–" if v is None else f"{v:+.2f}"
-
-
-def markdown_table2(t2: pd.DataFrame, profiles: list[str]) -> str:
-    head = "| pattern | algorithm | paper γ* |" + "".join(
-        f" {p} γ* | {p} diff |" for p in profiles)
-    sep = "|---|---|---:|" + "---:|---:|" * len(profiles)
-    lines = [head, sep]
-    keys = list(dict.fromkeys(zip(t2["pattern"], t2["algorithm"])))
-    for pattern, algorithm in keys:
-        sel = t2[(t2["pattern"] == pattern) & (t2["algorithm"] == algorithm)]
-        cells = [pattern, algorithm, _fmt(sel["paper_gamma_star"].iloc[0])]
-        for p in profiles:
-            s = sel[sel["profile"] == p]
-            if s.empty:
-                cells += ["–", "–"]
-                continue
-            g = _fmt(s["gamma_star"].iloc[0])
-            if not bool(s["complete"].iloc[0]):
-                g += " (incomplete)"
-            cells += [g, _signed(s["diff"].iloc[0])]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def comparison_notes(t2: pd.DataFrame, tolerance: float = 0.05) -> list[str]:
-    """Markdown bullets: per profile, how many finished entries are within ``tolerance`` of the
-    paper and whether its orderings (POR >= ABR, OFR >= ABR per pattern) hold; then every
-    finished entry that differs from the paper, with the verdict at its first saturated load."""
-    lines = []
-    done = t2[t2["complete"].astype(bool) & t2["diff"].notna()]
-    for profile, part in done.groupby("profile", sort=False):
-        diff = part["diff"].astype(float).abs()
-        line = (f"* **{profile}**: {int((diff <= tolerance + 1e-9).sum())} of {len(part)} "
-                f"finished entries within ±{tolerance:.2f} of the paper "
-                f"({int((diff < 1e-9).sum())} equal)")
-        g = part.set_index(["pattern", "algorithm"])["gamma_star"].astype(float)
-        for alg in ("por", "ofr"):
-            pats = [p for p in dict.fromkeys(part["pattern"])
-                    if (p, alg) in g.index and (p, "abr") in g.index]
-            if pats:
-                held = sum(g[(p, alg)] >= g[(p, "abr")] - 1e-9 for p in pats)
-                line += f"; {alg.upper()} ≥ ABR on {held} of {len(pats)} patterns"
-        lines.append(line)
-    for r in done[done["diff"].astype(float).abs() > 1e-9].to_dict("records"):
-        reason = r.get("first_saturated_reason")
-        why = (f"first saturated load {_fmt(r['first_saturated'])}: {reason}"
-               if isinstance(reason, str) and reason else "no saturated load on the grid")
-        lines.append(f"* {r['pattern']} {r['algorithm']} ({r['profile']}): "
-                     f"{_fmt(r['gamma_star'])} vs the paper's {_fmt(r['paper_gamma_star'])} "
-                     f"({_signed(r['diff'])}); {why}")
-    return lines
-
-
-def markdown_table3(t3: pd.DataFrame, profiles: list[str], k: int) -> str:
-    cols = list(TABLE3_COLUMNS)
-    head = "| pattern | source |" + "".join(f" {c} |" for c in cols)
-    lines = [head, "|---|---|" + "---:|" * len(cols)]
-    for pattern in dict.fromkeys(t3["pattern"]):
-        sel = t3[t3["pattern"] == pattern]
-        first = sel.iloc[0]
-        lines.append(f"| {pattern} | paper (k=16) | "
-                     + " | ".join(_fmt(first[f"paper_{c}"]) for c in cols) + " |")
-        for p in profiles:
-            s = sel[sel["profile"] == p]
-            if s.empty:
-                continue
-            r = s.iloc[0]
-            lines.append(f"| {pattern} | {p} (k={k}) | "
-                         + " | ".join(_fmt(r[c]) for c in cols) + " |")
-    return "\n".join(lines)
 
 
 def _write_csv(rows: list[dict], path: Path, outputs: Outputs) -> pd.DataFrame:
@@ -504,126 +349,3 @@ def redraw_command(args: argparse.Namespace, out: Path) -> str:
     if args.stop_when_saturated:
         parts.append("--stop-when-saturated")
     return " ".join([*parts, "--report-only", "--out DIR"])
-
-
-def _commits_text(rows: list[dict[str, Any]]) -> str:
-    """Which code made these runs, and when: ``at commit `abc` (61 runs) between ...``."""
-    counts: dict[str, int] = {}
-    for r in rows:
-        c = str(r.get("git_commit") or "unknown")
-        counts[c] = counts.get(c, 0) + 1
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    shown = ", ".join(f"`{c[:12]}{'+dirty' if c.endswith('+dirty') else ''}` ({n})"
-                      for c, n in ranked[:3])
-    if len(ranked) > 3:
-        shown += f" and {len(ranked) - 3} more"
-    versions = sorted({str(r.get("version")) for r in rows if r.get("version")})
-    done = sorted(str(r["finished_at"]) for r in rows if r.get("finished_at"))
-    when = f" between {done[0][:16]} and {done[-1][:16]} UTC" if done else ""
-    return (f"icsim {', '.join(versions) or '?'} at commit{'s' if len(ranked) > 1 else ''} "
-            f"{shown}{when}")
-
-
-def _config_text(path: Path, digest: str, bundled: bool) -> str:
-    """A profile config as the report names it: relative for the bundled configs, so that the
-    report does not depend on where icsim is installed."""
-    if bundled:
-        return f"`configs/ofr/{path.parent.name}/{path.name}` (bundled, values sha256 {digest})"
-    return f"`{path}` (values sha256 {digest})"
-
-
-def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
-                 prov: dict[str, Any], comparable: bool, outputs: Outputs | None = None,
-                 bundled: bool = False) -> Path:
-    """``report.md``: the reproduced tables beside the paper's, figures and provenance.
-
-    The report is a function of the runs, the configs and the code only: its provenance
-    names the code versions, commits and dates of the runs it shows (from ``results.csv``) and
-    the command that redraws it, not the invocation that wrote it (date, wall time, backend,
-    runs made and reused: those are in ``provenance.json``).  Redrawing unchanged data
-    therefore gives the same file, which is left untouched."""
-    profiles = prov["profiles"]
-    k = prov["k"]
-    lines = [f"# OutFlank Routing, Tables 2 and 3 — reproduction (k = {k})", ""]
-    if prov["quick"]:
-        lines += ["**Quick mode**: 4x4x4 tori, 16-packet messages, a coarse 0.10 grid and short "
-                  "runs. A smoke test of the machinery; the numbers are *not* comparable with "
-                  "the paper's and no differences are computed.", ""]
-    elif not comparable:
-        lines += ["**topology.dims was overridden**: not the paper's tori, no differences "
-                  "computed.", ""]
-    lines += [
-        "## Provenance", "",
-        f"* redraw these tables and figures from the runs: `{prov['redraw']}`; the invocation "
-        f"that last changed them (date, wall time, command, execution backend, runs made and "
-        f"reused) is in `provenance.json`",
-        f"* algorithms: {', '.join(prov['algorithms'])}; patterns: {', '.join(prov['patterns'])}",
-    ]
-    if prov["overrides"]:
-        lines.append(f"* overrides: {', '.join('`' + o + '`' for o in prov['overrides'])}")
-    for profile, path, digest, outcome in sweeps:
-        mode = outcome.curves[0].mode if outcome.curves else "?"
-        rule = ("finite mode: sustained when mean latency <= 1.2 x latency at γ = 0.10"
-                if mode == "finite" else "window mode: sustained when the run is not saturated")
-        compute = sum(_num(r.get("wall_s")) or 0.0 for r in outcome.rows)
-        made = _commits_text(outcome.rows) if outcome.rows else "no runs yet"
-        lines.append(f"* profile **{profile}**: config {_config_text(Path(path), digest, bundled)}"
-                     f", {rule}; {len(outcome.rows)} runs in the tables, made "
-                     f"with {made}; {format_duration(compute)} of run time in all (the sum of "
-                     f"their wall times)")
-    step = QUICK_STEP if prov["quick"] else GRID_STEP
-    how = ("the grid was bisected between the highest load known sustained and the lowest "
-           "known saturated (assumes saturation is monotone in load; loads not run below γ* "
-           "are taken as sustained)" if prov.get("search") == "bisect" else
-           "a curve stops after two saturated loads in a row")
-    if prov.get("guess") == "paper":
-        how += (", starting each curve at the paper's γ* and walking outward from it (the "
-                "same γ* as from anywhere else, in fewer runs)")
-    if prov.get("stop_when_saturated"):
-        how += ("; saturated runs stopped early (run.stop_when_saturated): window-mode runs "
-                "as their window closed when throughput or source queues already found them "
-                "saturated, finite-mode runs once their mean latency was certain to exceed "
-                "1.2 × the baseline's")
-    lines += ["", f"γ* is the largest load of the grid (0.10 to the pattern's limit, step "
-              f"{step:.2f}) such that it and every lower grid load are sustained; {how}.", "",
-              "## Table 2 — maximum sustained load γ* (γ0 units)", "",
-              markdown_table2(t2, profiles), ""]
-    notes = [r for r in t2.to_dict("records") if not r["complete"]]
-    for r in notes:
-        lines.append(f"* {r['pattern']} {r['algorithm']} ({r['profile']}): search incomplete; "
-                     f"γ* is a lower bound")
-    lines += comparison_notes(t2)
-    lines += ["", f"## Table 3 — share of derouted packets at γ = {TABLE3_LOAD:.2f}", "",
-              "The paper reports k = 16 only; differences are computed for k = 16 runs only. "
-              "Outflank and wraparound IDN shares come from the OFR runs "
-              "(`derouted.outflank`, `derouted.wraparound`, `derouted.total`), POR's from "
-              "`derouted.total` of the POR runs.", ""]
-    missing = [a for a in ("ofr", "por") if a not in prov["algorithms"]]
-    if missing:
-        lines += [f"{', '.join(a.upper() for a in missing)} not run (--algorithms): "
-                  f"{'its' if len(missing) == 1 else 'their'} columns are empty.", ""]
-    empty = [p for p in profiles
-             if t3[t3["profile"] == p][list(TABLE3_COLUMNS)].isna().all(axis=None)]
-    if empty:
-        lines += [f"No {' or '.join(empty)} run at γ = {TABLE3_LOAD:.2f} (a bisection starts "
-                  f"above it): those rows are empty (`icsim reproduce ofr-table3` measures "
-                  f"Table 3 on its own).", ""]
-    lines += [markdown_table3(t3, profiles, k), ""]
-    errors = []
-    for profile, _, _, outcome in sweeps:
-        for r in outcome.rows:
-            if r.get("status") == "error":
-                errors.append(f"* {profile} {r['curve']} γ={r['offered_load']}: {r['error']}")
-    if errors:
-        lines += ["## Runs that failed (counted as saturated)", "", *errors, ""]
-    lines += ["## Figures", ""]
-    for profile, _, _, outcome in sweeps:
-        for stem, what in (("latency", "latency at sustained loads"),
-                           ("accepted", "accepted vs offered load"),
-                           ("derouted", "derouted share")):
-            if (out / profile / f"{stem}.png").exists():
-                lines.append(f"![{profile}: {what}]({profile}/{stem}.png)")
-                lines.append("")
-    path = out / "report.md"
-    (outputs or Outputs()).write(path, "\n".join(lines) + "\n")
-    return path
