@@ -25,6 +25,8 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from icsim.configs import config_path
+from icsim.experiments.papers.reproduce import Reproduction
+from icsim.experiments.papers.reproduce import call as _reproduce
 from icsim.experiments.pipeline.curves import make_curves, parse_loads, parse_vary
 from icsim.experiments.pipeline.execution import RunProgress, make_executor
 from icsim.experiments.pipeline.lines import read_results
@@ -38,7 +40,7 @@ from icsim.simulator.simulation import Simulation
 
 __all__ = ["run", "sweep", "read_results", "config_path", "latency_figure", "accepted_figure",
            "derouted_figure", "latency_distribution_figure", "channel_heatmap_figure",
-           "ConfigError"]
+           "reproduce", "Reproduction", "ConfigError"]
 
 
 def _config_data(config: str | Path | Mapping[str, Any] | Config,
@@ -168,6 +170,42 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     for note in df.attrs["notes"]:
         warnings.warn(note, stacklevel=2)
     return df
+
+
+def reproduce(name: str, /, **options: Any) -> Reproduction:
+    """Run a paper reproduction, as ``icsim reproduce NAME`` does (``icsim reproduce`` lists
+    them; :func:`~icsim.experiments.papers.reproduce.options_of` gives one's options).
+
+    Parameters
+    ----------
+    name : str
+        ``"ofr-table2"``, ``"ofr-table3"``, ``"acro-layers"``, ``"angara-table2"``, ...
+    **options
+        Its command-line options as keyword arguments, with their Python types: ``--k 8`` is
+        ``k=8``, ``--report-only`` is ``report_only=True``, ``--patterns uniform,butterfly``
+        is ``patterns=["uniform", "butterfly"]``, ``--set key=value`` is
+        ``overrides={"key": value}`` (or ``["key=value"]``).
+
+    Returns
+    -------
+    Reproduction
+        ``report`` (its Markdown report), ``out`` (the folder), ``files`` (each file and whether
+        it was written, unchanged, kept or read), ``tables`` (DataFrames, for ``ofr-table2``:
+        ``table2`` and ``table3``; ``ofr-table3``: ``table3``) and ``status`` (1 when committed
+        files were kept).
+
+    Raises
+    ------
+    ConfigError
+        An option it does not take, of the wrong type or value (one line naming it), or a
+        config it reads that is wrong; ``ValueError`` for an unknown name.
+
+    Redraw a copy of the committed k = 8 tables (its options from its provenance.json)::
+
+        r = icsim.reproduce("ofr-table2", report_only=True, no_plots=True, out="ofr_k8_copy")
+        r.tables["table2"].set_index(["pattern", "algorithm", "profile"]).gamma_star
+    """
+    return _reproduce(name, **options)
 
 
 def latency_figure(results: Any):
