@@ -32,12 +32,13 @@ from types import SimpleNamespace
 from typing import Literal
 
 from icsim.experiments.papers.angara.analysis import (check_main, parse_dims, reproduce_table2,
-                                                      reproduce_tori, tables_main)
+                                                      tables_main)
 from icsim.experiments.papers.angara.bounds import reproduce_bounds
 from icsim.experiments.papers.angara.faults import reproduce_faults
 from icsim.experiments.papers.angara.jobs import reproduce_traffic
 from icsim.experiments.papers.angara.optimum import reproduce_optimum
 from icsim.experiments.papers.angara.simulation import reproduce_sim
+from icsim.experiments.papers.angara.tori import reproduce_tori
 from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.pipeline.execution import natural_int, positive_int, positive_number
 from icsim.experiments.pipeline.outputs import file_times, written_since
@@ -196,7 +197,7 @@ def _tori_arguments(parser: argparse.ArgumentParser) -> None:
 def tori(*, out: str | Path | None = None, sample: int | None = None,
          max_nodes: int | None = None, genetic_max_nodes: int = 0, seed: int = 0,
          workers: int = 1, quick: bool = False) -> Reproduction:
-    """Angara §5.1 on random tori (:func:`~.analysis.reproduce_tori`)."""
+    """Angara §5.1 on random tori (:func:`~.tori.reproduce_tori`)."""
     if quick:
         sample, max_nodes = sample or 30, max_nodes or 64
     out = _out(out, "runs/angara-tori")
