@@ -208,6 +208,8 @@ def reproduce(name: str, /, **options: Any) -> Reproduction:
     return _reproduce(name, **options)
 
 
+# The figure functions import their plot modules when first called: those load matplotlib,
+# which runs, sweeps without figures and reproductions never need.
 def latency_figure(results: Any):
     """Latency against offered load, one line per curve, γ* marked (a matplotlib Figure);
     ``results``: a sweep's DataFrame, rows or path."""
