@@ -13,6 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from icsim.experiments.cli import main
 from icsim.experiments.papers import reproduce
@@ -444,6 +446,31 @@ def test_the_other_reproductions_run_from_python_and_check_their_options(tmp_pat
         with pytest.raises(ConfigError, match="^" + re.escape(message) + "$"):
             icsim.reproduce(name, out=tmp_path / "never", **options)
     assert not (tmp_path / "never").exists()
+
+
+@given(option=st.sampled_from(["load", "messages", "workers", "k", "patterns"]),
+       value=st.one_of(st.integers(-3, 20), st.floats(-2.0, 2.0, allow_nan=False),
+                       st.lists(st.sampled_from(["uniform", "butterfly", "tornado", ""]),
+                                max_size=3)))
+def test_a_python_option_is_refused_exactly_when_the_command_line_refuses_it(option, value):
+    """The Python check of an option agrees with the command line's on the same value."""
+    import contextlib
+    import io
+
+    text = ",".join(value) if isinstance(value, list) else str(value)
+    parser = reproduce._parser("ofr-table3", reproduce.REPRODUCTIONS.get("ofr-table3"))
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            parser.parse_args([f"--{option}", text])
+        cli_ok = True
+    except SystemExit:
+        cli_ok = False
+    try:
+        reproduce.check_options("ofr-table3", {option: value})
+        python_ok = True
+    except ConfigError:
+        python_ok = False
+    assert python_ok == cli_ok, (option, value)
 
 
 def test_every_reproduction_takes_its_command_lines_options_as_keyword_arguments():

@@ -262,14 +262,38 @@ def call(name: str, /, **options: Any) -> Reproduction:
         An argument it does not take, of the wrong type or with a value its option refuses
         (one line naming it), or a config it reads that is wrong.
     """
-    entry = _entry(name)
-    fn = getattr(entry, "reproduce", None)
+    fn = _function(name)
+    checked = check_options(name, options)
+    shown = ", ".join([repr(name), *(f"{k}={v!r}" for k, v in options.items())])
+    if "command" in inspect.signature(fn).parameters:
+        checked["command"] = f"icsim.reproduce({shown})"
+    return fn(**checked)
+
+
+def _function(name: str) -> Callable[..., Reproduction]:
+    fn = getattr(_entry(name), "reproduce", None)
     if fn is None:
         raise ValueError(f"reproduction {name!r} has no Python function (a command-line "
                          f"plug-in: icsim reproduce {name})")
+    return fn
+
+
+def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of a reproduction, checked (their names, their types against the
+    annotations, their values by their options' own command-line checks) and read as the
+    command line reads them; a ConfigError naming the first wrong one.
+
+    >>> check_options("acro-layers", {"sizes": (64, 128), "degrees": range(3, 6)})
+    {'sizes': (64, 128), 'degrees': range(3, 6)}
+    >>> check_options("acro-layers", {"seeds": 0})
+    Traceback (most recent call last):
+    ...
+    icsim.model.config.ConfigError: seeds: expected a whole number >= 1, got '0'
+    """
+    fn = _function(name)
     hints = typing.get_type_hints(fn)
     params = [p for p in inspect.signature(fn).parameters if p != "command"]
-    actions = {a.dest: a for a in _parser(name, entry)._actions}
+    actions = {a.dest: a for a in _parser(name, _entry(name))._actions}
     checked = {}
     for key, value in options.items():
         if key not in params:
@@ -279,10 +303,7 @@ def call(name: str, /, **options: Any) -> Reproduction:
             raise ConfigError(key, f"expected {_expected(hints[key])}, got {value!r} "
                                    f"({type(value).__name__})")
         checked[key] = _checked(key, actions.get(key), value)
-    shown = ", ".join([repr(name), *(f"{k}={v!r}" for k, v in options.items())])
-    if "command" in inspect.signature(fn).parameters:
-        checked["command"] = f"icsim.reproduce({shown})"
-    return fn(**checked)
+    return checked
 
 
 # ---------------------------------------------------------------------------------- command line
