@@ -242,10 +242,9 @@ class Drawn:
 
     def record(self) -> dict[str, Any]:
         """As ``provenance.json`` holds them (``profiles`` for ``profile``)."""
-        out = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-        out["profiles"] = self.profiles
-        del out["profile"]
-        return out
+        return {"profiles" if k == "profile" else k:
+                self.profiles if k == "profile" else list(v) if isinstance(v, tuple) else v
+                for k, v in asdict(self).items()}
 
 
 #: the options :class:`Drawn` holds, in the order of the redraw command
