@@ -32,15 +32,18 @@ from icsim.experiments.papers.angara.cli import add_tables_parser
 from icsim.experiments.papers.reproduce import add_parser
 from icsim.experiments.pipeline.arguments import check_sweep_size
 from icsim.experiments.pipeline.bench import CASES, ENGINES, run_bench, run_table_bench
+from icsim.experiments.pipeline.curves import DEFAULT_LOADS, make_curves, parse_loads, parse_vary
 from icsim.experiments.pipeline.execution import (ExecutorError, RunProgress, add_engine_argument,
                                                   add_execution_arguments, engine_overrides,
                                                   make_executor, natural_int, positive_int)
+from icsim.experiments.pipeline.lines import read_results
 from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments,
                                                 add_progress_arguments, progress_option,
                                                 report_outputs)
 from icsim.experiments.pipeline.saturation import SEARCHES
-from icsim.experiments.pipeline.sweep import (DEFAULT_LOADS, SweepError, flip_notes, format_summary,
-                                              make_curves, parse_loads, parse_vary, run_sweep)
+from icsim.experiments.pipeline.results_file import SweepError
+from icsim.experiments.pipeline.summaries import flip_notes, format_summary
+from icsim.experiments.pipeline.sweep import Sweep, write_files
 from icsim.model.config import ConfigError, load_config, read_config_file
 from icsim.model.input_files import InputFileError
 from icsim.model.registry import Registry, did_you_mean
@@ -292,12 +295,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         curves = [dataclasses.replace(c, guess=args.guess) for c in curves]
     out = Path(args.out) if args.out else Path("runs") / path.stem
     outputs = Outputs(force=args.force)
+    # every curve checked (its config, a load to sweep) before a worker starts
+    sweep = Sweep(curves, out, stop_after=args.stop_after, refine=args.refine, full=args.full,
+                  search=args.search, progress=progress_option(args))
     try:
         with make_executor(args.workers, args.scheduler) as executor:
-            outcome = run_sweep(curves, out, executor=executor, stop_after=args.stop_after,
-                                refine=args.refine, full=args.full, search=args.search,
-                                plots=not args.no_plots, progress=progress_option(args),
-                                outputs=outputs)
+            outcome = write_files(sweep.run(executor), plots=not args.no_plots,
+                                  outputs=outputs)
     except SweepError as exc:
         print(f"icsim sweep: {exc}", file=sys.stderr)
         return 1
@@ -331,7 +335,8 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from icsim.experiments.pipeline.plots import plot_results, read_results
+    # the figures load matplotlib, which no other command needs
+    from icsim.experiments.pipeline.plots import plot_results
 
     src = Path(args.results)
     if not src.exists() or (src.is_dir() and not (src / "results.csv").exists()):

@@ -7,6 +7,9 @@ The Python API (:mod:`icsim.api`, loaded on first use so that ``import icsim`` s
   and ``nodes``);
 * ``icsim.sweep(config, loads, vary=None, seeds=1, out=None, workers=None)`` — a load sweep;
   the tidy DataFrame of its runs;
+* ``icsim.reproduce(name, **options)`` — a paper reproduction (``"ofr-table2"``, ...), its
+  command-line options as typed keyword arguments; a
+  :class:`~icsim.experiments.papers.reproduce.Reproduction` (report, tables, files);
 * ``icsim.read_results(path)``; ``icsim.latency_figure``, ``accepted_figure``,
   ``derouted_figure`` (sweeps), ``latency_distribution_figure``, ``channel_heatmap_figure``
   (runs): matplotlib Figures.
@@ -19,8 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-_API = ("run", "sweep", "read_results", "config_path", "latency_figure", "accepted_figure",
-        "derouted_figure", "latency_distribution_figure", "channel_heatmap_figure", "Result")
+_API = ("run", "sweep", "reproduce", "read_results", "config_path", "latency_figure",
+        "accepted_figure", "derouted_figure", "latency_distribution_figure",
+        "channel_heatmap_figure", "Result", "Reproduction", "ConfigError")
 
 __all__ = list(_API)
 

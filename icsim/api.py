@@ -16,6 +16,7 @@ A config is a YAML path, the name of a bundled config (``"quickstart"``,
 
 from __future__ import annotations
 
+import copy
 import tempfile
 import warnings
 from pathlib import Path
@@ -24,11 +25,24 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from icsim.configs import config_path
+from icsim.experiments.papers.reproduce import Reproduction
+from icsim.experiments.papers.reproduce import call as _reproduce
+from icsim.experiments.pipeline.arguments import (check_count, check_loads, check_overrides,
+                                                  check_seeds, check_sweep_size, vary_sizes)
+from icsim.experiments.pipeline.curves import make_curves, parse_loads, parse_vary
+from icsim.experiments.pipeline.execution import RunProgress, make_executor
+from icsim.experiments.pipeline.lines import read_results
+from icsim.experiments.pipeline.rows import point_key
+from icsim.experiments.pipeline.summaries import flip_notes
+from icsim.experiments.pipeline.sweep import run_sweep
 from icsim.model.config import Config, ConfigError, config_from_dict, read_config_file, set_path
+from icsim.simulator.build import from_dict
 from icsim.simulator.results import Result
+from icsim.simulator.simulation import Simulation
 
 __all__ = ["run", "sweep", "read_results", "config_path", "latency_figure", "accepted_figure",
-           "derouted_figure", "latency_distribution_figure", "channel_heatmap_figure"]
+           "derouted_figure", "latency_distribution_figure", "channel_heatmap_figure",
+           "reproduce", "Reproduction", "ConfigError"]
 
 
 def _config_data(config: str | Path | Mapping[str, Any] | Config,
@@ -45,7 +59,7 @@ def _config_data(config: str | Path | Mapping[str, Any] | Config,
     else:
         raise TypeError(f"config: a YAML path, a bundled config's name, a dict or a Config, "
                         f"got {type(config).__name__}")
-    data = __import__("copy").deepcopy(data)
+    data = copy.deepcopy(data)
     for key, value in (overrides or {}).items():
         set_path(data, key, value)
     return data
@@ -71,15 +85,10 @@ def run(config: str | Path | Mapping[str, Any] | Config,
         The result record (a dict, as ``icsim run --json`` prints it) with ``latencies``
         (ns, numpy), ``channels`` and ``nodes`` (pandas DataFrames).
     """
-    from icsim.experiments.pipeline.arguments import check_overrides
-    from icsim.simulator.simulation import Simulation
-
     overrides = check_overrides(overrides)
     cfg = config_from_dict(_config_data(config, overrides))
     if not progress:
         return Simulation(cfg, engine=engine).run()
-    from icsim.experiments.pipeline.execution import RunProgress
-
     bar = RunProgress(enabled=True)
     try:
         return Simulation(cfg, engine=engine, progress=bar).run()
@@ -116,17 +125,12 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     -------
     pandas.DataFrame
         The rows of this sweep's runs as ``results.csv`` holds them (:func:`read_results`);
-        ``df.attrs["gamma_star"]`` maps each curve to its γ*; ``df.attrs["notes"]`` lists the
+        ``df.attrs["gamma_star"]`` maps each curve to its γ*, and
+        ``df.attrs["gamma_star_lower_bound"]`` to whether that γ* is only a lower bound ("γ* ≥":
+        every load up to the top of the grid sustained); ``df.attrs["notes"]`` lists the
         curves whose verdicts flip back to sustained above a saturated load (likely noise;
         each also a warning, as the command line prints it).
     """
-    from icsim.experiments.pipeline.arguments import (check_count, check_loads, check_overrides,
-                                                      check_seeds, check_sweep_size, vary_sizes)
-    from icsim.experiments.pipeline.execution import make_executor
-    from icsim.experiments.pipeline.sweep import (flip_notes, make_curves, parse_loads, parse_vary,
-                                                  point_key, run_sweep)
-    from icsim.simulator.build import from_dict
-
     overrides, loads, seeds = check_overrides(overrides), check_loads(loads), check_seeds(seeds)
     if workers is not None:
         check_count("workers", workers)
@@ -166,22 +170,53 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     mine = {point_key(r["config_hash"], r["seed"]) for r in outcome.rows}
     keys = [point_key(h, s) for h, s in zip(df["config_hash"], df["seed"])]
     df = df[[k in mine for k in keys]].reset_index(drop=True)
-    df.attrs["gamma_star"] = {c.curve.label + ("" if c.curve.seed is None
-                                               else f" seed={c.curve.seed}"):
-                              c.result.gamma_star for c in outcome.curves}
+    df.attrs["gamma_star"] = {c.name: c.result.gamma_star for c in outcome.curves}
+    df.attrs["gamma_star_lower_bound"] = {c.name: c.result.gamma_star_lower_bound
+                                          for c in outcome.curves}
     df.attrs["notes"] = flip_notes(outcome.curves)
     for note in df.attrs["notes"]:
         warnings.warn(note, stacklevel=2)
     return df
 
 
-def read_results(path: str | Path) -> pd.DataFrame:
-    """A sweep's ``results.csv`` (or its directory) as a DataFrame."""
-    from icsim.experiments.pipeline.plots import read_results as read
+def reproduce(name: str, /, **options: Any) -> Reproduction:
+    """Run a paper reproduction, as ``icsim reproduce NAME`` does (``icsim reproduce`` lists
+    them; :func:`~icsim.experiments.papers.reproduce.options_of` gives one's options).
 
-    return read(path)
+    Parameters
+    ----------
+    name : str
+        ``"ofr-table2"``, ``"ofr-table3"``, ``"acro-layers"``, ``"angara-table2"``, ...
+    **options
+        Its command-line options as keyword arguments, with their Python types: ``--k 8`` is
+        ``k=8``, ``--report-only`` is ``report_only=True``, ``--patterns uniform,butterfly``
+        is ``patterns=["uniform", "butterfly"]``, ``--set key=value`` is
+        ``overrides={"key": value}`` (or ``["key=value"]``).
+
+    Returns
+    -------
+    Reproduction
+        ``report`` (its Markdown report), ``out`` (the folder), ``files`` (each file and whether
+        it was written, unchanged, kept or read), ``tables`` (DataFrames, for ``ofr-table2``:
+        ``table2`` and ``table3``; ``ofr-table3``: ``table3``) and ``status`` (1 when committed
+        files were kept).
+
+    Raises
+    ------
+    ConfigError
+        An option it does not take, of the wrong type or value (one line naming it), or a
+        config it reads that is wrong; ``ValueError`` for an unknown name.
+
+    Redraw a copy of the committed k = 8 tables (its options from its provenance.json)::
+
+        r = icsim.reproduce("ofr-table2", report_only=True, no_plots=True, out="ofr_k8_copy")
+        r.tables["table2"].set_index(["pattern", "algorithm", "profile"]).gamma_star
+    """
+    return _reproduce(name, **options)
 
 
+# The figure functions import their plot modules when first called: those load matplotlib,
+# which runs, sweeps without figures and reproductions never need.
 def latency_figure(results: Any):
     """Latency against offered load, one line per curve, γ* marked (a matplotlib Figure);
     ``results``: a sweep's DataFrame, rows or path."""

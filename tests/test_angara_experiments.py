@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from icsim.experiments.papers.angara.analysis import (check_main, parse_nodes, reproduce_table2,
-                                                      reproduce_tori, tables_main, tori_population)
+                                                      tables_main)
+from icsim.experiments.papers.angara.tori import reproduce_tori, tori_population
 from icsim.model.topology import Torus
 from icsim.routing.table import TableError
 from icsim.routing.tables.check import AngaraRuleError, DeadlockError
@@ -93,7 +94,7 @@ def test_reproduce_tori_on_a_small_sample(tmp_path):
 
 @pytest.mark.slow
 def test_reproduce_tori_run_again_reuses_the_systems_it_has(tmp_path, monkeypatch):
-    import icsim.experiments.papers.angara.analysis as angara
+    import icsim.experiments.papers.angara.tori as angara
     args = dict(sample=6, max_nodes=30, genetic_max_nodes=12,
                 genetic_opts={"max_generations": 3}, timing_repeats=0)
     reproduce_tori(tmp_path, **args)

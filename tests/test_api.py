@@ -55,6 +55,10 @@ def test_a_sweep_returns_its_rows_and_gamma_star(tmp_path):
     assert set(df.offered_load) == {0.1, 0.3} and len(df) == 4
     assert (tmp_path / "s" / "results.csv").exists() and (tmp_path / "s" / "latency.png").exists()
     assert df.attrs["gamma_star"] == {"routing.algorithm=abr": 0.3, "routing.algorithm=dor": 0.3}
+    # both sustained the top of the grid: γ* ≥ 0.3, as the figure and gamma_star.csv say
+    assert df.attrs["gamma_star_lower_bound"] == {"routing.algorithm=abr": True,
+                                                  "routing.algorithm=dor": True}
+    assert pd.read_csv(tmp_path / "s" / "gamma_star.csv")["gamma_star_lower_bound"].all()
     again = icsim.read_results(tmp_path / "s")
     assert len(again) == 4 and list(again.columns) == list(df.columns)
     assert df.attrs["notes"] == []

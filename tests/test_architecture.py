@@ -81,6 +81,66 @@ def test_every_folder_imports_only_the_floors_below_it():
     assert wrong == []
 
 
+def _module_imports() -> dict[str, set[str]]:
+    """Every module of the source folders -> the icsim modules it imports, at the top or inside
+    a function (``from icsim.x import y`` counts as importing ``icsim.x`` and, if it is one,
+    the module ``icsim.x.y``)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    files = {}
+    for folder in (*SUBPACKAGES[:-1], "icsim"):
+        for path in sorted((root / folder).rglob("*.py")):
+            if "results" in path.parts:
+                continue
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            files[".".join(parts if parts[0] == "icsim" else ["icsim", *parts])] = path
+    imports = {}
+    for name, path in files.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+        imports[name] = {m for m in found if m in files and m != name}
+    return imports
+
+
+def test_no_module_imports_itself_through_others():
+    """No cycle of modules, counting the imports inside functions (pipeline/plots and
+    pipeline/sweep imported each other, one of them from inside a function)."""
+    imports = _module_imports()
+    cycles = []
+    state: dict[str, int] = {}                  # 1: on the current path, 2: done
+
+    def walk(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for other in sorted(imports[name]):
+            if state.get(other) == 1:
+                cycles.append(" -> ".join(path[path.index(other):] + [name, other]))
+            elif other not in state:
+                walk(other, path + [name])
+        state[name] = 2
+
+    for name in sorted(imports):
+        if name not in state:
+            walk(name, [])
+    assert cycles == []
+
+
+def test_the_pipeline_imports_no_papers_module():
+    """The general machinery (sweeps, figures, the benchmark) stands below the reproductions of
+    the papers: ``icsim bench`` imported the Angara reproduction for its table timing."""
+    wrong = [f"{name} imports {m}" for name, found in _module_imports().items()
+             if name.startswith("icsim.experiments.pipeline")
+             for m in found if m.startswith("icsim.experiments.papers")]
+    assert wrong == []
+
+
 def test_the_source_folders_doctest_from_the_repository_root_as_one_module_each(tmp_path):
     """``python -m pytest --doctest-modules model simulator routing traffic experiments`` from
     the repository root collects every module once, under one name (the root conftest answers

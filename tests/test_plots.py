@@ -11,8 +11,8 @@ from icsim.experiments.cli import main
 from icsim.experiments.pipeline import plots
 from icsim.experiments.pipeline.confidence import mean_ci
 from icsim.experiments.pipeline.outputs import render_figure
-from icsim.experiments.pipeline.plots import (accepted_figure, curve_lines, grid_step,
-                                              latency_figure, latency_series, plot_results)
+from icsim.experiments.pipeline.lines import curve_lines, grid_step, latency_series
+from icsim.experiments.pipeline.plots import accepted_figure, latency_figure, plot_results
 
 
 def row(load, *, algorithm="dor", pattern="uniform", saturated=False, latency=1000.0,

@@ -13,10 +13,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from icsim.experiments.cli import main
 from icsim.experiments.papers import reproduce
 from icsim.experiments.papers.ofr import table2 as ofr_table
+from icsim.experiments.papers.ofr import table2_report
 from icsim.model.config import ConfigError
 
 
@@ -61,7 +64,7 @@ def test_the_shipped_paper_tables_cover_every_curve_the_reproduction_runs():
     have = set(zip(t2.pattern, t2.algorithm, t2.k))
     need = {(p, a, k) for p in ofr_table.PATTERNS for a in ("abr", "por", "ofr") for k in (8, 16)}
     assert need <= have
-    assert set(ofr_table.paper_table3().pattern) == set(ofr_table.PATTERNS)
+    assert set(table2_report.paper_table3().pattern) == set(ofr_table.PATTERNS)
 
 
 def test_the_curves_use_the_reference_simulators_tori_and_load_ranges(configs):
@@ -112,9 +115,11 @@ def test_the_redraw_command_keeps_the_guess_and_the_early_stop():
 
     parser = argparse.ArgumentParser()
     ofr_table.add_arguments(parser)
-    args = parser.parse_args(["--k", "16", "--profile", "both", "--search", "bisect", "--guess",
-                              "paper", "--stop-when-saturated", "--workers", "2"])
-    assert ofr_table.redraw_command(args, Path("o")) == (
+    args = vars(parser.parse_args(["--k", "16", "--profile", "both", "--search", "bisect",
+                                   "--guess", "paper", "--stop-when-saturated", "--workers",
+                                   "2"]))
+    drawn = ofr_table.resolve(args, Path("o"), report_only=False)
+    assert ofr_table.redraw_command(drawn) == (
         "icsim reproduce ofr-table2 --k 16 --profile both --search bisect --guess paper "
         "--stop-when-saturated --report-only --out DIR")
 
@@ -185,8 +190,17 @@ def test_ofr_table2_quick_runs_end_to_end_with_dor(configs, tmp_path, capsys):
     assert f"unchanged {out / 'provenance.json'}" in printed
     assert all(p.read_bytes() == data for p, data in before.items())
 
-    # --report-only with another algorithm: nothing runs, its curves are incomplete
-    assert main([*args[:6], "dor,abr", *args[7:], "--report-only"]) == 0
+    # --report-only takes every option from the folder: the same tables, nothing written
+    assert main(["reproduce", "ofr-table2", "--report-only", "--out", str(out), "--configs",
+                 str(configs), "--workers", "1"]) == 0
+    assert "wrote" not in capsys.readouterr().out
+    assert all(p.read_bytes() == data for p, data in before.items())
+
+    # --report-only with another algorithm: refused, or with --force nothing runs and its
+    # curves are incomplete
+    assert main([*args[:6], "dor,abr", *args[7:], "--report-only"]) == 2
+    assert "--algorithms: the runs in" in capsys.readouterr().err
+    assert main([*args[:6], "dor,abr", *args[7:], "--report-only", "--force"]) == 0
     prov = json.loads((out / "provenance.json").read_text())
     assert all(v["ran"] == 0 for v in prov["runs"].values()) and prov["report_only"]
     t2 = pd.read_csv(out / "table2.csv").set_index("algorithm")
@@ -225,7 +239,7 @@ def test_comparison_notes_count_the_matches_check_the_orderings_and_explain_each
                         "gamma_star": g, "paper_gamma_star": pg, "diff": round(g - pg, 4),
                         "complete": c, "first_saturated": fs, "first_saturated_reason": why}
                        for p, a, g, pg, c, fs, why in rows])
-    notes = ofr_table.comparison_notes(t2)
+    notes = table2_report.comparison_notes(t2)
     assert notes[0] == ("* **reference**: 4 of 5 finished entries within ±0.05 of the paper "
                         "(3 equal); POR ≥ ABR on 1 of 2 patterns; OFR ≥ ABR on 1 of 1 patterns")
     assert notes[1:] == [
@@ -273,9 +287,9 @@ def test_report_only_redraws_the_committed_k8_figures_byte_for_byte(tmp_path, ca
     assert "unchanged " + str(out / "reference" / "latency.svg") in capsys.readouterr().out
 
 
-def test_committed_results_are_not_overwritten_without_force(tmp_path, capsys):
-    """Runs missing from a committed results folder (as when config hashes changed) make the
-    tables incomplete: the redraw keeps the committed tables and says so; --force writes."""
+def _committed_copy(tmp_path: Path) -> tuple[Path, list[str]]:
+    """The committed k = 8 folder (without figures) in a git repository of its own: a copy whose
+    files are committed, and the git command."""
     repo = tmp_path / "repo"
     out = repo / "ofr_k8"
     shutil.copytree(COMMITTED_K8, out, ignore=shutil.ignore_patterns("*.png", "*.svg"))
@@ -283,10 +297,26 @@ def test_committed_results_are_not_overwritten_without_force(tmp_path, capsys):
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "committed results"], check=True)
-    results = out / "reference" / "results.csv"
-    df = pd.read_csv(results)
-    df[~((df["curve"] == "butterfly abr") & (df["offered_load"] > 0.3))].to_csv(results,
-                                                                                  index=False)
+    return out, git
+
+
+def _edit_cell(path: Path, curve: str, load: float, column: str, value: str) -> None:
+    """Change one cell of a results.csv, every other byte as it was."""
+    import csv
+
+    header, *rows = list(csv.reader(path.open()))
+    for r in rows:
+        if r[header.index("curve")] == curve and float(r[header.index("offered_load")]) == load:
+            r[header.index(column)] = value
+    csv.writer(path.open("w"), lineterminator="\n").writerows([header, *rows])
+
+
+def test_committed_results_are_not_overwritten_without_force(tmp_path, capsys):
+    """A redraw whose content differs from the committed files (here a first saturated run's
+    latency, so its verdict's reason) keeps them and says so; --force writes."""
+    out, _ = _committed_copy(tmp_path)
+    _edit_cell(out / "reference" / "results.csv", "butterfly abr", 0.35, "latency_ns",
+               "31000.5")
     committed = (out / "table2.csv").read_bytes()
 
     assert main([*REPORT_ONLY, "--no-plots", "--out", str(out)]) == 1
@@ -298,9 +328,163 @@ def test_committed_results_are_not_overwritten_without_force(tmp_path, capsys):
 
     assert main([*REPORT_ONLY, "--no-plots", "--force", "--out", str(out)]) == 0
     t2 = pd.read_csv(out / "table2.csv").set_index(["pattern", "algorithm", "profile"])
-    assert not t2.loc[("butterfly", "abr", "reference"), "complete"]
-    assert "0.30 (incomplete)" in (out / "report.md").read_text()
+    assert t2.loc[("butterfly", "abr", "reference"), "first_saturated_reason"] == \
+        "latency 31000 ns > 1.2 x 25018 ns at γ=0.10"
     assert f"wrote {out / 'provenance.json'}" in capsys.readouterr().out
+
+
+# the issue's commands, on a copy of the committed folder: what --report-only draws comes from
+# the folder's provenance.json, and a report is never replaced by a less complete one
+def test_report_only_takes_what_to_draw_from_the_folders_provenance(tmp_path, capsys):
+    """`--k 8 --profile both --report-only` without `--search bisect` drew the bisected runs as
+    a climbing search (uniform POR 0.10 "incomplete", the clean profile empty) and rewrote the
+    report; now it draws them as they were run, every file unchanged."""
+    out = tmp_path / "ofr_k8"
+    shutil.copytree(COMMITTED_K8, out)
+    before = _files(out)
+    for options in (["--k", "8", "--profile", "both"], []):
+        assert main(["reproduce", "ofr-table2", *options, "--report-only", "--no-plots",
+                     "--workers", "1", "--out", str(out)]) == 0
+        printed = capsys.readouterr().out
+        assert _files(out) == before
+        assert "(incomplete)" not in printed and "wrote" not in printed
+        assert "| uniform | por | 0.70 | 0.70 | +0.00 | 0.70 | +0.00 |" in printed
+
+
+@pytest.mark.parametrize("options, refused", [
+    (["--k", "16"], "--k: the runs in {out} are of --k 8 (its provenance.json); leave --k out "
+                    "to draw them, or give --force to draw them as 16"),
+    (["--search", "climb"], "--search: the runs in {out} are of --search bisect"),
+    (["--profile", "reference"], "--profile: the runs in {out} are of --profile both"),
+])
+def test_report_only_refuses_options_that_contradict_the_folder(tmp_path, capsys, options,
+                                                                refused):
+    """`--k 16 --report-only` on the k = 8 folder rewrote table2.csv, report.md, gamma_star.csv
+    and provenance.json as an empty k = 16 report: now one line, nothing written."""
+    out = tmp_path / "ofr_k8"
+    shutil.copytree(COMMITTED_K8, out)
+    before = _files(out)
+    assert main(["reproduce", "ofr-table2", *options, "--report-only", "--out", str(out)]) == 2
+    [err] = capsys.readouterr().err.splitlines()
+    assert err.startswith("icsim: config error: " + refused.format(out=out)), err
+    assert _files(out) == before
+
+
+def test_a_report_is_never_replaced_by_a_less_complete_one_without_force(tmp_path, capsys):
+    """Without its provenance.json the folder's runs are drawn with the defaults (a climbing
+    search), which leaves most curves unfinished: the complete table is kept, nothing written,
+    one line naming an entry it would lose; --force replaces it."""
+    out = tmp_path / "ofr_k8"
+    shutil.copytree(COMMITTED_K8, out)
+    (out / "provenance.json").unlink()
+    before = _files(out)
+    args = ["reproduce", "ofr-table2", "--profile", "both", "--report-only", "--no-plots",
+            "--workers", "1", "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.splitlines()[-1]      # after the note on old commits
+    assert err.startswith(f"icsim: {out / 'table2.csv'}: holds a more complete table than "
+                          f"these runs give (clean butterfly abr (k = 8): a finished γ* there, "
+                          f"no γ* from these runs, and "), err
+    assert err.endswith("nothing written: check --k, --profile, --search and --out, or give "
+                        "--force to replace it")
+    assert _files(out) == before
+    assert main([*args, "--force"]) == 0
+    assert "0.30 (incomplete)" in (out / "report.md").read_text()
+
+
+def test_reproductions_are_callable_from_python_with_typed_options(tmp_path):
+    """icsim.reproduce: the command line's options as keyword arguments, checked before the
+    call (name, type, the option's own check), returning the tables and the report."""
+    import icsim
+
+    out = tmp_path / "ofr_k8"
+    shutil.copytree(COMMITTED_K8, out)
+    before = _files(out)
+    made = icsim.reproduce("ofr-table2", k=8, profile="both", report_only=True, no_plots=True,
+                           workers=1, out=out)
+    assert _files(out) == before and made.status == 0
+    assert set(made.files.values()) == {"unchanged"}
+    assert made.tables["table2"].to_csv(index=False).encode() == before["table2.csv"]
+    assert made.report.encode() == before["report.md"]
+    for options, message in [
+            ({"k": "8"}, "k: expected 8 or 16 or None, got '8' (str)"),
+            ({"k": 12}, "k: expected 8 or 16 or None, got 12 (int)"),
+            ({"workers": 0}, "workers: expected a whole number >= 1, got '0'"),
+            ({"patterns": ["uniform", "tornado"]},
+             "patterns: unknown tornado (choose from butterfly, transpose, transpose3d, "
+             "uniform, bitreverse)"),
+            ({"report_only": "yes"}, "report_only: expected bool, got 'yes' (str)"),
+            ({"kk": 8}, "kk: not an option of ofr-table2 (its options: k, profile, out,")]:
+        with pytest.raises(ConfigError, match="^" + re.escape(message)):
+            icsim.reproduce("ofr-table2", out=tmp_path / "never", **options)
+    assert not (tmp_path / "never").exists()
+    with pytest.raises(ValueError, match="unknown reproduction 'ofr-table9'; registered: "):
+        icsim.reproduce("ofr-table9")
+
+
+def test_the_other_reproductions_run_from_python_and_check_their_options(tmp_path):
+    import icsim
+
+    made = icsim.reproduce("angara-table2", out=tmp_path / "t2")
+    assert made.report.startswith("| algorithm | nodes | max γ (paper) |")
+    assert made.report in (tmp_path / "t2" / "angara_table2.md").read_text()
+    assert made.lines() == [f"wrote {tmp_path / 't2' / name}"
+                            for name in ("angara_table2.csv", "angara_table2.md")]
+    for name, options, message in [
+            ("angara-faults", {"dims": "4x2x2x2"}, "dims: expected a list of int, got "
+                                                   "'4x2x2x2' (str)"),
+            ("angara-faults", {"dims": (4, 1)}, "dims: expected sizes of at least 2 joined by "
+                                                "x, e.g. 4x2x2x2, got '4,1'"),
+            ("angara-faults", {"check": "some"}, "check: expected 'all' or 'refined', got "
+                                                 "'some' (str)"),
+            ("angara-bounds", {"systems": (1, 2)}, "systems: expected 3 values (int, int, "
+                                                   "int), got (1, 2) (tuple)"),
+            ("angara-bounds", {"workers": True}, "workers: expected int, got True (bool)"),
+            ("acro-layers", {"degrees": range(5, 3)}, "degrees: expected FIRST:LAST with 1 <= "
+                                                      "FIRST <= LAST, got '5:2'"),
+            ("ofr-table3", {"load": -1.0}, "load: expected a number > 0, got '-1.0'")]:
+        with pytest.raises(ConfigError, match="^" + re.escape(message) + "$"):
+            icsim.reproduce(name, out=tmp_path / "never", **options)
+    assert not (tmp_path / "never").exists()
+
+
+@given(option=st.sampled_from(["load", "messages", "workers", "k", "patterns"]),
+       value=st.one_of(st.integers(-3, 20), st.floats(-2.0, 2.0, allow_nan=False),
+                       st.lists(st.sampled_from(["uniform", "butterfly", "tornado", ""]),
+                                max_size=3)))
+def test_a_python_option_is_refused_exactly_when_the_command_line_refuses_it(option, value):
+    """The Python check of an option agrees with the command line's on the same value."""
+    import contextlib
+    import io
+
+    text = ",".join(value) if isinstance(value, list) else str(value)
+    parser = reproduce._parser("ofr-table3", reproduce.REPRODUCTIONS.get("ofr-table3"))
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            parser.parse_args([f"--{option}", text])
+        cli_ok = True
+    except SystemExit:
+        cli_ok = False
+    try:
+        reproduce.check_options("ofr-table3", {option: value})
+        python_ok = True
+    except ConfigError:
+        python_ok = False
+    assert python_ok == cli_ok, (option, value)
+
+
+def test_every_reproduction_takes_its_command_lines_options_as_keyword_arguments():
+    """The Python function of each registered reproduction has one keyword argument per
+    command-line option, named as its destination, with the same default."""
+    for name in reproduce.REPRODUCTIONS.names():
+        entry = reproduce.REPRODUCTIONS.get(name)
+        parser = reproduce._parser(name, entry)
+        defaults = {a.dest: a.default for a in parser._actions if a.dest != "help"}
+        options = reproduce.options_of(name)
+        assert list(options) == list(defaults) or set(options) == set(defaults), name
+        for key, default in defaults.items():
+            norm = (lambda v: list(v) if isinstance(v, (list, tuple)) else v)  # noqa: E731
+            assert norm(options[key]) == norm(default), (name, key)
 
 
 def test_reproductions_say_where_they_wrote(tmp_path, capsys, monkeypatch):

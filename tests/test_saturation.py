@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from icsim.experiments.pipeline.saturation import (CurveSearch, analyse_rows, judge, load_key,
                                                    sustained_above)
-from icsim.experiments.pipeline.sweep import make_curves, parse_loads, run_sweep
+from icsim.experiments.pipeline.curves import make_curves, parse_loads
+from icsim.experiments.pipeline.sweep import run_sweep
 from icsim.simulator.engines import DeadlockError
 
 GRID = parse_loads("0.1:1.0:0.05")
@@ -66,10 +67,11 @@ def test_a_monotone_curve_has_no_load_sustained_above_its_first_saturated_one():
     assert sustained_above(every.result()) == []
 
 
-def test_every_load_sustained_gives_the_top_of_the_grid():
+def test_every_load_sustained_gives_the_top_of_the_grid_as_a_lower_bound():
     s = CurveSearch(GRID, "window")
     assert climb(s, window(set())) == GRID
     assert s.result().gamma_star == 1.0 and s.result().first_saturated is None
+    assert s.result().gamma_star_lower_bound and s.result().gamma_star_text == "≥1"
 
 
 def test_the_lowest_load_saturated_means_no_gamma_star():
@@ -279,6 +281,30 @@ def test_bisection_finds_the_climbing_gamma_star_of_a_monotone_curve_in_log_runs
     assert bisecting.result().complete
     assert len(ran) == len(set(ran)) <= 1 + math.ceil(math.log2(len(GRID) + 1))
     assert bisecting.remaining_bound() == 0
+
+
+@given(threshold=st.integers(min_value=0, max_value=len(GRID)),
+       search=st.sampled_from(["climb", "bisect"]), runs=st.integers(min_value=0, max_value=25))
+def test_a_gamma_star_not_flagged_as_a_lower_bound_is_exact(threshold, search, runs):
+    """Saturated from grid index ``threshold`` on, the search stopped after ``runs`` runs: a γ*
+    not flagged as a lower bound is the curve's true γ*, a flagged one at most it; a finished
+    search flags it only when the top of the grid was sustained ("γ* ≥ 1.00")."""
+    point = window([g for g in GRID if g >= (GRID[threshold] if threshold < len(GRID) else 2)])
+    s = CurveSearch(GRID, "window", search=search)
+    for _ in range(runs):
+        proposal = s.next_load(set())
+        if proposal is None:
+            break
+        s.record(proposal[0], point(proposal[0]))
+    r, true = s.result(), GRID[threshold - 1] if threshold > 0 else None
+    if r.gamma_star is None:
+        assert not r.gamma_star_lower_bound
+    elif r.gamma_star_lower_bound:
+        assert r.gamma_star <= true and r.gamma_star_text == f"≥{r.gamma_star:.4g}"
+    else:
+        assert r.gamma_star == true and r.gamma_star_text == f"{true:.4g}"
+    if s.next_load(set()) is None:                       # finished
+        assert r.gamma_star_lower_bound == (threshold == len(GRID))
 
 
 @given(threshold=st.integers(min_value=0, max_value=len(GRID)),

@@ -12,8 +12,11 @@ import pytest
 from icsim.experiments.cli import main
 from icsim.experiments.pipeline.execution import SerialExecutor
 from icsim.experiments.pipeline.saturation import load_key
-from icsim.experiments.pipeline.sweep import (ResultsFile, config_hash, curve_hash, make_curves,
-                                              parse_loads, parse_vary, run_sweep)
+from icsim.experiments.pipeline.curves import make_curves, parse_loads, parse_vary
+from icsim.experiments.pipeline.results_file import ResultsFile, SweepError
+from icsim.experiments.pipeline.rows import config_hash, curve_hash, row_problem
+from icsim.experiments.pipeline.summaries import format_summary
+from icsim.experiments.pipeline.sweep import run_sweep
 from icsim.model.config import ConfigError, config_from_dict
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
@@ -191,6 +194,52 @@ def test_a_row_whose_load_is_not_a_load_is_set_aside_and_its_point_rerun(tmp_pat
     assert list(csv.reader((tmp_path / "results.rejected.csv").open()))[2] == damaged
 
 
+@pytest.mark.parametrize("column, cell, reason", [
+    ("latency_ns", "abc", "latency_ns 'abc' is not a number"),
+    ("saturated", "maybe", "saturated 'maybe' is neither True nor False"),
+    ("seed", "-5", "seed '-5' is not a whole number of at least 0"),
+    ("accepted_load", "inf", "accepted_load 'inf' is not a number"),
+    ("status", "fine", "status 'fine' is neither ok nor error"),
+])
+def test_a_well_formed_line_with_a_bad_value_is_set_aside_like_a_damaged_one(
+        tmp_path, fake, capsys, column, cell, reason):
+    """A value that is not what its column holds, inside a line that matches the header:
+    `saturated=maybe` was read as sustained, `latency_ns=abc` judged by text; now the line
+    goes to results.rejected.csv, the sweep says why, and the point runs again."""
+    curves = lambda: make_curves(small(), [0.1, 0.2, 0.3])  # noqa: E731
+    run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    path = tmp_path / "results.csv"
+    header, *rows = list(csv.reader(path.open()))
+    rows[1][header.index(column)] = cell
+    csv.writer(path.open("w"), lineterminator="\n").writerows([header, *rows])
+    RAN.clear()
+    capsys.readouterr()
+    out = run_sweep(curves(), tmp_path, run_fn=counting_run, plots=False, progress=False)
+    assert RAN == [0.2] and out.reused == 2
+    assert list(csv.reader((tmp_path / "results.rejected.csv").open()))[2] == rows[1]
+    assert f"dropped 1 damaged line(s) of {path} (line 3: {reason}); their points run again" \
+        in capsys.readouterr().err
+    (tmp_path / "bad").mkdir()                          # the same check when drawing
+    csv.writer((tmp_path / "bad" / "results.csv").open("w"), lineterminator="\n").writerows(
+        [header, *rows])
+    assert main(["plot", str(tmp_path / "bad")]) == 2
+    assert capsys.readouterr().err == f"icsim: {tmp_path / 'bad' / 'results.csv'}: row 2: " \
+                                      f"{reason}\n"
+
+
+def test_every_committed_results_row_reads_as_sound():
+    """The committed reproductions' rows all pass the check (none would be set aside)."""
+    from icsim.experiments.pipeline.results_file import ResultsFile
+
+    root = Path(__file__).resolve().parents[1] / "experiments" / "results"
+    files = sorted(root.rglob("results.csv"))
+    assert len(files) >= 5
+    for path in files:
+        header, *rows = list(csv.reader(path.open()))
+        assert [row_problem(dict(zip(header, r))) for r in rows] == [None] * len(rows), path
+    assert ResultsFile(files[0]).load()
+
+
 @pytest.mark.slow
 def test_a_killed_sweep_process_leaves_a_valid_csv_and_resumes(tmp_path):
     """A real `icsim sweep` in a subprocess, interrupted with SIGINT after it saved two points,
@@ -258,20 +307,24 @@ def test_a_sweep_notes_a_curve_sustained_above_its_first_saturated_load(tmp_path
         "offered 0.1024 (measured)) yet sustained at 0.3, 0.5, 0.7 above it; γ* counts only the "
         "loads below the first saturated one. A verdict that flips back is more often noise than "
         "the network: a longer window (run.measure_us) or more seeds (--seeds) settle it."]
-    # a window of 100 µs settles it: no note, and ABR's γ* is the top of the grid
+    # a window of 100 µs settles it: no note, and ABR's γ* is the top of the grid, a lower
+    # bound
     assert main(["sweep", str(QUICKSTART), "--out", str(tmp_path / "long"), *FLIP, "--set",
                  "run.measure_us=100"]) == 0
     out = capsys.readouterr().out
     assert "note:" not in out
-    assert next(line for line in out.splitlines() if "abr" in line).split()[1:3] == \
-        ["window", "0.7"]
+    assert next(line for line in out.splitlines() if "abr" in line).split()[1:4] == \
+        ["window", "≥0.7", "≥0.7"]
+    summary = pd.read_csv(tmp_path / "long" / "gamma_star.csv").set_index("curve")
+    assert summary["gamma_star_lower_bound"].to_dict() == {"routing.algorithm=dor": False,
+                                                           "routing.algorithm=abr": True}
     # with seeds, the note names the seed, and γ*'s mean says which seeds it is over
     assert main(["sweep", str(QUICKSTART), "--out", str(tmp_path / "seeds"), *FLIP[:2],
                  "--vary", "routing.algorithm=abr", *FLIP[4:], "--seeds", "2"]) == 0
     out = capsys.readouterr().out
     assert "note: routing.algorithm=abr (seed 1) is saturated at 0.1" in out
     assert next(line for line in out.splitlines() if line.startswith("routing.")).endswith(
-        "1: -, 2: 0.7  [mean and range over 1 of 2 seeds; the others have no γ*]")
+        "1: -, 2: ≥0.7  [mean and range over 1 of 2 seeds; the others have no γ*]")
 
 
 @pytest.mark.slow
@@ -355,8 +408,6 @@ def test_a_line_that_does_not_match_the_header_is_set_aside_and_its_point_rerun(
 
 
 def test_two_sweeps_never_write_one_file(tmp_path, fake):
-    from icsim.experiments.pipeline.sweep import SweepError
-
     store = ResultsFile(tmp_path / "results.csv")
     with store.lock():
         with pytest.raises(SweepError, match="another sweep"):
@@ -367,7 +418,6 @@ def test_two_sweeps_never_write_one_file(tmp_path, fake):
 
 def test_a_failing_backend_stops_the_sweep_keeping_finished_points(tmp_path, fake):
     from icsim.experiments.pipeline.execution import SerialExecutor
-    from icsim.experiments.pipeline.sweep import SweepError
 
     class Dying(SerialExecutor):
         def result(self, handle):
@@ -456,8 +506,6 @@ def test_a_multi_seed_sweep_resumes_without_rerunning(tmp_path, fake):
 
 
 def test_the_summary_prints_full_curve_names_and_the_spread_over_seeds(tmp_path, fake):
-    from icsim.experiments.pipeline.sweep import format_summary
-
     vary = [parse_vary("routing.algorithm=dor"), parse_vary("traffic.message_packets=4,5"),
             parse_vary("router.queue_packets=8")]
     out = run_sweep(make_curves(small(), [0.1, 0.2, 0.3, 0.4, 0.5], vary=vary), tmp_path,
@@ -475,6 +523,61 @@ def test_the_summary_prints_full_curve_names_and_the_spread_over_seeds(tmp_path,
     assert "γ* mean" in header
     assert line.split()[:5] == ["base", "window", "3", "0.4", "0.3–0.5"]
     assert line.endswith("1: 0.3, 2: 0.4, 3: 0.5")
+
+
+def test_a_gamma_star_at_the_top_of_its_grid_is_reported_as_a_lower_bound(tmp_path, fake):
+    """Seeds 2 and 3 sustain every load up to 0.4, the top of the grid: their γ* is a lower
+    bound, flagged in gamma_star.csv and printed "≥" (per seed, and so for the mean), as the
+    figure's legend says "γ* ≥ 0.40"; a sweep whose curves all saturate on their grid has no
+    flag column."""
+    out = run_sweep(make_curves(small(), parse_loads("0.1:0.4:0.1"), seeds=3), tmp_path,
+                    run_fn=seeded_run, plots=False, progress=False)
+    summary = pd.read_csv(tmp_path / "gamma_star.csv")
+    assert list(summary["gamma_star"]) == [0.3, 0.4, 0.4]
+    assert list(summary["gamma_star_lower_bound"]) == [False, True, True]
+    assert list(summary.columns[3:6]) == ["gamma_star", "gamma_star_lower_bound",
+                                          "gamma_star_refined"]
+    [_, line] = format_summary(out.curves).splitlines()
+    assert line.split()[3:5] == ["≥0.3667", "0.3–≥0.4"]
+    assert line.endswith("1: 0.3, 2: ≥0.4, 3: ≥0.4")
+
+    out = run_sweep(make_curves(small(), [0.2, 0.4, 0.6, 0.8]), tmp_path / "saturating",
+                    run_fn=counting_run, plots=False, progress=False)
+    assert "gamma_star_lower_bound" not in pd.read_csv(tmp_path / "saturating" /
+                                                       "gamma_star.csv")
+    assert format_summary(out.curves).splitlines()[1].split()[2:4] == ["0.4", "0.4"]
+
+
+@pytest.mark.parametrize("config, workload, instead", [
+    ("examples/angara_alltoall_sssp", "a collective (alltoall, run to completion)",
+     "traffic.collective, traffic.message_bytes, traffic.interleave, traffic.nodes or the "
+     "routing"),
+    ("examples/trace_replay", "a trace replay", "traffic.trace, the topology or the routing"),
+])
+def test_a_load_sweep_of_a_workload_without_a_load_is_refused(config, workload, instead,
+                                                               tmp_path, capsys):
+    """`icsim sweep examples/angara_alltoall_sssp --loads 0.1,0.5` ran the same exchange twice
+    and reported γ* = 0.5: now one line names what the runs depend on instead, before any run
+    (nothing written, no worker started)."""
+    out = tmp_path / "out"
+    assert main(["sweep", config, "--loads", "0.1,0.5", "--out", str(out)]) == 2
+    [err] = capsys.readouterr().err.splitlines()
+    assert err.startswith(f"icsim: config error: traffic.workload: {workload} is the same run "
+                          f"at every traffic.load: a load sweep would repeat it and has no γ* "
+                          f"to find; compare its completion time with icsim run, varying "
+                          f"{instead}"), err
+    assert not out.exists()
+
+
+def test_a_sweep_refuses_a_varied_curve_without_a_load_in_python_too(fake, tmp_path):
+    import icsim
+
+    vary = [parse_vary("traffic.workload=open,collective")]
+    with pytest.raises(ConfigError, match="^traffic.workload: a collective"):
+        run_sweep(make_curves(small(), [0.1, 0.2], vary=vary), tmp_path, run_fn=counting_run)
+    assert RAN == [] and not (tmp_path / "results.csv").exists()
+    with pytest.raises(ConfigError, match="^traffic.workload: a collective"):
+        icsim.sweep("examples/angara_alltoall_sssp", "0.1,0.5")
 
 
 # ---------------------------------------------------------------------------------- schema growth

@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from icsim.experiments.pipeline.execution import DaskExecutor, LocalPoolExecutor, SerialExecutor, make_executor
-from icsim.experiments.pipeline.sweep import WALL_COLUMNS, make_curves, parse_loads, parse_vary, run_sweep
+from icsim.experiments.pipeline.curves import make_curves, parse_loads, parse_vary
+from icsim.experiments.pipeline.rows import WALL_COLUMNS
+from icsim.experiments.pipeline.sweep import run_sweep
 
 GRID = parse_loads("0.1:0.9:0.2")
 

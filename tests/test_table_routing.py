@@ -51,7 +51,8 @@ def channel_packets(config, engine: str) -> dict[tuple[int, int], int]:
     import numpy as np
 
     from icsim.simulator.build import build
-    from icsim.simulator.engines.compiled import CompiledEngine, kernel
+    from icsim.simulator.engines.compiled import CompiledEngine
+    from icsim.simulator.engines.compiled import layout as kernel
     from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
     from icsim.traffic.workloads import scheduled
 

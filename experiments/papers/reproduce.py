@@ -1,18 +1,27 @@
-"""``icsim reproduce NAME``: a registry of named paper reproductions.
+"""Named paper reproductions: ``icsim reproduce NAME`` and ``icsim.reproduce(NAME, **options)``.
 
 A reproduction is a module (or ``module:object``) with two functions::
 
-    def add_arguments(parser: argparse.ArgumentParser) -> None: ...
-    def run(args: argparse.Namespace) -> int: ...           # exit status
+    def add_arguments(parser: argparse.ArgumentParser) -> None: ...   # its options
+    def reproduce(*, k: int = 8, ..., command: str | None = None) -> Reproduction: ...
+
+The keyword arguments of ``reproduce`` are the parser's destinations (``--report-only`` is
+``report_only``, ``--set`` is ``overrides``) with the same defaults, annotated with their
+Python types; ``command`` (optional) receives how it was invoked, for its report.  The command
+line is a thin adapter (:func:`cmd_reproduce`): it parses the options, calls ``reproduce``,
+prints the summary and the files, and exits with the status.  From Python, :func:`call` (the
+API's ``icsim.reproduce``) checks every keyword argument before the call: its name, its type
+against the annotation, and its value with the option's own command-line check (so
+``workers=0`` is refused as ``--workers 0`` is), raising a one-line
+:class:`~icsim.model.config.ConfigError` naming the argument.  A plug-in registered with the
+older interface, ``run(args) -> exit status`` instead of ``reproduce``, runs from the command
+line only.
 
 Registering one is one line here (the module is imported only when its name is used, so a
 broken or slow-to-import reproduction never affects the others)::
 
     register("ofr-table3", "icsim.experiments.papers.ofr.table3",
-         "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
-register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
-         "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
-register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2", "Angara routing-table quality")
+             "OutFlank Table 3: derouted shares of OFR and POR at γ = 0.10")
 
 ``icsim reproduce`` lists the registered names; ``icsim reproduce NAME --help`` shows the
 reproduction's own options.  :func:`add_common_arguments` gives every reproduction the same
@@ -22,17 +31,37 @@ reproduction's own options.  :func:`add_common_arguments` gives every reproducti
 from __future__ import annotations
 
 import argparse
+import collections.abc
+import inspect
 import sys
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal, Mapping
 
 from icsim.experiments.pipeline.execution import add_execution_arguments
+from icsim.experiments.pipeline.outputs import KEPT, UNCHANGED, WRITTEN
+from icsim.experiments.pipeline.results_file import SweepError
+from icsim.model.config import ConfigError
+from icsim.model.input_files import InputFileError
 from icsim.model.registry import Registry
+from icsim.model.topology import GraphError
+from icsim.routing.table import TableError
+from icsim.traffic.trace import TraceError
 
 #: reproductions by name, each registered lazily as ``"module:object"``
 REPRODUCTIONS: Registry = Registry("reproduction", entry_points="icsim.reproductions")
+#: what a reproduction did with a file it names (besides writing it, leaving it unchanged or
+#: keeping a committed one): it only read it
+READ = "read"
+#: errors the command line reports in its own one line (a config, a file named)
+PASSED_ON = (ConfigError, InputFileError, TableError, TraceError, GraphError)
 
 
 def register(name: str, module: str, help: str) -> None:
-    """Make ``icsim reproduce NAME`` run ``module.run(args)`` (``module`` imported lazily)."""
+    """Make ``icsim reproduce NAME`` and ``icsim.reproduce(NAME)`` run ``module.reproduce``
+    (``module`` imported lazily)."""
     REPRODUCTIONS.add_lazy(name, module, help=help)
 
 
@@ -58,6 +87,57 @@ register("angara-faults", "icsim.experiments.papers.angara.cli:FAULTS",
          "Beyond Angara: tables around random failed links and nodes (4x2x2x2, 8x8x8)")
 
 
+# ---------------------------------------------------------------------------------- results
+@dataclass
+class Reproduction:
+    """What a reproduction made.
+
+    Attributes
+    ----------
+    name : str
+        The reproduction (``"ofr-table2"``).
+    out : Path
+        Its output folder.
+    report : str
+        Its Markdown report, as the report file in ``out`` holds it.
+    files : dict
+        Each file it wrote or read -> ``"written"``, ``"unchanged"`` (same content, not
+        touched), ``"kept"`` (committed, the new content differs: ``force=True`` overwrites) or
+        ``"read"``.
+    tables : dict
+        The reproduced tables as DataFrames, for the reproductions that make them in memory
+        (``ofr-table2``: ``table2``, ``table3``; ``ofr-table3``: ``table3``); the others' are
+        the CSV files in ``out``.
+    summary : str, optional
+        What the command line prints before the files (default: the report).
+    """
+
+    name: str
+    out: Path
+    report: str
+    files: dict[Path, str] = field(default_factory=dict)
+    tables: dict[str, Any] = field(default_factory=dict)
+    summary: str | None = None
+
+    @property
+    def kept(self) -> list[Path]:
+        """Committed files whose new content differs, kept as they were."""
+        return [p for p, s in self.files.items() if s == KEPT]
+
+    @property
+    def status(self) -> int:
+        """The command's exit status: 1 when committed files were kept, else 0."""
+        return 1 if self.kept else 0
+
+    def lines(self) -> list[str]:
+        """What happened to each file, one line each, as the command prints it."""
+        text = {WRITTEN: "wrote {}", UNCHANGED: "unchanged {}", READ: "read {}",
+                KEPT: "kept {} (committed; the new content differs: --force to overwrite)"}
+        return ([text[s].format(p) for p, s in self.files.items()]
+                or [f"nothing new written in {self.out}"])
+
+
+# ---------------------------------------------------------------------------------- options
 def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:
     """``--out``, ``--quick``, ``--workers``, ``--scheduler`` for a reproduction."""
     parser.add_argument("--out", default=None, metavar="DIR",
@@ -69,6 +149,164 @@ def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> N
     add_execution_arguments(parser)
 
 
+def _parser(name: str, entry: Any) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"icsim reproduce {name}",
+                                     description=REPRODUCTIONS.help.get(name),
+                                     epilog=getattr(entry, "EPILOG", None),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    entry.add_arguments(parser)
+    return parser
+
+
+def options_of(name: str) -> dict[str, Any]:
+    """The keyword arguments of a reproduction with their defaults (its command-line options).
+
+    >>> options_of("angara-table2")
+    {'out': None, 'seed': 0}
+    """
+    fn = _entry(name).reproduce
+    return {p.name: p.default for p in inspect.signature(fn).parameters.values()
+            if p.name != "command"}
+
+
+def _entry(name: str) -> Any:
+    if not isinstance(name, str) or name not in REPRODUCTIONS:
+        raise ValueError(f"unknown reproduction {name!r}; registered: "
+                         f"{', '.join(REPRODUCTIONS.names())}")
+    return REPRODUCTIONS.get(name)
+
+
+def _expected(hint: Any) -> str:
+    """A type annotation in words: ``int``, ``8 or 16``, ``a list of str or None``."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_expected(a) for a in args)
+    if origin is Literal:
+        return " or ".join(repr(a) for a in args)
+    if hint is type(None):
+        return "None"
+    if origin in (tuple, list, collections.abc.Sequence):
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return f"{len(args)} values ({', '.join(_expected(a) for a in args)})"
+        return f"a list of {_expected(args[0])}" if args else "a list"
+    if origin in (dict, collections.abc.Mapping):
+        return "a dict"
+    return getattr(hint, "__name__", str(hint))
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether ``value`` is of the annotated type (a bool is not a number, text not a list)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in args)
+    if origin is Literal:
+        return any(value == a and type(value) is type(a) for a in args)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint in (int, float):
+        return isinstance(value, (int, float) if hint is float else int) \
+            and not isinstance(value, bool)
+    if origin in (tuple, list, collections.abc.Sequence):
+        if not isinstance(value, (tuple, list)):
+            return False
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return len(value) == len(args) and all(map(_fits, value, args))
+        return not args or all(_fits(v, args[0]) for v in value)
+    if origin in (dict, collections.abc.Mapping):
+        return isinstance(value, Mapping) and all(isinstance(k, str) for k in value)
+    return isinstance(value, hint)
+
+
+def _text(value: Any) -> str:
+    """A Python value as its command-line text: ``(64, 256)`` is ``64,256``, ``range(3, 13)``
+    is ``3:12``."""
+    if isinstance(value, range):
+        return f"{value.start}:{value.stop - 1}"
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def _checked(name: str, action: argparse.Action | None, value: Any) -> Any:
+    """``value`` as the option's own command-line check reads it (its choices and its
+    ``type``); a value it refuses is a ConfigError naming the argument."""
+    if action is None or value is None:
+        return value
+    if action.choices is not None and value not in action.choices:
+        raise ConfigError(name, f"expected one of {', '.join(map(repr, action.choices))}, got "
+                                f"{value!r}")
+    parse = action.type
+    if parse is None or parse in (str, int, float) or isinstance(value, bool):
+        return value
+    try:
+        if isinstance(action.nargs, int):
+            return type(value)(parse(_text(v)) for v in value)
+        return parse(_text(value))
+    except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
+        raise ConfigError(name, str(exc)) from None
+
+
+def call(name: str, /, **options: Any) -> Reproduction:
+    """Run the reproduction ``name`` with keyword arguments mirroring its command-line options
+    (:func:`options_of`; module docstring); return what it made.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a registered reproduction.
+    ConfigError
+        An argument it does not take, of the wrong type or with a value its option refuses
+        (one line naming it), or a config it reads that is wrong.
+    """
+    fn = _function(name)
+    checked = check_options(name, options)
+    shown = ", ".join([repr(name), *(f"{k}={v!r}" for k, v in options.items())])
+    if "command" in inspect.signature(fn).parameters:
+        checked["command"] = f"icsim.reproduce({shown})"
+    return fn(**checked)
+
+
+def _function(name: str) -> Callable[..., Reproduction]:
+    fn = getattr(_entry(name), "reproduce", None)
+    if fn is None:
+        raise ValueError(f"reproduction {name!r} has no Python function (a command-line "
+                         f"plug-in: icsim reproduce {name})")
+    return fn
+
+
+def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of a reproduction, checked (their names, their types against the
+    annotations, their values by their options' own command-line checks) and read as the
+    command line reads them; a ConfigError naming the first wrong one.
+
+    >>> check_options("acro-layers", {"sizes": (64, 128), "degrees": range(3, 6)})
+    {'sizes': (64, 128), 'degrees': range(3, 6)}
+    >>> check_options("acro-layers", {"seeds": 0})
+    Traceback (most recent call last):
+    ...
+    icsim.model.config.ConfigError: seeds: expected a whole number >= 1, got '0'
+    """
+    fn = _function(name)
+    hints = typing.get_type_hints(fn)
+    params = [p for p in inspect.signature(fn).parameters if p != "command"]
+    actions = {a.dest: a for a in _parser(name, _entry(name))._actions}
+    checked = {}
+    for key, value in options.items():
+        if key not in params:
+            raise ConfigError(key, f"not an option of {name} (its options: "
+                                   f"{', '.join(params)})")
+        if not _fits(value, hints[key]):
+            raise ConfigError(key, f"expected {_expected(hints[key])}, got {value!r} "
+                                   f"({type(value).__name__})")
+        checked[key] = _checked(key, actions.get(key), value)
+    return checked
+
+
+# ---------------------------------------------------------------------------------- command line
 def _listing() -> str:
     names = REPRODUCTIONS.names()
     width = max((len(n) for n in names), default=0)
@@ -90,16 +328,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    """Parse a reproduction's options, run it, print its summary and its files."""
     if args.name not in REPRODUCTIONS:
         print(f"icsim reproduce: unknown reproduction {args.name!r}; registered:\n{_listing()}",
               file=sys.stderr)
         return 2
-    module = REPRODUCTIONS.get(args.name)
-    parser = argparse.ArgumentParser(prog=f"icsim reproduce {args.name}",
-                                     description=REPRODUCTIONS.help.get(args.name),
-                                     epilog=getattr(module, "EPILOG", None),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    module.add_arguments(parser)
-    sub_args = parser.parse_args(args.args)
-    sub_args.command_line = " ".join(["icsim", "reproduce", args.name, *args.args])
-    return module.run(sub_args)
+    entry = REPRODUCTIONS.get(args.name)
+    options = _parser(args.name, entry).parse_args(args.args)
+    command = " ".join(["icsim", "reproduce", args.name, *args.args])
+    fn: Callable[..., Reproduction] | None = getattr(entry, "reproduce", None)
+    if fn is None:                            # a plug-in of the older interface
+        options.command_line = command
+        return entry.run(options)
+    params = inspect.signature(fn).parameters
+    kwargs = {k: v for k, v in vars(options).items() if k in params}
+    if "command" in params:
+        kwargs["command"] = command
+    prefix = f"icsim reproduce {args.name}"
+    try:
+        made = fn(**kwargs)
+    except SweepError as exc:                 # another run holds the folder; the backend died
+        print(f"{prefix}: {exc}", file=sys.stderr)
+        return 1
+    except PASSED_ON:
+        raise                                 # the command line's own one line
+    except ValueError as exc:                 # the options choose nothing to run
+        print(f"{prefix}: {exc}", file=sys.stderr)
+        return 2
+    print(made.summary if made.summary is not None else made.report)
+    for line in made.lines():
+        print(line)
+    if made.kept:
+        print(f"{prefix}: kept {len(made.kept)} committed file(s) whose new content differs "
+              f"(listed above); run again with --force to overwrite them", file=sys.stderr)
+    return made.status

@@ -30,7 +30,7 @@ import math
 import numbers
 from typing import Any, Iterable, Mapping, Sized
 
-from icsim.experiments.pipeline.sweep import parse_loads
+from icsim.experiments.pipeline.curves import parse_loads
 
 #: the most runs (curves x seeds x loads) one sweep may plan; its curves are made before the
 #: first run (about 6 KB each) and every finished run's row is kept (more again)

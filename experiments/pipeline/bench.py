@@ -27,14 +27,17 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Sequence
 
 from icsim.configs import bundled
-from icsim.experiments.papers.angara.analysis import TIMING_CASES, time_generators
 from icsim.model.config import load_config
+from icsim.model.topology import Torus
+from icsim.routing.tables.generators import generate
 from icsim.simulator.simulation import Simulation
 
 ENGINES = ("simpy", "compiled")
+#: the tori of ``--tables``: the paper's 90-node 4D and 150-node 3D limits
+TIMING_CASES = ((5, 3, 3, 2), (6, 5, 5))
 
 #: name, bundled config, overrides, (warmup, measure, drain) in µs: OFR with credit flow control
 #: (clean profile) on 8x8x8 at γ 0.3 and 16x16x16 at γ 0.2, the reference profile (ack/nak,
@@ -137,6 +140,25 @@ def run_bench(quick: bool = False, engines: tuple[str, ...] = ENGINES, compile: 
             rows.append({"case": name, "engine": "compiled/simpy", "ratio": ratio})
             say(f"{name:26s} compiled/simpy speed ratio {ratio:.1f}")
     return rows
+
+
+def time_generators(cases: Iterable[Sequence[int]] = TIMING_CASES, repeats: int = 3
+                    ) -> list[dict]:
+    """Best-of-``repeats`` wall time of SSSP and BFS on whole tori (routing graph included)."""
+    out = []
+    for dims in cases:
+        topo = Torus(tuple(dims))
+        row = {"dims": "x".join(map(str, dims)), "nodes": topo.num_nodes}
+        for alg in ("sssp", "bfs"):
+            times, graph_times = [], []
+            for _ in range(repeats):
+                table = generate(alg, topo)
+                times.append(table.meta["time_s"])
+                graph_times.append(table.meta["graph_time_s"])
+            row[f"{alg}_s"] = min(times)
+            row[f"{alg}_graph_s"] = graph_times[times.index(min(times))]
+        out.append(row)
+    return out
 
 
 def run_table_bench(quick: bool = False,

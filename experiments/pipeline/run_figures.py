@@ -34,7 +34,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from icsim.experiments.pipeline.plots import wrap_to_width
+from icsim.experiments.pipeline.figure_layout import wrap_to_width
 
 #: the fixed latency bins: 10 ns .. 1 s, 20 per decade
 FIRST_DECADE, LAST_DECADE, BINS_PER_DECADE = 1.0, 9.0, 20

@@ -177,6 +177,10 @@ class CurveResult:
         Load -> :class:`Verdict` for every run of the curve that could be judged.
     baseline_latency_ns : float or None
         Finite mode: the latency at γ = 0.10 the 1.2× rule compares with.
+    gamma_star_lower_bound : bool
+        γ* is only a lower bound: no grid load just above it is known saturated (every load
+        up to the top of the grid was sustained, or the search did not finish).  Reported as
+        "γ* ≥ ..." (:attr:`gamma_star_text`).
     """
 
     gamma_star: float | None
@@ -186,6 +190,23 @@ class CurveResult:
     complete: bool
     verdicts: dict[float, Verdict] = field(default_factory=dict)
     baseline_latency_ns: float | None = None
+    gamma_star_lower_bound: bool = False
+
+    @property
+    def gamma_star_text(self) -> str:
+        """γ* as text, ``≥`` before a lower bound, ``-`` for none (``"≥0.8"``, ``"0.65"``)."""
+        return bound_text(self.gamma_star, self.gamma_star_lower_bound)
+
+
+def bound_text(value: float | None, lower_bound: bool) -> str:
+    """A γ* as text: ``-`` for none, ``≥`` before a lower bound.
+
+    >>> bound_text(0.8, True), bound_text(0.65, False), bound_text(None, False)
+    ('≥0.8', '0.65', '-')
+    """
+    if value is None:
+        return "-"
+    return ("≥" if lower_bound else "") + f"{value:.4g}"
 
 
 def sustained_above(result: CurveResult) -> list[float]:
@@ -479,10 +500,14 @@ class CurveSearch:
         refined = self._bisection()[0] if self.refine_steps else best
         verdicts = {load: v for load in self.points if (v := self.verdict(load)) is not None}
         _, base, _ = self._baseline()
+        # the grid load just above γ* is known saturated, or γ* is only a lower bound
+        bound = best is not None and (first_sat is None
+                                      or self.grid.index(first_sat) > self.grid.index(best) + 1)
         return CurveResult(
             gamma_star=best, gamma_star_refined=refined, first_saturated=first_sat,
             first_saturated_reason=verdicts[first_sat].reason if first_sat in verdicts else None,
-            complete=decided, verdicts=verdicts, baseline_latency_ns=base)
+            complete=decided, verdicts=verdicts, baseline_latency_ns=base,
+            gamma_star_lower_bound=bound)
 
 
 def analyse_rows(rows: Iterable[Mapping[str, Any]], mode: str, grid: Iterable[float] | None = None,

@@ -14,8 +14,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from icsim.experiments.papers.acro.layers import bench_assigners, layers_main, reproduce_acro
+from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.pipeline.execution import natural_int, positive_int
-from icsim.experiments.pipeline.outputs import file_times, report_written
+from icsim.experiments.pipeline.outputs import file_times, written_since
 from icsim.model.topology import MAX_GRAPH_NODES
 from icsim.routing.table import TableError
 
@@ -115,23 +116,24 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="3 seeds, |N| = 64, degrees 3-6")
 
 
-def _run(args: argparse.Namespace) -> int:
-    out = Path(args.out or "runs/acro-layers")
-    sizes, degrees, seeds = args.sizes, args.degrees, args.seeds
-    if args.quick:
+def layers(*, out: str | Path | None = None, seeds: int = 100, sizes: tuple[int, ...] = (64, 256),
+           degrees: range = range(3, 13), workers: int = 1, no_bench: bool = False,
+           quick: bool = False) -> Reproduction:
+    """The ACRO paper's Fig. 5/6 experiment (:func:`~.layers.reproduce_acro`) and, unless
+    ``no_bench`` or ``quick``, the assigners' run times; a ValueError when no (|N|, degree) has
+    a regular graph.  ``icsim.reproduce("acro-layers", ...)``; the command line calls it too."""
+    out = Path(out or "runs/acro-layers")
+    if quick:
         sizes, degrees, seeds = (64,), range(3, 7), 3
     since = file_times(out)
-    try:
-        print(reproduce_acro(out, sizes=sizes, degrees=degrees, seeds=seeds,
-                             workers=args.workers))
-    except ValueError as exc:                          # no (|N|, d) with a regular graph
-        print(f"icsim reproduce acro-layers: {exc}", file=sys.stderr)
-        return 2
-    if not args.no_bench and not args.quick:
-        print(bench_assigners(out / "bench", sizes=(64, 128, 256), degree=6, seeds=1,
-                              assigners=("acro", "lash", "lash_tor", "lash_tor_conventional")))
-    report_written(out, since)
-    return 0
+    report = reproduce_acro(out, sizes=sizes, degrees=degrees, seeds=seeds, workers=workers)
+    summary = report
+    if not no_bench and not quick:
+        summary += "\n" + bench_assigners(
+            out / "bench", sizes=(64, 128, 256), degree=6, seeds=1,
+            assigners=("acro", "lash", "lash_tor", "lash_tor_conventional"))
+    return Reproduction("acro-layers", out, report,
+                        {p: "written" for p in written_since(out, since)}, summary=summary)
 
 
-ACRO = SimpleNamespace(add_arguments=_arguments, run=_run, EPILOG=__doc__)
+ACRO = SimpleNamespace(add_arguments=_arguments, reproduce=layers, EPILOG=__doc__)

@@ -1,6 +1,6 @@
 """Beyond the Angara paper, 2: LP lower bounds, SSSP and the refined tables on random tori.
 
-The systems are the committed §5.1 population (:func:`~icsim.experiments.papers.angara.analysis.
+The systems are the committed §5.1 population (:func:`~icsim.experiments.papers.angara.tori.
 tori_population`, seed 0: 49 2D, 339 3D, 1173 4D tori with sizes in [2, 8]), or a seeded sample
 of it.  Per system:
 
@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from icsim.experiments.papers.angara.analysis import tori_population
+from icsim.experiments.papers.angara.tori import tori_population
 from icsim.experiments.pipeline.execution import read_appended, run_appending
 from icsim.model.topology import Torus
 from icsim.routing.tables.augment import deadlock_free_routing_graph

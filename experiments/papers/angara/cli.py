@@ -29,16 +29,19 @@ import json
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Literal
 
 from icsim.experiments.papers.angara.analysis import (check_main, parse_dims, reproduce_table2,
-                                                      reproduce_tori, tables_main)
+                                                      tables_main)
 from icsim.experiments.papers.angara.bounds import reproduce_bounds
 from icsim.experiments.papers.angara.faults import reproduce_faults
 from icsim.experiments.papers.angara.jobs import reproduce_traffic
 from icsim.experiments.papers.angara.optimum import reproduce_optimum
 from icsim.experiments.papers.angara.simulation import reproduce_sim
+from icsim.experiments.papers.angara.tori import reproduce_tori
+from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.pipeline.execution import natural_int, positive_int, positive_number
-from icsim.experiments.pipeline.outputs import file_times, report_written
+from icsim.experiments.pipeline.outputs import file_times, written_since
 from icsim.routing.table import TableError
 from icsim.routing.tables.faults import UnroutableError
 
@@ -149,10 +152,18 @@ def cmd_tables(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- reproductions
-def _out(args, default: str) -> Path:
-    out = Path(args.out or default)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
+# Each reproduction: its options (``_*_arguments``) and a function with the same keyword
+# arguments (``icsim.reproduce("angara-table2", seed=1)``; the command line calls it too).
+def _out(out: str | Path | None, default: str) -> Path:
+    path = Path(out or default)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _made(name: str, out: Path, report: str, since: dict[Path, int]) -> Reproduction:
+    """The reproduction's report and the files it wrote in ``out`` since ``since``."""
+    return Reproduction(name, out, report,
+                        {p: "written" for p in written_since(out, since)})
 
 
 def _table2_arguments(parser: argparse.ArgumentParser) -> None:
@@ -161,12 +172,11 @@ def _table2_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=natural_int, default=0)
 
 
-def _table2_run(args: argparse.Namespace) -> int:
-    out = _out(args, "runs/angara-table2")
+def table2(*, out: str | Path | None = None, seed: int = 0) -> Reproduction:
+    """Angara Table 2 on the 4x2x2x2 Desmos torus (:func:`~.analysis.reproduce_table2`)."""
+    out = _out(out, "runs/angara-table2")
     since = file_times(out)
-    print(reproduce_table2(out, seed=args.seed))
-    report_written(out, since)
-    return 0
+    return _made("angara-table2", out, reproduce_table2(out, seed=seed), since)
 
 
 def _tori_arguments(parser: argparse.ArgumentParser) -> None:
@@ -184,21 +194,17 @@ def _tori_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="30 systems of at most 64 nodes")
 
 
-def _tori_run(args: argparse.Namespace) -> int:
-    sample, max_nodes = args.sample, args.max_nodes
-    if args.quick:
+def tori(*, out: str | Path | None = None, sample: int | None = None,
+         max_nodes: int | None = None, genetic_max_nodes: int = 0, seed: int = 0,
+         workers: int = 1, quick: bool = False) -> Reproduction:
+    """Angara §5.1 on random tori (:func:`~.tori.reproduce_tori`)."""
+    if quick:
         sample, max_nodes = sample or 30, max_nodes or 64
-    out = _out(args, "runs/angara-tori")
+    out = _out(out, "runs/angara-tori")
     since = file_times(out)
-    try:
-        print(reproduce_tori(out, sample=sample, seed=args.seed,
-                             max_nodes=max_nodes, genetic_max_nodes=args.genetic_max_nodes,
-                             workers=args.workers))
-    except ValueError as exc:
-        print(f"icsim reproduce angara-tori: {exc}", file=sys.stderr)
-        return 2
-    report_written(out, since)
-    return 0
+    return _made("angara-tori", out, reproduce_tori(
+        out, sample=sample, seed=seed, max_nodes=max_nodes,
+        genetic_max_nodes=genetic_max_nodes, workers=workers), since)
 
 
 def _sim_arguments(parser: argparse.ArgumentParser) -> None:
@@ -210,13 +216,13 @@ def _sim_arguments(parser: argparse.ArgumentParser) -> None:
                         help="random jobs per job size (8, 16, 24 nodes; default 20)")
 
 
-def _sim_run(args: argparse.Namespace) -> int:
-    out = _out(args, "runs/angara-sim")
+def sim(*, out: str | Path | None = None, quick: bool = False, jobs: int = 20) -> Reproduction:
+    """Angara §5.2's exchanges, simulated (:func:`~.simulation.reproduce_sim`)."""
+    out = _out(out, "runs/angara-sim")
     since = file_times(out)
-    print(reproduce_sim(out, message_bytes=(64 << 10) if args.quick else (1 << 20),
-                        jobs=3 if args.quick else args.jobs))
-    report_written(out, since)
-    return 0
+    return _made("angara-sim", out, reproduce_sim(
+        out, message_bytes=(64 << 10) if quick else (1 << 20), jobs=3 if quick else jobs),
+        since)
 
 
 # ----------------------------------------------------------------------------- beyond the paper
@@ -229,12 +235,16 @@ def _optimum_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="2-16 nodes only, no caps")
 
 
-def _optimum_run(args: argparse.Namespace) -> int:
-    print(reproduce_optimum(_out(args, "runs/angara-optimum"), time_limit_s=args.time_limit,
-                            seed=args.seed, node_counts=(2, 4, 8, 16) if args.quick
-                            else (2, 4, 8, 16, 32), caps=() if args.quick else (27, 28),
-                            command=args.command_line))
-    return 0
+def optimum(*, out: str | Path | None = None, time_limit: float = 600.0, seed: int = 0,
+            quick: bool = False, command: str | None = None) -> Reproduction:
+    """Proven optimal tables (:func:`~.optimum.reproduce_optimum`)."""
+    out = _out(out, "runs/angara-optimum")
+    since = file_times(out)
+    return _made("angara-optimum", out, reproduce_optimum(
+        out, time_limit_s=time_limit, seed=seed,
+        node_counts=(2, 4, 8, 16) if quick else (2, 4, 8, 16, 32),
+        caps=() if quick else (27, 28), command=command or "icsim reproduce angara-optimum"),
+        since)
 
 
 def _bounds_arguments(parser: argparse.ArgumentParser) -> None:
@@ -253,18 +263,18 @@ def _bounds_arguments(parser: argparse.ArgumentParser) -> None:
                         "at most 64 nodes, 1 s refinement")
 
 
-def _bounds_run(args: argparse.Namespace) -> int:
-    per_dim = dict(zip((2, 3, 4), (4, 4, 4) if args.quick else args.systems))
-    try:
-        print(reproduce_bounds(_out(args, "runs/angara-bounds"), per_dim=per_dim,
-                               max_nodes=64 if args.quick else args.max_nodes,
-                               refine_time_s=1.0 if args.quick else args.refine_time,
-                               seed=args.seed, workers=args.workers,
-                               command=args.command_line))
-    except ValueError as exc:                           # --systems/--max-nodes choose none
-        print(f"icsim reproduce angara-bounds: {exc}", file=sys.stderr)
-        return 2
-    return 0
+def bounds(*, out: str | Path | None = None, systems: tuple[int, int, int] = (49, 60, 60),
+           max_nodes: int = 256, refine_time: float = 5.0, seed: int = 0, workers: int = 1,
+           quick: bool = False, command: str | None = None) -> Reproduction:
+    """LP lower bounds vs SSSP vs refined tables (:func:`~.bounds.reproduce_bounds`); a
+    ValueError when ``systems`` and ``max_nodes`` leave no system to run."""
+    per_dim = dict(zip((2, 3, 4), (4, 4, 4) if quick else systems))
+    out = _out(out, "runs/angara-bounds")
+    since = file_times(out)
+    return _made("angara-bounds", out, reproduce_bounds(
+        out, per_dim=per_dim, max_nodes=64 if quick else max_nodes,
+        refine_time_s=1.0 if quick else refine_time, seed=seed, workers=workers,
+        command=command or "icsim reproduce angara-bounds"), since)
 
 
 def _traffic_arguments(parser: argparse.ArgumentParser) -> None:
@@ -278,12 +288,14 @@ def _traffic_arguments(parser: argparse.ArgumentParser) -> None:
                         help="64 KiB messages, 2 random jobs per size")
 
 
-def _traffic_run(args: argparse.Namespace) -> int:
-    print(reproduce_traffic(_out(args, "runs/angara-traffic"),
-                            message_bytes=(64 << 10) if args.quick else (1 << 20),
-                            count=2 if args.quick else args.jobs, time_limit_s=args.time_limit,
-                            command=args.command_line))
-    return 0
+def traffic(*, out: str | Path | None = None, jobs: int = 20, time_limit: float = 60.0,
+            quick: bool = False, command: str | None = None) -> Reproduction:
+    """Traffic-aware tables for the jobs, simulated (:func:`~.jobs.reproduce_traffic`)."""
+    out = _out(out, "runs/angara-traffic")
+    since = file_times(out)
+    return _made("angara-traffic", out, reproduce_traffic(
+        out, message_bytes=(64 << 10) if quick else (1 << 20), count=2 if quick else jobs,
+        time_limit_s=time_limit, command=command or "icsim reproduce angara-traffic"), since)
 
 
 def _torus_dims(text: str) -> tuple[int, ...]:
@@ -325,23 +337,27 @@ def _faults_arguments(parser: argparse.ArgumentParser) -> None:
                         help="5 sets per case, 2 with tables, 1 simulated")
 
 
-def _faults_run(args: argparse.Namespace) -> int:
-    q = args.quick
-    print(reproduce_faults(_out(args, "runs/angara-faults"), dims=args.dims,
-                           draws=5 if q else args.draws,
-                           node_draws=5 if q else args.node_draws,
-                           load_draws=2 if q else args.load_draws, seed=args.seed,
-                           refine_time_s=1.0 if q else args.refine_time, check=args.check,
-                           sim_draws=(1 if args.sim_draws else 0) if q else args.sim_draws,
-                           sim_message_bytes=(64 if q else args.sim_kib) << 10,
-                           workers=args.workers, command=args.command_line))
-    return 0
+def faults(*, out: str | Path | None = None, dims: tuple[int, ...] = (4, 2, 2, 2),
+           draws: int = 100, node_draws: int | None = None, load_draws: int | None = None,
+           refine_time: float = 5.0, check: Literal["all", "refined"] = "all",
+           sim_draws: int = 0, sim_kib: int = 256, seed: int = 0, workers: int = 1,
+           quick: bool = False, command: str | None = None) -> Reproduction:
+    """Tables around failed links and nodes (:func:`~.faults.reproduce_faults`)."""
+    out = _out(out, "runs/angara-faults")
+    since = file_times(out)
+    return _made("angara-faults", out, reproduce_faults(
+        out, dims=tuple(dims), draws=5 if quick else draws,
+        node_draws=5 if quick else node_draws, load_draws=2 if quick else load_draws,
+        seed=seed, refine_time_s=1.0 if quick else refine_time, check=check,
+        sim_draws=(1 if sim_draws else 0) if quick else sim_draws,
+        sim_message_bytes=(64 if quick else sim_kib) << 10, workers=workers,
+        command=command or "icsim reproduce angara-faults"), since)
 
 
-OPTIMUM = SimpleNamespace(add_arguments=_optimum_arguments, run=_optimum_run)
-BOUNDS = SimpleNamespace(add_arguments=_bounds_arguments, run=_bounds_run)
-TRAFFIC = SimpleNamespace(add_arguments=_traffic_arguments, run=_traffic_run)
-FAULTS = SimpleNamespace(add_arguments=_faults_arguments, run=_faults_run)
-TABLE2 = SimpleNamespace(add_arguments=_table2_arguments, run=_table2_run)
-TORI = SimpleNamespace(add_arguments=_tori_arguments, run=_tori_run)
-SIM = SimpleNamespace(add_arguments=_sim_arguments, run=_sim_run, EPILOG=__doc__)
+OPTIMUM = SimpleNamespace(add_arguments=_optimum_arguments, reproduce=optimum)
+BOUNDS = SimpleNamespace(add_arguments=_bounds_arguments, reproduce=bounds)
+TRAFFIC = SimpleNamespace(add_arguments=_traffic_arguments, reproduce=traffic)
+FAULTS = SimpleNamespace(add_arguments=_faults_arguments, reproduce=faults)
+TABLE2 = SimpleNamespace(add_arguments=_table2_arguments, reproduce=table2)
+TORI = SimpleNamespace(add_arguments=_tori_arguments, reproduce=tori)
+SIM = SimpleNamespace(add_arguments=_sim_arguments, reproduce=sim, EPILOG=__doc__)

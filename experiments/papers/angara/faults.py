@@ -38,6 +38,8 @@ import pandas as pd
 from icsim.experiments.pipeline.execution import read_appended, run_appending
 from icsim.model.config import config_from_dict
 from icsim.model.topology import Torus
+from icsim.routing.layers import get_assigner
+from icsim.routing.layers.minimal import minimal_table
 from icsim.routing.tables.augment import angara_routing_graph
 from icsim.routing.tables.check import check_table
 from icsim.routing.tables.faults import (fault_tolerant_routing_graph, random_failed_links,
@@ -156,9 +158,6 @@ def fault_case(dims: Sequence[int], links, nodes, *, loads: bool = False, seed: 
                 row[f"{name}_checked_ok"] = check_table(table).ok
         row["perfect_load"] = table_metrics(tables["sssp"]).perfect_load
     if row["connected"]:
-        from icsim.routing.layers import get_assigner
-        from icsim.routing.layers.minimal import minimal_table
-
         t1 = perf_counter()
         sp = minimal_table(topo, tie_break="random", seed=seed)
         row["acro_vcs"] = get_assigner("acro")(sp).num_layers

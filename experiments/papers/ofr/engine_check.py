@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from icsim.experiments.pipeline.plots import read_results
+from icsim.experiments.pipeline.lines import read_results
+from icsim.experiments.pipeline.rows import config_of_row
 from icsim.experiments.pipeline.saturation import judge
-from icsim.experiments.pipeline.sweep import config_of_row
 from icsim.model.input_files import InputFileError
 from icsim.simulator.build import from_dict
 from icsim.simulator.simulation import run

@@ -40,7 +40,16 @@ Outputs in ``--out`` (default ``runs/ofr-table2-k<k>``; ``-quick`` appended with
 
 Files whose content does not change are not rewritten, so ``--report-only`` on unchanged runs
 leaves a committed results folder as it is; a file tracked by git whose content would change is
-kept (and listed, exit status 1) unless ``--force`` is given.
+kept (and listed, exit status 1) unless ``--force`` is given.  ``--report-only`` draws what the
+folder's ``provenance.json`` says its runs are (``--k``, ``--profile``, ``--search`` and the
+other options of the redraw command, :data:`DRAWN`): an option left out is taken from there, one
+given otherwise is refused (``--force`` draws them so).  No invocation replaces a ``table2.csv`` with a less complete one
+(an entry that had a γ* losing it, a complete search becoming incomplete) without ``--force``:
+it stops before writing anything, naming the first entry it would lose.
+
+From Python, :func:`reproduce` takes the options as keyword arguments
+(``icsim.reproduce("ofr-table2", k=8, profile="both", report_only=True, out=...)``) and returns
+the tables as DataFrames with the report.
 
 ``diff`` columns are filled only where the run is comparable with the paper (same torus:
 not ``--quick``, dims not overridden; Table 3 only for k = 16, the size the paper reports).
@@ -55,27 +64,30 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import sys
 import time
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Mapping, Sequence
 
 import pandas as pd
 import yaml
 
 from icsim.configs import bundled
-from icsim.experiments.papers.published import paper_table
-from icsim.experiments.papers.reproduce import add_common_arguments
-from icsim.experiments.pipeline.execution import (csv_list, engine_overrides, format_duration,
+from icsim.experiments.papers.ofr.table2_report import (GRID_START, GRID_STEP, QUICK_STEP,
+                                                        markdown_table2, number, paper_table2,
+                                                        table2_rows, table3_rows, write_report)
+from icsim.experiments.papers.reproduce import Reproduction, add_common_arguments
+from icsim.experiments.pipeline.curves import Curve, parse_loads
+from icsim.experiments.pipeline.execution import (SerialExecutor, csv_list, format_duration,
                                                   git_commit, make_executor, natural_int,
                                                   package_version)
-from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments, progress_option,
-                                                report_outputs)
-from icsim.experiments.pipeline.saturation import SEARCHES
-from icsim.experiments.pipeline.sweep import Curve, SweepError, SweepOutcome, parse_loads, run_sweep
+from icsim.experiments.pipeline.outputs import Outputs, add_output_arguments
+from icsim.experiments.pipeline.saturation import SEARCHES, as_bool
+from icsim.experiments.pipeline.sweep import Sweep, SweepOutcome, write_files
 from icsim.model.config import ConfigError, apply_overrides, parse_override, set_path
+from icsim.model.input_files import InputFileError
 from icsim.simulator.build import from_dict
 
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
@@ -83,19 +95,12 @@ ALGORITHMS = ("abr", "por", "ofr")
 PROFILES = ("clean", "reference")
 MAX_LOAD = {"butterfly": 1.00, "transpose": 0.80, "transpose3d": 0.60, "uniform": 1.00,
             "bitreverse": 0.80}
-GRID_START, GRID_STEP, QUICK_STEP = 0.10, 0.05, 0.10
-TABLE3_LOAD = 0.10
 QUICK_DIMS = (4, 4, 4)
 QUICK_OVERRIDES = {"traffic.message_packets": 16, "run.messages_per_node": 4,
                    "run.warmup_us": 10, "run.measure_us": 40, "run.drain_us": 100}
 #: keys set per curve; --set on them would silently contradict the table's labels
 RESERVED = {"routing.algorithm": "use --algorithms", "traffic.pattern": "use --patterns",
             "traffic.load": "each pattern has its own load grid, from 0.10 in steps of 0.05"}
-
-TABLE3_COLUMNS = {"ofr_oidn": ("ofr", "derouted.outflank"),
-                  "ofr_widn": ("ofr", "derouted.wraparound"),
-                  "ofr_total": ("ofr", "derouted.total"),
-                  "por_total": ("por", "derouted.total")}
 
 EPILOG = """\
 what it runs:
@@ -112,7 +117,12 @@ outputs (in --out):
   <profile>/results.csv, gamma_star.csv, verdicts.csv and figures.
   Rerunning the same command resumes: finished runs are reused.  Files whose content does
   not change are left untouched; files tracked by git that would change are kept unless
-  --force is given.
+  --force is given; a table2.csv is never replaced by a less complete one without --force.
+
+report only (--report-only):
+  runs nothing; --k, --profile, --search and the other options that decide what is drawn
+  come from DIR/provenance.json when left out, and one that differs from it is refused
+  (--force draws the runs so).
 
 quick mode (--quick):
   4x4x4 tori, loads step 0.10, 16-packet messages, 4 messages per node (finite) or a
@@ -123,16 +133,6 @@ examples:
   icsim reproduce ofr-table2 --k 16 --profile both --scheduler tcp://head:8786
   icsim reproduce ofr-table2 --quick --algorithms dor        # smoke test, any algorithm
 """
-
-
-def paper_table2() -> pd.DataFrame:
-    """The paper's Table 2 (γ* per pattern, algorithm and k)."""
-    return paper_table("ofr_table2_saturation")
-
-
-def paper_table3() -> pd.DataFrame:
-    """The paper's Table 3 (derouted shares on the 16x16x16 torus)."""
-    return paper_table("ofr_table3_derouted")
 
 
 def torus_dims(pattern: str, k: int) -> tuple[int, int, int]:
@@ -150,33 +150,35 @@ def load_grid(pattern: str, quick: bool = False) -> list[float]:
 
 # ---------------------------------------------------------------------------------- arguments
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--k", type=int, choices=(8, 16), default=8,
+    # the options that decide what is drawn default to None, "not given": --report-only then
+    # takes them from the folder's provenance.json (Drawn holds their defaults)
+    parser.add_argument("--k", type=int, choices=(8, 16), default=None,
                         help="torus size: 8 (8x8x8; transposition on 8x8x16) or 16 (16x16x16); "
                              "default 8")
-    parser.add_argument("--profile", choices=(*PROFILES, "both"), default="reference",
+    parser.add_argument("--profile", choices=(*PROFILES, "both"), default=None,
                         help="fidelity profile (docs/model.md §5a): reference = the paper's "
                              "simulator, "
                              "clean = icsim's default model, both; default reference")
     add_common_arguments(parser, "runs/ofr-table2-k<k>[-quick]")
-    parser.add_argument("--algorithms", type=csv_list(), default=list(ALGORITHMS),
-                        metavar="A,B,...",
+    parser.set_defaults(quick=None)
+    parser.add_argument("--algorithms", type=csv_list(), default=None, metavar="A,B,...",
                         help="routing algorithms to compare (default abr,por,ofr)")
-    parser.add_argument("--patterns", type=csv_list(PATTERNS), default=list(PATTERNS),
+    parser.add_argument("--patterns", type=csv_list(PATTERNS), default=None,
                         metavar="P,Q,...",
                         help=f"patterns (default all: {','.join(PATTERNS)})")
     parser.add_argument("--configs", default=None, metavar="DIR",
                         help="directory holding <profile>/k<k>.yaml (default configs/ofr of "
                              "the repository)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[],
+    parser.add_argument("--set", dest="overrides", action="append", default=None,
                         metavar="KEY=VALUE",
                         help="override a config value in every run (repeatable), e.g. "
                              "--set run.messages_per_node=8")
-    parser.add_argument("--full", action="store_true",
+    parser.add_argument("--full", action="store_true", default=None,
                         help="run each pattern's whole load range (no stopping after two "
                              "saturated loads)")
-    parser.add_argument("--refine", type=natural_int, default=0, metavar="STEPS",
+    parser.add_argument("--refine", type=natural_int, default=None, metavar="STEPS",
                         help="bisection steps beyond the 0.05 grid (reported separately)")
-    parser.add_argument("--search", choices=SEARCHES, default="climb",
+    parser.add_argument("--search", choices=SEARCHES, default=None,
                         help="climb each load grid from 0.10 (default, as the paper) or bisect "
                              "it (about half the runs; assumes saturation is monotone in load; "
                              "starts from the runs already in --out)")
@@ -184,7 +186,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --search bisect: start each curve's bisection at the "
                              "paper's γ* and walk outward from it (the same γ*; two runs "
                              "plus the baseline where the paper's value holds)")
-    parser.add_argument("--stop-when-saturated", action="store_true",
+    parser.add_argument("--stop-when-saturated", action="store_true", default=None,
                         help="stop a run once it is saturated for sure "
                              "(run.stop_when_saturated): a window-mode run (clean) as its window "
                              "closes when throughput or source queues already say so, a "
@@ -193,7 +195,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "without it are not reused")
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing: write the tables, figures and report from the runs "
-                             "already in --out (unfinished searches marked incomplete)")
+                             "already in --out (unfinished searches marked incomplete); the "
+                             "options above left out are taken from its provenance.json, "
+                             "and one that differs from it is refused (--force draws them so)")
     parser.add_argument("--no-plots", action="store_true",
                         help="write the tables and the report, not the figures")
     add_output_arguments(parser)
@@ -206,6 +210,133 @@ def config_path(configs: Path, profile: str, k: int) -> Path:
 def default_configs_dir() -> Path:
     """The bundled ``configs/ofr`` (package data, so it works from any directory)."""
     return bundled("ofr")
+
+
+# ---------------------------------------------------------------------------------- what is drawn
+@dataclass(frozen=True)
+class Drawn:
+    """The options that decide what the tables show (those of the redraw command), with their
+    defaults; ``provenance.json`` records them."""
+
+    k: int = 8
+    profile: str = "reference"
+    quick: bool = False
+    algorithms: tuple[str, ...] = ALGORITHMS
+    patterns: tuple[str, ...] = PATTERNS
+    overrides: tuple[str, ...] = ()
+    full: bool = False
+    refine: int = 0
+    search: str = "climb"
+    guess: str | None = None
+    stop_when_saturated: bool = False
+
+    @property
+    def profiles(self) -> list[str]:
+        return list(PROFILES) if self.profile == "both" else [self.profile]
+
+    @property
+    def comparable(self) -> bool:
+        """Whether the runs are the paper's tori (not quick, dims not overridden)."""
+        keys = {".".join(parse_override(o)[0]) for o in self.overrides}
+        return not self.quick and "topology.dims" not in keys
+
+    def record(self) -> dict[str, Any]:
+        """As ``provenance.json`` holds them (``profiles`` for ``profile``)."""
+        return {"profiles" if k == "profile" else k:
+                self.profiles if k == "profile" else list(v) if isinstance(v, tuple) else v
+                for k, v in asdict(self).items()}
+
+
+#: the options :class:`Drawn` holds, in the order of the redraw command
+DRAWN = tuple(Drawn.__dataclass_fields__)
+
+
+def folder_options(out: Path) -> dict[str, Any] | None:
+    """The drawn options of the runs in ``out``, from its ``provenance.json`` (``None`` when it
+    has none); :class:`~icsim.model.input_files.InputFileError` when the file is not the
+    provenance of this reproduction."""
+    path = out / "provenance.json"
+    if not path.is_file():
+        return None
+    try:
+        prov = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputFileError(str(path), f"not JSON ({exc})") from None
+    if not isinstance(prov, dict) or prov.get("reproduction") != "ofr-table2":
+        raise InputFileError(str(path), "not the provenance of an ofr-table2 reproduction")
+    profiles = prov.get("profiles")
+    found = {key: prov[key] for key in DRAWN if key in prov}
+    if isinstance(profiles, list) and sorted(profiles) == list(PROFILES):
+        found["profile"] = "both"
+    elif isinstance(profiles, list) and len(profiles) == 1:
+        found["profile"] = profiles[0]
+    try:
+        drawn = Drawn(**{k: tuple(v) if isinstance(v, list) else v for k, v in found.items()})
+    except TypeError as exc:
+        raise InputFileError(str(path), f"unreadable options ({exc})") from None
+    if drawn.k not in (8, 16) or drawn.profile not in (*PROFILES, "both") \
+            or drawn.search not in SEARCHES:
+        raise InputFileError(str(path), f"k {drawn.k!r}, profiles {profiles!r} or search "
+                                        f"{drawn.search!r} is not one of this reproduction's")
+    return asdict(drawn)
+
+
+def _flag(key: str) -> str:
+    return "--set" if key == "overrides" else "--" + key.replace("_", "-")
+
+
+def _shown(key: str, value: Any) -> str:
+    if isinstance(value, tuple):
+        return (" " if key == "overrides" else ",").join(value) or "(none)"
+    return str(value)
+
+
+def resolve(given: Mapping[str, Any], out: Path, report_only: bool,
+            force: bool = False) -> Drawn:
+    """The drawn options: those ``given`` (``None``: not given), the rest from the defaults,
+    or, with ``report_only``, from the folder's ``provenance.json``, which an option given
+    otherwise contradicts (a ConfigError naming it: its tables would be of other runs, unless
+    ``force``)."""
+    folder = folder_options(out) if report_only else None
+    chosen = {}
+    for key in DRAWN:
+        value = given.get(key)
+        if isinstance(value, list):
+            value = tuple(value)
+        if folder is not None and value is None:
+            value = folder[key]
+        elif folder is not None and value != folder[key] and not force:
+            raise ConfigError(_flag(key), f"the runs in {out} are of {_flag(key)} "
+                                          f"{_shown(key, folder[key])} (its provenance.json); "
+                                          f"leave {_flag(key)} out to draw them, or give "
+                                          f"--force to draw them as {_shown(key, value)}")
+        if value is not None:
+            chosen[key] = value
+    return Drawn(**chosen)
+
+
+def redraw_command(drawn: Drawn) -> str:
+    """The command that redraws these tables from the runs in ``out`` (only the options that
+    change what is drawn; no paths of the machine that ran it except ``--out``)."""
+    parts = ["icsim reproduce ofr-table2", f"--k {drawn.k}", f"--profile {drawn.profile}"]
+    if drawn.quick:
+        parts.append("--quick")
+    if list(drawn.algorithms) != list(ALGORITHMS):
+        parts.append(f"--algorithms {','.join(drawn.algorithms)}")
+    if list(drawn.patterns) != list(PATTERNS):
+        parts.append(f"--patterns {','.join(drawn.patterns)}")
+    parts += [f"--set {o}" for o in drawn.overrides]
+    if drawn.full:
+        parts.append("--full")
+    if drawn.refine:
+        parts.append(f"--refine {drawn.refine}")
+    if drawn.search != "climb":
+        parts.append(f"--search {drawn.search}")
+    if drawn.guess:
+        parts.append(f"--guess {drawn.guess}")
+    if drawn.stop_when_saturated:
+        parts.append("--stop-when-saturated")
+    return " ".join([*parts, "--report-only", "--out DIR"])
 
 
 # ---------------------------------------------------------------------------------- curves
@@ -240,388 +371,185 @@ def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithm
                 set_path(d, "topology.dims", list(QUICK_DIMS if quick else torus_dims(pattern, k)))
             start = None
             if paper is not None and (pattern, algorithm, k) in paper.index:
-                start = _num(paper[(pattern, algorithm, k)])
+                start = number(paper[(pattern, algorithm, k)])
             curves.append(Curve(f"{pattern} {algorithm}", d, grid,
                                 {"pattern": pattern, "algorithm": algorithm}, guess=start))
     return curves
 
 
-# ---------------------------------------------------------------------------------- tables
-def _num(x: Any) -> float | None:
-    if x is None:
-        return None
+# ---------------------------------------------------------------------------------- completeness
+def _score(row: Mapping[str, Any]) -> int:
+    """How complete a Table 2 entry is: 2 a finished search, 1 a γ* that is a lower bound, 0
+    no γ*."""
+    gamma = pd.to_numeric(pd.Series([row.get("gamma_star")]), errors="coerce").iloc[0]
+    if pd.isna(gamma):
+        return 0
+    return 2 if as_bool(row.get("complete")) else 1
+
+
+def lost_entries(old: Path, new: pd.DataFrame) -> list[str]:
+    """The entries of the ``table2.csv`` at ``old`` that ``new`` would make less complete (an
+    entry that had a γ* losing it, a finished search becoming unfinished), in words; none
+    when there is no readable table there."""
     try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(v) else v
+        before = pd.read_csv(old) if old.is_file() else pd.DataFrame()
+    except (ValueError, UnicodeDecodeError):           # a damaged table: nothing to keep
+        return []
+    key = ["profile", "pattern", "algorithm", "k"]
+    if not {*key, "gamma_star", "complete"} <= set(before.columns):
+        return []
+    now = {tuple(r[c] for c in key): _score(r) for r in new.to_dict("records")}
+    words = {2: "a finished γ*", 1: "an unfinished γ*", 0: "no γ*"}
+    lost = []
+    for r in before.to_dict("records"):
+        had, has = _score(r), now.get(tuple(r[c] for c in key), 0)
+        if has < had:
+            lost.append(f"{r['profile']} {r['pattern']} {r['algorithm']} (k = {r['k']}): "
+                        f"{words[had]} there, {words[has]} from these runs")
+    return lost
 
 
-def _diff(a: Any, b: Any) -> float | None:
-    a, b = _num(a), _num(b)
-    return None if a is None or b is None else round(a - b, 4)
-
-
-def table2_rows(outcome: SweepOutcome, profile: str, k: int, comparable: bool) -> list[dict]:
-    paper = paper_table2().set_index(["pattern", "algorithm", "k"])["gamma_star"]
-    rows = []
-    for co in outcome.curves:
-        pattern, algorithm = co.curve.params["pattern"], co.curve.params["algorithm"]
-        p = paper.get((pattern, algorithm, k))
-        p = None if p is None else float(p)
-        dims = co.curve.data["topology"]["dims"]
-        r = co.result
-        rows.append({
-            "pattern": pattern, "algorithm": algorithm, "profile": profile, "k": k,
-            "gamma_star": r.gamma_star, "paper_gamma_star": p,
-            "diff": _diff(r.gamma_star, p) if comparable else None,
-            "torus": "x".join(map(str, dims)), "mode": co.mode,
-            "gamma_star_refined": r.gamma_star_refined, "complete": r.complete,
-            "first_saturated": r.first_saturated,
-            "first_saturated_reason": r.first_saturated_reason, "points": len(co.rows)})
-    return rows
-
-
-def table3_rows(outcome: SweepOutcome, profile: str, k: int, comparable: bool) -> list[dict]:
-    paper = paper_table3().set_index("pattern")
-    at = {}
-    for co in outcome.curves:
-        for r in co.rows:
-            if abs(float(r["offered_load"]) - TABLE3_LOAD) < 1e-9:
-                at[(co.curve.params["pattern"], co.curve.params["algorithm"])] = r
-    patterns = list(dict.fromkeys(co.curve.params["pattern"] for co in outcome.curves))
-    rows = []
-    for pattern in patterns:
-        row: dict[str, Any] = {"pattern": pattern, "profile": profile, "k": k,
-                               "load": TABLE3_LOAD}
-        for col, (algorithm, field) in TABLE3_COLUMNS.items():
-            r = at.get((pattern, algorithm))
-            row[col] = _num(r.get(field)) if r is not None else None
-        for col in TABLE3_COLUMNS:
-            pv = float(paper.loc[pattern, col]) if pattern in paper.index else None
-            row[f"paper_{col}"] = pv
-            row[f"diff_{col}"] = _diff(row[col], pv) if comparable and k == 16 else None
-        rows.append(row)
-    return rows
-
-
-def _fmt(x: Any) -> str:
-    v = _num(x)
-    return "–" if v is None else f"{v:.2f}"
-
-
-def _signed(x: Any) -> str:
-    v = _num(x)
-    return "–" if v is None else f"{v:+.2f}"
-
-
-def markdown_table2(t2: pd.DataFrame, profiles: list[str]) -> str:
-    head = "| pattern | algorithm | paper γ* |" + "".join(
-        f" {p} γ* | {p} diff |" for p in profiles)
-    sep = "|---|---|---:|" + "---:|---:|" * len(profiles)
-    lines = [head, sep]
-    keys = list(dict.fromkeys(zip(t2["pattern"], t2["algorithm"])))
-    for pattern, algorithm in keys:
-        sel = t2[(t2["pattern"] == pattern) & (t2["algorithm"] == algorithm)]
-        cells = [pattern, algorithm, _fmt(sel["paper_gamma_star"].iloc[0])]
-        for p in profiles:
-            s = sel[sel["profile"] == p]
-            if s.empty:
-                cells += ["–", "–"]
-                continue
-            g = _fmt(s["gamma_star"].iloc[0])
-            if not bool(s["complete"].iloc[0]):
-                g += " (incomplete)"
-            cells += [g, _signed(s["diff"].iloc[0])]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def comparison_notes(t2: pd.DataFrame, tolerance: float = 0.05) -> list[str]:
-    """Markdown bullets: per profile, how many finished entries are within ``tolerance`` of the
-    paper and whether its orderings (POR >= ABR, OFR >= ABR per pattern) hold; then every
-    finished entry that differs from the paper, with the verdict at its first saturated load."""
-    lines = []
-    done = t2[t2["complete"].astype(bool) & t2["diff"].notna()]
-    for profile, part in done.groupby("profile", sort=False):
-        diff = part["diff"].astype(float).abs()
-        line = (f"* **{profile}**: {int((diff <= tolerance + 1e-9).sum())} of {len(part)} "
-                f"finished entries within ±{tolerance:.2f} of the paper "
-                f"({int((diff < 1e-9).sum())} equal)")
-        g = part.set_index(["pattern", "algorithm"])["gamma_star"].astype(float)
-        for alg in ("por", "ofr"):
-            pats = [p for p in dict.fromkeys(part["pattern"])
-                    if (p, alg) in g.index and (p, "abr") in g.index]
-            if pats:
-                held = sum(g[(p, alg)] >= g[(p, "abr")] - 1e-9 for p in pats)
-                line += f"; {alg.upper()} ≥ ABR on {held} of {len(pats)} patterns"
-        lines.append(line)
-    for r in done[done["diff"].astype(float).abs() > 1e-9].to_dict("records"):
-        reason = r.get("first_saturated_reason")
-        why = (f"first saturated load {_fmt(r['first_saturated'])}: {reason}"
-               if isinstance(reason, str) and reason else "no saturated load on the grid")
-        lines.append(f"* {r['pattern']} {r['algorithm']} ({r['profile']}): "
-                     f"{_fmt(r['gamma_star'])} vs the paper's {_fmt(r['paper_gamma_star'])} "
-                     f"({_signed(r['diff'])}); {why}")
-    return lines
-
-
-def markdown_table3(t3: pd.DataFrame, profiles: list[str], k: int) -> str:
-    cols = list(TABLE3_COLUMNS)
-    head = "| pattern | source |" + "".join(f" {c} |" for c in cols)
-    lines = [head, "|---|---|" + "---:|" * len(cols)]
-    for pattern in dict.fromkeys(t3["pattern"]):
-        sel = t3[t3["pattern"] == pattern]
-        first = sel.iloc[0]
-        lines.append(f"| {pattern} | paper (k=16) | "
-                     + " | ".join(_fmt(first[f"paper_{c}"]) for c in cols) + " |")
-        for p in profiles:
-            s = sel[sel["profile"] == p]
-            if s.empty:
-                continue
-            r = s.iloc[0]
-            lines.append(f"| {pattern} | {p} (k={k}) | "
-                         + " | ".join(_fmt(r[c]) for c in cols) + " |")
-    return "\n".join(lines)
-
-
-def _write_csv(rows: list[dict], path: Path, outputs: Outputs) -> pd.DataFrame:
-    df = pd.DataFrame(rows)
-    outputs.write(path, df.to_csv(index=False))
-    return df
+def refuse_less_complete(out: Path, t2: pd.DataFrame) -> None:
+    """Stop before anything is written when ``t2`` would replace a more complete table."""
+    lost = lost_entries(out / "table2.csv", t2)
+    if lost:
+        more = f", and {len(lost) - 1} more" if len(lost) > 1 else ""
+        raise InputFileError(str(out / "table2.csv"), f"holds a more complete table than these "
+                                                      f"runs give ({lost[0]}{more}); nothing "
+                                                      f"written: check --k, --profile, "
+                                                      f"--search and --out, or give --force "
+                                                      f"to replace it")
 
 
 # ---------------------------------------------------------------------------------- running
-def run(args: argparse.Namespace) -> int:
+def reproduce(*, k: Literal[8, 16] | None = None,
+              profile: Literal["clean", "reference", "both"] | None = None,
+              out: str | Path | None = None, quick: bool | None = None,
+              engine: Literal["auto", "simpy", "compiled"] | None = None,
+              workers: int | None = None, scheduler: str | None = None,
+              algorithms: Sequence[str] | None = None, patterns: Sequence[str] | None = None,
+              configs: str | Path | None = None,
+              overrides: Sequence[str] | Mapping[str, Any] | None = None,
+              full: bool | None = None, refine: int | None = None,
+              search: Literal["climb", "bisect"] | None = None,
+              guess: Literal["paper"] | None = None, stop_when_saturated: bool | None = None,
+              report_only: bool = False, no_plots: bool = False, force: bool = False,
+              progress: bool = False, quiet: bool = False,
+              command: str | None = None) -> Reproduction:
+    """OutFlank Tables 2 and 3 (module docstring); the options are the command line's.
+
+    ``None`` means an option not given: its default (:class:`Drawn`), or with ``report_only``
+    the folder's (:func:`resolve`).  ``overrides`` is ``--set``: ``["key.path=value", ...]``
+    or a dict of dotted keys.  Returns the tables (``tables["table2"]``, ``tables["table3"]``),
+    the text of ``report.md`` and what happened to each file; the status is 1 when committed
+    files were kept.
+
+    Raises
+    ------
+    ConfigError
+        A config or an option is wrong, or contradicts the folder's provenance
+        (``report_only``): before anything runs.
+    InputFileError
+        The folder's ``table2.csv`` is more complete than these runs give (without ``force``):
+        after the runs, before anything else is written.
+    SweepError
+        Another run holds a profile's ``results.csv``, or the execution backend failed.
+    """
     t0 = time.perf_counter()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    profiles = list(PROFILES) if args.profile == "both" else [args.profile]
-    configs = Path(args.configs) if args.configs else default_configs_dir()
-    out = Path(args.out) if args.out else \
-        Path("runs") / f"ofr-table2-k{args.k}{'-quick' if args.quick else ''}"
-    user_keys = {".".join(parse_override(o)[0]) for o in args.overrides}
-    comparable = not args.quick and "topology.dims" not in user_keys
-    if args.guess and args.search != "bisect":
+    if isinstance(overrides, Mapping):
+        overrides = [f"{key}={json.dumps(value)}" for key, value in overrides.items()]
+    out = Path(out) if out else \
+        Path("runs") / f"ofr-table2-k{k or Drawn.k}{'-quick' if quick else ''}"
+    drawn = resolve(dict(k=k, profile=profile, quick=quick, algorithms=algorithms,
+                         patterns=patterns, overrides=overrides, full=full, refine=refine,
+                         search=search, guess=guess, stop_when_saturated=stop_when_saturated),
+                    out, report_only, force)
+    if drawn.guess and drawn.search != "bisect":
         raise ConfigError("--guess", "starts a bisecting search: add --search bisect")
+    show = False if quiet else True if progress else None
+    plans = _plans(drawn, out, Path(configs) if configs else default_configs_dir(),
+                   [f"run.engine={engine}"] if engine else [], report_only, show)
+    sweeps, backend = _run(plans, out, workers=1 if report_only else workers,
+                           scheduler=None if report_only else scheduler)
+    t2 = pd.DataFrame([r for p, _, _, o in sweeps
+                       for r in table2_rows(o, p, drawn.k, drawn.comparable)])
+    t3 = pd.DataFrame([r for p, _, _, o in sweeps
+                       for r in table3_rows(o, p, drawn.k, drawn.comparable)])
+    if not force:
+        refuse_less_complete(out, t2)
+    outputs = Outputs(force=force)
+    for *_, outcome in sweeps:
+        write_files(outcome, plots=not no_plots, outputs=outputs)
+    report = _write(out, t2, t3, sweeps, outputs, provenance={
+        "reproduction": "ofr-table2", **drawn.record(), "report_only": report_only,
+        "date": started, "wall_s": round(time.perf_counter() - t0, 1),
+        "git_commit": git_commit(), "version": package_version(), "backend": backend,
+        "command": command or " ".join(sys.argv),
+        "configs": {p: {"path": str(path), "sha256": digest} for p, path, digest, _ in sweeps},
+        "runs": {p: {"ran": o.ran, "reused": o.reused} for p, _, _, o in sweeps},
+        "redraw": redraw_command(drawn)}, bundled=configs is None, comparable=drawn.comparable)
+    summary = (f"{markdown_table2(t2, drawn.profiles)}\n\nwall time "
+               f"{format_duration(time.perf_counter() - t0)}; "
+               f"{sum(o.ran for *_, o in sweeps)} runs, {sum(o.reused for *_, o in sweeps)} "
+               f"reused; results in " + ", ".join(str(out / p / "results.csv")
+                                                  for p in drawn.profiles))
+    return Reproduction("ofr-table2", out, report, dict(outputs.status),
+                        {"table2": t2, "table3": t3}, summary)
 
-    # every config is read and every curve validated before the first run
+
+def _plans(drawn: Drawn, out: Path, configs: Path, engine: list[str], report_only: bool,
+           progress: bool | None) -> list[tuple[str, Path, str, Sweep]]:
+    """Per profile: its config, the digest of its values, and its sweep; every config read and
+    every curve checked before the first run."""
     plans = []
-    for profile in profiles:
-        path = config_path(configs, profile, args.k)
+    for profile in drawn.profiles:
+        path = config_path(configs, profile, drawn.k)
         if not path.exists():
-            raise ConfigError(str(path), f"no {profile} profile config for k={args.k} "
-                                         f"(expected {profile}/k{args.k}.yaml under {configs})")
-        text = path.read_text()
-        data = yaml.safe_load(text) or {}
+            raise ConfigError(str(path), f"no {profile} profile config for k={drawn.k} "
+                                         f"(expected {profile}/k{drawn.k}.yaml under {configs})")
+        data = yaml.safe_load(path.read_text()) or {}
         from_dict(data)
-        curves = build_curves(data, k=args.k, patterns=args.patterns,
-                              algorithms=args.algorithms,
-                              overrides=args.overrides + engine_overrides(args),
-                              quick=args.quick, guess=args.guess,
-                              stop_when_saturated=args.stop_when_saturated)
-        for c in curves:
-            c.config(c.grid[0])
+        curves = build_curves(data, k=drawn.k, patterns=list(drawn.patterns),
+                              algorithms=list(drawn.algorithms),
+                              overrides=list(drawn.overrides) + engine, quick=drawn.quick,
+                              guess=drawn.guess, stop_when_saturated=drawn.stop_when_saturated)
         # the digest of the config's values (canonical JSON), so that comments do not change it
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        plans.append((profile, path, hashlib.sha256(canonical.encode()).hexdigest()[:12],
-                      curves))
+        sweep = Sweep(curves, out / profile, refine=drawn.refine, full=drawn.full,
+                      search=drawn.search, run_missing=not report_only, progress=progress,
+                      label=f"ofr-table2 {profile}")
+        plans.append((profile, path, hashlib.sha256(canonical.encode()).hexdigest()[:12], sweep))
+    return plans
 
-    outputs = Outputs(force=args.force)
-    t2_rows, t3_rows, sweeps = [], [], []
+
+def _run(plans: list, out: Path, *, workers: int | None,
+         scheduler: str | None) -> tuple[list[tuple[str, Path, str, SweepOutcome]], str]:
+    """Every profile's sweep on one executor; the outcomes and the backend, in words."""
+    sweeps = []
     try:
-        with make_executor(args.workers, args.scheduler) as executor:
-            for profile, path, digest, curves in plans:
-                outcome = run_sweep(curves, out / profile, executor=executor,
-                                    refine=args.refine, full=args.full, search=args.search,
-                                    run_missing=not args.report_only, plots=not args.no_plots,
-                                    progress=progress_option(args),
-                                    label=f"ofr-table2 {profile}", outputs=outputs)
-                sweeps.append((profile, path, digest, outcome))
-                t2_rows += table2_rows(outcome, profile, args.k, comparable)
-                t3_rows += table3_rows(outcome, profile, args.k, comparable)
-            backend = f"{executor.name}, {executor.slots} slot(s)"
-    except SweepError as exc:
-        print(f"icsim reproduce ofr-table2: {exc}", file=sys.stderr)
-        return 1
+        executor = SerialExecutor() if workers == 1 and not scheduler else \
+            make_executor(workers, scheduler)
+        with executor:
+            for profile, path, digest, sweep in plans:
+                sweeps.append((profile, path, digest, sweep.run(executor)))
     except KeyboardInterrupt:
         print(f"icsim reproduce ofr-table2: interrupted; finished runs are in {out}/<profile>/"
               f"results.csv, run the same command again to resume", file=sys.stderr)
         raise
+    return sweeps, f"{executor.name}, {executor.slots} slot(s)"
 
+
+def _write(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list, outputs: Outputs, *,
+           provenance: dict[str, Any], bundled: bool, comparable: bool) -> str:
+    """Write the tables, the report and ``provenance.json``; return the report's text."""
     out.mkdir(parents=True, exist_ok=True)
-    t2 = _write_csv(t2_rows, out / "table2.csv", outputs)
-    t3 = _write_csv(t3_rows, out / "table3.csv", outputs)
-    wall = time.perf_counter() - t0
-    provenance = {
-        "reproduction": "ofr-table2", "k": args.k, "profiles": profiles, "quick": args.quick,
-        "algorithms": args.algorithms, "patterns": args.patterns, "overrides": args.overrides,
-        "full": args.full, "refine": args.refine, "search": args.search, "guess": args.guess,
-        "stop_when_saturated": args.stop_when_saturated,
-        "report_only": args.report_only,
-        "date": started, "wall_s": round(wall, 1), "git_commit": git_commit(),
-        "version": package_version(), "backend": backend,
-        "command": getattr(args, "command_line", None) or " ".join(sys.argv),
-        "configs": {p: {"path": str(path), "sha256": digest} for p, path, digest, _ in sweeps},
-        "runs": {p: {"ran": o.ran, "reused": o.reused} for p, _, _, o in sweeps},
-    }
-    provenance["redraw"] = redraw_command(args, out)
-    write_report(out, t2, t3, sweeps, provenance, comparable, outputs,
-                 bundled=args.configs is None)
+    outputs.write(out / "table2.csv", t2.to_csv(index=False))
+    outputs.write(out / "table3.csv", t3.to_csv(index=False))
+    report = write_report(out, t2, t3, sweeps, provenance, comparable, outputs, bundled=bundled)
     # provenance.json records the last invocation that changed an output: one that changes
     # nothing (a report-only redraw of unchanged data) leaves it as it is
     changed = any(s == "written" for s in outputs.status.values())
     outputs.write(out / "provenance.json", json.dumps(provenance, indent=2) + "\n",
                   same=None if changed else (lambda old, new: True))
-    print(markdown_table2(t2, profiles))
-    print()
-    print(f"wall time {format_duration(wall)}; {sum(o.ran for *_, o in sweeps)} runs, "
-          f"{sum(o.reused for *_, o in sweeps)} reused; results in "
-          + ", ".join(str(out / p / "results.csv") for p in profiles))
-    return report_outputs(outputs, "icsim reproduce ofr-table2")
-
-
-def redraw_command(args: argparse.Namespace, out: Path) -> str:
-    """The command that redraws these tables from the runs in ``out`` (only the options that
-    change what is drawn; no paths of the machine that ran it except ``--out``)."""
-    parts = ["icsim reproduce ofr-table2", f"--k {args.k}", f"--profile {args.profile}"]
-    if args.quick:
-        parts.append("--quick")
-    if list(args.algorithms) != list(ALGORITHMS):
-        parts.append(f"--algorithms {','.join(args.algorithms)}")
-    if list(args.patterns) != list(PATTERNS):
-        parts.append(f"--patterns {','.join(args.patterns)}")
-    parts += [f"--set {o}" for o in args.overrides]
-    if args.full:
-        parts.append("--full")
-    if args.refine:
-        parts.append(f"--refine {args.refine}")
-    if args.search != "climb":
-        parts.append(f"--search {args.search}")
-    if args.guess:
-        parts.append(f"--guess {args.guess}")
-    if args.stop_when_saturated:
-        parts.append("--stop-when-saturated")
-    return " ".join([*parts, "--report-only", "--out DIR"])
-
-
-def _commits_text(rows: list[dict[str, Any]]) -> str:
-    """Which code made these runs, and when: ``at commit `abc` (61 runs) between ...``."""
-    counts: dict[str, int] = {}
-    for r in rows:
-        c = str(r.get("git_commit") or "unknown")
-        counts[c] = counts.get(c, 0) + 1
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    shown = ", ".join(f"`{c[:12]}{'+dirty' if c.endswith('+dirty') else ''}` ({n})"
-                      for c, n in ranked[:3])
-    if len(ranked) > 3:
-        shown += f" and {len(ranked) - 3} more"
-    versions = sorted({str(r.get("version")) for r in rows if r.get("version")})
-    done = sorted(str(r["finished_at"]) for r in rows if r.get("finished_at"))
-    when = f" between {done[0][:16]} and {done[-1][:16]} UTC" if done else ""
-    return (f"icsim {', '.join(versions) or '?'} at commit{'s' if len(ranked) > 1 else ''} "
-            f"{shown}{when}")
-
-
-def _config_text(path: Path, digest: str, bundled: bool) -> str:
-    """A profile config as the report names it: relative for the bundled configs, so that the
-    report does not depend on where icsim is installed."""
-    if bundled:
-        return f"`configs/ofr/{path.parent.name}/{path.name}` (bundled, values sha256 {digest})"
-    return f"`{path}` (values sha256 {digest})"
-
-
-def write_report(out: Path, t2: pd.DataFrame, t3: pd.DataFrame, sweeps: list,
-                 prov: dict[str, Any], comparable: bool, outputs: Outputs | None = None,
-                 bundled: bool = False) -> Path:
-    """``report.md``: the reproduced tables beside the paper's, figures and provenance.
-
-    The report is a function of the runs, the configs and the code only: its provenance
-    names the code versions, commits and dates of the runs it shows (from ``results.csv``) and
-    the command that redraws it, not the invocation that wrote it (date, wall time, backend,
-    runs made and reused: those are in ``provenance.json``).  Redrawing unchanged data
-    therefore gives the same file, which is left untouched."""
-    profiles = prov["profiles"]
-    k = prov["k"]
-    lines = [f"# OutFlank Routing, Tables 2 and 3 — reproduction (k = {k})", ""]
-    if prov["quick"]:
-        lines += ["**Quick mode**: 4x4x4 tori, 16-packet messages, a coarse 0.10 grid and short "
-                  "runs. A smoke test of the machinery; the numbers are *not* comparable with "
-                  "the paper's and no differences are computed.", ""]
-    elif not comparable:
-        lines += ["**topology.dims was overridden**: not the paper's tori, no differences "
-                  "computed.", ""]
-    lines += [
-        "## Provenance", "",
-        f"* redraw these tables and figures from the runs: `{prov['redraw']}`; the invocation "
-        f"that last changed them (date, wall time, command, execution backend, runs made and "
-        f"reused) is in `provenance.json`",
-        f"* algorithms: {', '.join(prov['algorithms'])}; patterns: {', '.join(prov['patterns'])}",
-    ]
-    if prov["overrides"]:
-        lines.append(f"* overrides: {', '.join('`' + o + '`' for o in prov['overrides'])}")
-    for profile, path, digest, outcome in sweeps:
-        mode = outcome.curves[0].mode if outcome.curves else "?"
-        rule = ("finite mode: sustained when mean latency <= 1.2 x latency at γ = 0.10"
-                if mode == "finite" else "window mode: sustained when the run is not saturated")
-        compute = sum(_num(r.get("wall_s")) or 0.0 for r in outcome.rows)
-        made = _commits_text(outcome.rows) if outcome.rows else "no runs yet"
-        lines.append(f"* profile **{profile}**: config {_config_text(Path(path), digest, bundled)}"
-                     f", {rule}; {len(outcome.rows)} runs in the tables, made "
-                     f"with {made}; {format_duration(compute)} of run time in all (the sum of "
-                     f"their wall times)")
-    step = QUICK_STEP if prov["quick"] else GRID_STEP
-    how = ("the grid was bisected between the highest load known sustained and the lowest "
-           "known saturated (assumes saturation is monotone in load; loads not run below γ* "
-           "are taken as sustained)" if prov.get("search") == "bisect" else
-           "a curve stops after two saturated loads in a row")
-    if prov.get("guess") == "paper":
-        how += (", starting each curve at the paper's γ* and walking outward from it (the "
-                "same γ* as from anywhere else, in fewer runs)")
-    if prov.get("stop_when_saturated"):
-        how += ("; saturated runs stopped early (run.stop_when_saturated): window-mode runs "
-                "as their window closed when throughput or source queues already found them "
-                "saturated, finite-mode runs once their mean latency was certain to exceed "
-                "1.2 × the baseline's")
-    lines += ["", f"γ* is the largest load of the grid (0.10 to the pattern's limit, step "
-              f"{step:.2f}) such that it and every lower grid load are sustained; {how}.", "",
-              "## Table 2 — maximum sustained load γ* (γ0 units)", "",
-              markdown_table2(t2, profiles), ""]
-    notes = [r for r in t2.to_dict("records") if not r["complete"]]
-    for r in notes:
-        lines.append(f"* {r['pattern']} {r['algorithm']} ({r['profile']}): search incomplete; "
-                     f"γ* is a lower bound")
-    lines += comparison_notes(t2)
-    lines += ["", f"## Table 3 — share of derouted packets at γ = {TABLE3_LOAD:.2f}", "",
-              "The paper reports k = 16 only; differences are computed for k = 16 runs only. "
-              "Outflank and wraparound IDN shares come from the OFR runs "
-              "(`derouted.outflank`, `derouted.wraparound`, `derouted.total`), POR's from "
-              "`derouted.total` of the POR runs.", ""]
-    missing = [a for a in ("ofr", "por") if a not in prov["algorithms"]]
-    if missing:
-        lines += [f"{', '.join(a.upper() for a in missing)} not run (--algorithms): "
-                  f"{'its' if len(missing) == 1 else 'their'} columns are empty.", ""]
-    empty = [p for p in profiles
-             if t3[t3["profile"] == p][list(TABLE3_COLUMNS)].isna().all(axis=None)]
-    if empty:
-        lines += [f"No {' or '.join(empty)} run at γ = {TABLE3_LOAD:.2f} (a bisection starts "
-                  f"above it): those rows are empty (`icsim reproduce ofr-table3` measures "
-                  f"Table 3 on its own).", ""]
-    lines += [markdown_table3(t3, profiles, k), ""]
-    errors = []
-    for profile, _, _, outcome in sweeps:
-        for r in outcome.rows:
-            if r.get("status") == "error":
-                errors.append(f"* {profile} {r['curve']} γ={r['offered_load']}: {r['error']}")
-    if errors:
-        lines += ["## Runs that failed (counted as saturated)", "", *errors, ""]
-    lines += ["## Figures", ""]
-    for profile, _, _, outcome in sweeps:
-        for stem, what in (("latency", "latency at sustained loads"),
-                           ("accepted", "accepted vs offered load"),
-                           ("derouted", "derouted share")):
-            if (out / profile / f"{stem}.png").exists():
-                lines.append(f"![{profile}: {what}]({profile}/{stem}.png)")
-                lines.append("")
-    path = out / "report.md"
-    (outputs or Outputs()).write(path, "\n".join(lines) + "\n")
-    return path
+    return report

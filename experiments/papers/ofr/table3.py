@@ -17,13 +17,15 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+from typing import Literal, Sequence
 
 import pandas as pd
 
 from icsim.experiments.papers.ofr.table2 import PATTERNS, default_configs_dir
 from icsim.experiments.papers.published import paper_table
+from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.pipeline.execution import (add_engine_argument, csv_list, cut_partial_line,
-                                                  engine_overrides, positive_int, positive_number)
+                                                  positive_int, positive_number)
 from icsim.experiments.pipeline.outputs import note
 from icsim.model.config import load_config
 from icsim.model.input_files import InputFileError
@@ -63,22 +65,24 @@ def _one(job: dict) -> dict:
             "wall_s": r["wall_s"]}
 
 
-def jobs(args) -> list[dict]:
-    k = 8 if args.quick else args.k
-    profiles = ("clean", "reference") if args.profile == "both" else (args.profile,)
+def jobs(*, k: int, profile: str, load: float, messages: int, patterns: list[str],
+         configs: str | Path | None, engine: str | None, quick: bool) -> list[dict]:
+    """One finite run per profile, pattern and algorithm (POR, OFR): ``messages`` per node
+    (:data:`MESSAGES` for butterfly and uniform; one when ``quick``)."""
+    profiles = ("clean", "reference") if profile == "both" else (profile,)
     out = []
-    for profile in profiles:
-        config = str(Path(args.configs or default_configs_dir()) / profile / f"k{k}.yaml")
-        for pattern in args.patterns:
-            m = 1 if args.quick else MESSAGES.get(pattern, args.messages)
+    for prof in profiles:
+        config = str(Path(configs or default_configs_dir()) / prof / f"k{k}.yaml")
+        for pattern in patterns:
+            m = 1 if quick else MESSAGES.get(pattern, messages)
             dims = [k, k, 2 * k] if (pattern == "transpose" and k == 8) else [k, k, k]
             for algorithm in ("por", "ofr"):
-                out.append({"profile": profile, "pattern": pattern, "algorithm": algorithm,
+                out.append({"profile": prof, "pattern": pattern, "algorithm": algorithm,
                             "messages": m, "config": config, "overrides": [
                                 f"routing.algorithm={algorithm}", f"traffic.pattern={pattern}",
-                                f"traffic.load={args.load}", "run.mode=finite",
+                                f"traffic.load={load}", "run.mode=finite",
                                 f"run.messages_per_node={m}", f"topology.dims={dims}",
-                                *engine_overrides(args)]})
+                                *([f"run.engine={engine}"] if engine else [])]})
     return out
 
 
@@ -116,28 +120,28 @@ def markdown(tab: pd.DataFrame, k: int, load: float, wall: float, run_s: float) 
     return "\n".join(lines) + "\n"
 
 
-def run(args: argparse.Namespace) -> int:
-    k = 8 if args.quick else args.k
-    out = Path(args.out or f"runs/ofr-table3-k{k}" + ("-quick" if args.quick else ""))
+def reproduce(*, k: Literal[8, 16] = 16, profile: Literal["clean", "reference", "both"] = "both",
+              load: float = 0.10, messages: int = 2, patterns: Sequence[str] = PATTERNS,
+              configs: str | Path | None = None, out: str | Path | None = None,
+              workers: int = os.cpu_count() or 1, quick: bool = False,
+              engine: Literal["auto", "simpy", "compiled"] | None = None) -> Reproduction:
+    """OutFlank Table 3 (module docstring); ``icsim.reproduce("ofr-table3", ...)``, the command
+    line calls it too.  Finished runs in ``out/runs.jsonl`` are reused; the table is
+    ``tables["table3"]``."""
+    k = 8 if quick else k
+    out = Path(out or f"runs/ofr-table3-k{k}" + ("-quick" if quick else ""))
     out.mkdir(parents=True, exist_ok=True)
-    todo = jobs(args)
+    todo = jobs(k=k, profile=profile, load=load, messages=messages, patterns=list(patterns),
+                configs=configs, engine=engine, quick=quick)
     done_path = out / "runs.jsonl"
-    done = []
-    cut_partial_line(done_path)
-    if done_path.exists():
-        for n, line in enumerate(done_path.read_text().splitlines(), 1):
-            try:
-                done += [json.loads(line)] if line.strip() else []
-            except json.JSONDecodeError:
-                raise InputFileError(str(done_path), "not a run's JSON record; remove the line "
-                                                     "to run it again", n) from None
+    done = _finished(done_path)
     have = {(d["profile"], d["pattern"], d["algorithm"], d["messages"]) for d in done}
     todo = [j for j in todo if (j["profile"], j["pattern"], j["algorithm"], j["messages"])
             not in have]
     for j in todo:                          # a config error stops here, before any run
         load_config(j["config"], j["overrides"])
     t0 = time.time()
-    with ProcessPoolExecutor(max_workers=args.workers) as pool, done_path.open("a") as fh:
+    with ProcessPoolExecutor(max_workers=workers) as pool, done_path.open("a") as fh:
         futures = {pool.submit(_one, j): j for j in todo}
         for f in as_completed(futures):
             r = f.result()
@@ -152,10 +156,22 @@ def run(args: argparse.Namespace) -> int:
                         else s)
     tab = table(df)
     tab.to_csv(out / "table3.csv", index=False)
-    text = markdown(tab, k, args.load, time.time() - t0, float(df["wall_s"].sum()))
+    text = markdown(tab, k, load, time.time() - t0, float(df["wall_s"].sum()))
     (out / "table3.md").write_text(text)
-    print(text)
-    for name in ("runs.jsonl", "table3.csv", "table3.md"):
-        print(f"wrote {out / name}" if name != "runs.jsonl" or todo else
-              f"read {out / name}")
-    return 0
+    files = {done_path: "written" if todo else "read", out / "table3.csv": "written",
+             out / "table3.md": "written"}
+    return Reproduction("ofr-table3", out, text, files, {"table3": tab})
+
+
+def _finished(path: Path) -> list[dict]:
+    """The runs already in ``runs.jsonl`` (a last line cut short by a kill dropped first)."""
+    done = []
+    cut_partial_line(path)
+    if path.exists():
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            try:
+                done += [json.loads(line)] if line.strip() else []
+            except json.JSONDecodeError:
+                raise InputFileError(str(path), "not a run's JSON record; remove the line "
+                                                "to run it again", n) from None
+    return done

@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from icsim.simulator.engines.compiled import loop
+from icsim.simulator.engines.compiled.loop import run as loop_run
 
 _ANNOUNCED = False
 
@@ -20,9 +20,9 @@ def kernel_cached() -> bool:
     run in a process compiles it): numba's own index of :func:`.loop.run`, which it ignores
     once the source changed; should numba's internals move, any index file of it."""
     try:
-        return bool(loop.run._cache._cache_file._load_index())
+        return bool(loop_run._cache._cache_file._load_index())
     except Exception:
-        places = [Path(loop.__file__).parent / "__pycache__", Path.home() / ".cache" / "numba"]
+        places = [Path(__file__).parent / "__pycache__", Path.home() / ".cache" / "numba"]
         if os.environ.get("NUMBA_CACHE_DIR"):
             places = [Path(os.environ["NUMBA_CACHE_DIR"])]
         return any(any(place.rglob("loop.run-*.nbi")) for place in places if place.is_dir())
@@ -32,7 +32,7 @@ def sources_fingerprint() -> str:
     """A hash of the source of every module of the engine that the loop's machine code is made
     of (all but the builder, this module and the package's ``__init__``)."""
     digest = hashlib.sha256()
-    for path in sorted(Path(loop.__file__).parent.glob("*.py")):
+    for path in sorted(Path(__file__).parent.glob("*.py")):
         if path.name in ("engine.py", "cache.py", "__init__.py"):
             continue
         digest.update(path.name.encode())
@@ -50,7 +50,7 @@ def clear_stale_cache() -> None:
     cache; when it differs, the engine's cache files go.  Nothing happens where the cache
     cannot be written (numba then compiles in memory)."""
     try:
-        where = Path(loop.run._cache._cache_path)
+        where = Path(loop_run._cache._cache_path)
     except AttributeError:               # should numba's internals move: its own checks only
         return
     stamp = where / "icsim-engine-sources"

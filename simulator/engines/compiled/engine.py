@@ -20,24 +20,23 @@ from typing import Callable
 import numba
 import numpy as np
 
+import icsim.simulator.engines.compiled.layout as kl
 from icsim.model.units import PS_PER_NS
 from icsim.simulator.engines import DeadlockError
-from icsim.simulator.engines.compiled import layout as kl
-from icsim.simulator.engines.compiled import loop
 from icsim.simulator.engines.compiled.cache import announce_compilation
 from icsim.simulator.engines.compiled.calendar import at
 from icsim.simulator.engines.compiled.layout import RECORDS, q_buf_col, q_ncol, wait_words
-from icsim.simulator.engines.compiled.speed import inverse
+from icsim.simulator.engines.compiled.loop import run as loop_run
 from icsim.simulator.engines.compiled.pcg import rng_state
 from icsim.simulator.engines.compiled.routing import lay_out
 from icsim.simulator.engines.compiled.routing import supports as supports_program
+from icsim.simulator.engines.compiled.speed import inverse
 from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, cycle_at_end,
                                               deadlock_at_end, deadlock_cycle, deadlock_in_cycle,
                                               stuck_ports)
 from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.stats import Tally
 from icsim.traffic.workloads import Workload
-
 
 
 def supports(spec: NetworkSpec) -> str | None:
@@ -337,12 +336,12 @@ class CompiledEngine:
             self._at(int(a["prm"][kl.K_PROGRESS]), kl.EV_PROGRESS)
         # load (or, the first time on a machine, compile) the kernel outside the timed loop
         records = self.records()
-        loop.run.compile(tuple(numba.typeof(r) for r in records))
+        loop_run.compile(tuple(numba.typeof(r) for r in records))
         t0 = time.perf_counter()
         status = kl.ST_DONE
         if not (spec.window is None and a["ctr"][kl.C_EXPECTED] == 0):
             while True:
-                status = loop.run(*records)
+                status = loop_run(*records)
                 if status == kl.ST_GROW:
                     self._grow()
                     records = self.records()        # the pools grown are new arrays

@@ -1,0 +1,185 @@
+"""A sweep's ``results.csv``: append-only, one complete line per finished run, repaired on read.
+
+Each row is written with one ``write`` of one line, flushed and fsynced, so an interrupted
+sweep (Ctrl-C, a killed job) leaves every finished point in a valid CSV; at most a truncated
+last line, which is cut off on restart.  A line that does not match the header, or whose values
+are damaged (:func:`~icsim.experiments.pipeline.rows.row_problem`: ``offered_load=abc``,
+``latency_ns=abc``, ``saturated=maybe``, ``seed=-5``), is moved to ``results.rejected.csv``; its
+point runs again.  If a later row brings a column the file does not have yet, the file is
+rewritten once (to a temporary file, then renamed) with the wider header.  A lock file
+(``results.csv.lock``) keeps a second sweep from writing the same file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from icsim.experiments.pipeline.execution import cut_partial_line
+from icsim.experiments.pipeline.rows import column_order, row_key, row_problem
+
+RESULTS_NAME = "results.csv"
+
+
+class SweepError(RuntimeError):
+    """A sweep cannot go on (another sweep holds its file, the execution backend failed);
+    every finished point is saved."""
+
+
+def cell_text(value: Any) -> str:
+    """A value as the text of one CSV cell (``None`` and NaN empty)."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value != value:
+        return ""
+    # one physical line per row, so that a truncated last line is the only possible damage
+    return str(value).replace("\r", " ").replace("\n", " | ")
+
+
+def parse_cell(text: str) -> Any:
+    """A CSV cell back as a Python value: empty -> None, True/False, int, float, or text."""
+    if text == "":
+        return None
+    if text in ("True", "False"):
+        return text == "True"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+class ResultsFile:
+    """The append-only CSV of a sweep, one complete line per finished run.
+
+    Parameters
+    ----------
+    path : Path
+        ``OUT/results.csv``; created with its directory on the first row.
+
+    Attributes
+    ----------
+    dropped : int
+        Lines set aside when the file was read (a truncated last line, or damaged lines).
+    first_problem : str or None
+        What was wrong with the first damaged line set aside (its line number and the reason).
+
+    Notes
+    -----
+    Damage is repaired when the file is read (module docstring); the points of the lines set
+    aside are run again.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.header: list[str] | None = None
+        self.dropped = 0
+        self.first_problem: str | None = None
+
+    @property
+    def rejected_path(self) -> Path:
+        return self.path.with_name(self.path.stem + ".rejected.csv")
+
+    def _read_raw(self) -> tuple[list[str] | None, list[dict[str, str]], list[str]]:
+        """Header, rows as text, and damaged lines; cuts a truncated last line on disk."""
+        if not self.path.exists():
+            return None, [], []
+        if cut_partial_line(self.path, say=False):      # counted in the sweep's own line
+            self.dropped += 1
+        data = self.path.read_bytes() if self.path.exists() else b""
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        if not lines:
+            return None, [], []
+        header = next(csv.reader([lines[0]]))
+        rows, bad = [], []
+        for number, line in enumerate(lines[1:], 2):
+            if not line.strip():
+                continue
+            cells = next(csv.reader([line]), [])
+            problem = (f"{len(cells)} fields for a header of {len(header)}"
+                       if len(cells) != len(header) else row_problem(dict(zip(header, cells))))
+            if problem is not None:
+                bad.append(line)
+                self.first_problem = self.first_problem or f"line {number}: {problem}"
+                continue
+            rows.append(dict(zip(header, cells)))
+        return header, rows, bad
+
+    def _quarantine(self, header: list[str], bad: list[str]) -> None:
+        new = not self.rejected_path.exists()
+        with open(self.rejected_path, "a", encoding="utf-8") as f:
+            if new:
+                f.write("# damaged lines of results.csv (fields not matching its header, or "
+                        "values that are not what their column holds):\n")
+                f.write(",".join(header) + "\n")
+            f.writelines(line + "\n" for line in bad)
+        self.dropped += len(bad)
+
+    def load(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """Every sound row, keyed by (config_hash, seed), values parsed to Python types."""
+        header, rows, bad = self._read_raw()
+        self.header = header
+        if bad:
+            self._quarantine(header, bad)
+            self._write(header, rows)
+        out = {}
+        for r in rows:
+            parsed = {k: parse_cell(v) for k, v in r.items()}
+            out[row_key(parsed)] = parsed
+        return out
+
+    def append(self, row: Mapping[str, Any]) -> None:
+        """Write one row durably (one line, flushed and fsynced)."""
+        if self.header is None and self.path.exists():
+            self.load()
+        if self.header is None or not set(row) <= set(self.header):
+            header, rows, bad = self._read_raw()
+            if bad:
+                self._quarantine(header, bad)
+            self._write(column_order(set(row) | set(header or ())), rows)
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow([cell_text(row.get(c))
+                                                       for c in self.header])
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(buf.getvalue())
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _write(self, header: list[str], rows: list[dict[str, str]]) -> None:
+        """Replace the file atomically (temporary file, then rename)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(header)
+            for r in rows:
+                w.writerow([r.get(c, "") for c in header])
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        self.header = header
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold ``results.csv.lock`` so that two sweeps never write one file."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            import fcntl                         # POSIX only: elsewhere no protection
+        except ImportError:
+            yield
+            return
+        with open(self.path.with_name(self.path.name + ".lock"), "w") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise SweepError(f"{self.path} is being written by another sweep "
+                                 f"(it holds {f.name})") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
