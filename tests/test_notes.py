@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import icsim.routing.outflank as outflank
+import icsim.routing.outflank.export
 from icsim.model import notes
 from icsim.model.notes import Note
 from icsim.model.topology import Torus
@@ -50,7 +50,7 @@ def test_each_long_step_says_how_far_it_is_and_makes_the_same(step, monkeypatch,
     said, make = STEPS[step]
     quiet = make()
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(outflank, "_EXPORTS", {})           # exports are made once per process
+    monkeypatch.setattr(icsim.routing.outflank.export, "_EXPORTS", {})           # exports are made once per process
     monkeypatch.setattr(notes, "NOTE_AFTER_S", -1.0)        # every step is "slow"
     loud = make()
     err = capsys.readouterr().err

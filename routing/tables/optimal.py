@@ -68,8 +68,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from icsim.routing.table import RoutingTable
+from icsim.routing.tables.augment import angara_routing_graph
 from icsim.routing.tables.generators import make_table, node_list, prepare, register
 from icsim.routing.tables.metrics import counted_channels, minimal_total_load
+from icsim.routing.tables.refine import refined
 from icsim.routing.tables.routes import RouteSet, route_set
 from icsim.routing.tables.routing_graph import RoutingGraph, source_dag
 from icsim.routing.tables.sssp import sssp
@@ -156,8 +158,6 @@ def load_lower_bound(topology, nodes: Iterable[int] | None = None, *, routes: st
     nodes = node_list(topology, nodes)
     if graph is None:
         if routes == "angara":
-            from icsim.routing.tables.augment import angara_routing_graph
-
             graph = angara_routing_graph(topology)
         elif routes == "deadlock-free":
             graph, _ = prepare(topology, None)
@@ -396,8 +396,6 @@ def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
         res1, t1 = None, 0.0
     status = "optimal" if res1 is None else MILP_STATUS.get(res1.status, str(res1.status))
     if res1 is not None and res1.x is None:
-        from icsim.routing.tables.refine import refined
-
         table = refined(topology, nodes, seed=seed, graph=full, traffic=traffic,
                         time_limit_s=max(1.0, time_limit_s / 4))
         loads = rs.loads(rs.choice_of(table.routes), w)
