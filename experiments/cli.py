@@ -118,7 +118,7 @@ def format_result(r: dict[str, Any]) -> str:
     """A short human-readable summary of a run result: what ran, its verdict and why."""
     cfg = r["config"]
     topo = cfg["topology"]
-    shape = "x".join(map(str, topo.get("dims") or [])) or topo["kind"]
+    shape = r.get("topology") or "x".join(map(str, topo.get("dims") or [])) or topo["kind"]
     workload = r.get("workload", "open")
     what = f"{shape} {_routing_name(cfg['routing'])} "
     if workload == "open":

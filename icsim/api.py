@@ -244,11 +244,14 @@ def latency_distribution_figure(results: Mapping[str, Any], title: str | None = 
     """Latency histogram and CDF of one run or of several (``{"dor": r1, "ofr": r2}``): each a
     :class:`Result` or a record as ``icsim run --json`` prints it."""
     from icsim.experiments.pipeline.run_figures import latency_distribution_figure as draw
+    from icsim.experiments.pipeline.run_figures import run_label
 
     def is_record(r: Any) -> bool:         # a Result, or a record read from --json
         return isinstance(r, Mapping) and "latency_histogram" in r
 
     if is_record(results):
+        if title is None:
+            title = f"Packet latency distribution ({run_label(results)})"
         results = {"run": results}
     if not isinstance(results, Mapping) or not all(map(is_record, results.values())):
         raise TypeError(f"latency_distribution_figure takes a run's Result (icsim.run(...)) "
@@ -260,12 +263,14 @@ def channel_heatmap_figure(result: Result | pd.DataFrame, value: str = "utilisat
                            title: str | None = None):
     """A run's channel load on the torus coordinates (ranked bars on graphs)."""
     from icsim.experiments.pipeline.run_figures import channel_heatmap_figure as draw
+    from icsim.experiments.pipeline.run_figures import run_label
 
     if not isinstance(result, (Result, pd.DataFrame)):
         raise TypeError(f"channel_heatmap_figure takes a run's Result (icsim.run(...)) or its "
                         f"channel table, got {_what(result)}")
     channels = result.channels if isinstance(result, Result) else result
-    return draw(channels, value=value, title=title)
+    label = run_label(result) if isinstance(result, Result) else None
+    return draw(channels, value=value, title=title, label=label)
 
 
 def _what(value: Any) -> str:

@@ -194,6 +194,7 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
         "offered_load": config.traffic.load,
         "mode": "finite" if finite else "window",
         "workload": workload.kind,
+        "topology": spec.topology.describe(),
     }
     expected = tally.expected_measured if tally.expected_measured >= 0 else tally.measured
     unfinished = tally.measured_delivered < expected and not tally.stopped_by_rule

@@ -26,8 +26,9 @@ def test_run_json_has_every_field_of_the_spec(capsys):
 
 
 @pytest.mark.parametrize("table, says", [
-    ({"generator": "sssp", "layers": "lash"}, "4x4 table (sssp, lash layers) uniform load 0.200"),
-    ({"generator": "bfs"}, "4x4 table (bfs) uniform load 0.200"),
+    ({"generator": "sssp", "layers": "lash"},
+     "torus 4x4 table (sssp, lash layers) uniform load 0.200"),
+    ({"generator": "bfs"}, "torus 4x4 table (bfs) uniform load 0.200"),
 ])
 def test_run_says_where_a_table_comes_from_and_its_layers(capsys, table, says):
     sets = [f"routing.table.{key}={value}" for key, value in table.items()]

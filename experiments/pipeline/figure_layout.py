@@ -25,7 +25,10 @@ MARKERS = ("o", "s", "D", "P", "X", "v", "<", ">", "p", "h")
 
 def describe(df: pd.DataFrame) -> str:
     parts = []
-    if "config.topology.dims" in df and df["config.topology.dims"].nunique() == 1:
+    if "topology" in df and df["topology"].nunique() == 1 and isinstance(df["topology"].iloc[0],
+                                                                         str):
+        parts.append(df["topology"].iloc[0])            # "torus 8x8x8", "mesh 4x4"
+    elif "config.topology.dims" in df and df["config.topology.dims"].nunique() == 1:
         kind = df["config.topology.kind"].iloc[0] if "config.topology.kind" in df else "torus"
         parts.append(f"{dims_text(df['config.topology.dims'].iloc[0])} {kind}")
     for col, fmt in ((PANEL_COLUMN, "{} traffic"), ("config.run.mode", "{} mode"),

@@ -181,8 +181,9 @@ def accepted_figure(data: Any, lines: list[Line] | None = None):
 def derouted_figure(data: Any, lines: list[Line] | None = None):
     """Share of derouted packets versus offered load (``None`` without derouting columns)."""
     df = to_frame(data)
-    if "derouted.total" not in df:
-        return None
+    if not any(c.startswith("derouted.") and c != "derouted.total" and not c.endswith("_ci")
+               for c in df):
+        return None         # no algorithm of the sweep can deroute (it declares no kind)
     lines = curve_lines(df) if lines is None else lines
     if not lines:
         return None

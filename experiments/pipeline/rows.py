@@ -34,7 +34,7 @@ from icsim.simulator.build import identity as build_identity
 IDENTITY_COLUMNS = ("curve", "role", "config_hash", "seed", "curve_hash", "offered_load",
                     "status", "error")
 RESULT_COLUMNS = (
-    "mode", "saturated", "saturation_reason", "accepted_load", "offered_measured_load",
+    "topology", "mode", "saturated", "saturation_reason", "accepted_load", "offered_measured_load",
     "latency_ns", "latency_p50_ns", "latency_p99_ns", "latency_max_ns", "network_latency_ns",
     "hops", "dilation", "derouted.total", "packets_measured", "packets_delivered",
     "packets_generated", "completion_time_ns", "source_queue_mean", "source_wait_max_ns",
@@ -47,7 +47,7 @@ PROVENANCE_COLUMNS = ("version", "git_commit", "host", "started_at", "finished_a
 #: columns that depend on the machine and the moment, not on the simulation
 WALL_COLUMNS = ("host", "started_at", "finished_at", "elapsed_s", "wall_s")
 #: result columns that hold text, not numbers
-TEXT_RESULT_COLUMNS = ("mode", "saturated", "saturation_reason")
+TEXT_RESULT_COLUMNS = ("topology", "mode", "saturated", "saturation_reason")
 STATUSES = ("ok", "error")
 
 

@@ -117,6 +117,23 @@ def _agg_canvas(figsize: tuple[float, float]):
     return fig
 
 
+def run_label(record: Mapping[str, Any]) -> str:
+    """What ran, for a figure's title: ``torus 8x8x8, ofr, uniform at γ 0.30`` (the topology
+    as the record names it, the algorithm, the pattern or workload, the load).
+
+    >>> run_label({"topology": "mesh 4x4", "offered_load": 0.3, "workload": "open",
+    ...            "config": {"routing": {"algorithm": "dor"}, "traffic": {"pattern": "uniform"}}})
+    'mesh 4x4, dor, uniform at γ 0.30'
+    """
+    cfg = record.get("config", {})
+    traffic = cfg.get("traffic", {})
+    what = (f"{traffic.get('pattern')} at γ {record.get('offered_load', 0):.2f}"
+            if record.get("workload", "open") == "open"
+            else traffic.get("collective") or traffic.get("trace") or record.get("workload"))
+    topo = record.get("topology") or "x".join(map(str, cfg.get("topology", {}).get("dims", [])))
+    return f"{topo}, {cfg.get('routing', {}).get('algorithm')}, {what}"
+
+
 def latency_distribution_figure(histograms: Mapping[str, Any], title: str | None = None):
     """Histogram and cumulative distribution of packet latency, for one run or several.
 
@@ -266,7 +283,8 @@ MAX_TILES = 16
 
 
 def channel_heatmap_figure(channels: pd.DataFrame, value: str = "utilisation",
-                           agg: str | None = "max", top: int = 30, title: str | None = None):
+                           agg: str | None = "max", top: int = 30, title: str | None = None,
+                           label: str | None = None):
     """The load on a run's channels: on a torus laid out on its coordinates, on a graph ranked.
 
     Parameters
@@ -284,6 +302,8 @@ def channel_heatmap_figure(channels: pd.DataFrame, value: str = "utilisation",
         Graph: how many of the busiest channels get a labelled bar.
     title : str, optional
         The figure title.
+    label : str, optional
+        What ran (:func:`run_label`), named in the default title.
 
     Returns
     -------
@@ -296,8 +316,8 @@ def channel_heatmap_figure(channels: pd.DataFrame, value: str = "utilisation",
     if value not in totals:
         raise ValueError(f"no column {value!r} in the channel table")
     if _is_torus(totals):
-        return _torus_heatmap(totals, channels, value, agg, title)
-    return _ranked_channels(totals, value, top, title)
+        return _torus_heatmap(totals, channels, value, agg, title, label)
+    return _ranked_channels(totals, value, top, title, label)
 
 
 def _busiest_text(totals: pd.DataFrame, value: str, n: int = 5) -> str:
@@ -310,7 +330,7 @@ def _busiest_text(totals: pd.DataFrame, value: str, n: int = 5) -> str:
     return "busiest: " + "; ".join(parts)
 
 
-def _torus_heatmap(totals, channels, value, agg, title):
+def _torus_heatmap(totals, channels, value, agg, title, label=None):
     import matplotlib
     from matplotlib.colors import Normalize
 
@@ -371,14 +391,15 @@ def _torus_heatmap(totals, channels, value, agg, title):
         bar = fig.colorbar(mappable, ax=axes[: len(keys)].tolist(), shrink=0.8)
         bar.set_label(VALUES.get(value, value))
     dims_text = "x".join(str(int(totals[c].max()) + 1) for c in coords)
-    text = (title or f"Channel {value} on the {dims_text} torus, each channel at the node it "
-            f"leaves (grey: no channel)") + "\n" + _busiest_text(totals, value)
+    where = f": {label};" if label else f" on the {dims_text} torus,"
+    text = (title or f"Channel {value}{where} each channel at the node it leaves (grey: no "
+            f"channel)") + "\n" + _busiest_text(totals, value)
     fig.suptitle(wrap_to_width(fig, text, 0.95 * fig.get_figwidth() * fig.dpi, 10),
                  fontsize=10)
     return fig
 
 
-def _ranked_channels(totals, value, top, title):
+def _ranked_channels(totals, value, top, title, label=None):
     ranked = totals.sort_values(value, ascending=False, kind="stable").reset_index(drop=True)
     fig = _agg_canvas((11.0, max(4.0, 0.18 * min(top, len(ranked)) + 1.6)))
     ax_all, ax_top = fig.subplots(1, 2, width_ratios=(1, 1.3))
@@ -401,5 +422,6 @@ def _ranked_channels(totals, value, top, title):
     ax_top.set_title(f"the {len(head)} busiest of {len(ranked)} channels (node:port)",
                      fontsize=10)
     ax_top.grid(alpha=0.3, axis="x")
-    fig.suptitle(title or f"Channel {value}, ranked", fontsize=11)
+    fig.suptitle(title or f"Channel {value}, ranked" + (f" ({label})" if label else ""),
+                 fontsize=11)
     return fig
