@@ -42,6 +42,7 @@ run the rule does not stop is unchanged by the option.
 from __future__ import annotations
 
 import math
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import numpy as np
@@ -126,8 +127,6 @@ def in_sources(tally: Tally) -> np.ndarray:
 
 def package_version() -> str:
     """The installed icsim version (what every result records)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("icsim")
     except PackageNotFoundError:

@@ -29,6 +29,7 @@ Channel load
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Mapping
 
 import numpy as np
@@ -261,8 +262,6 @@ def tile_planes(a: np.ndarray, agg: str | None = None, gap: int = 1) -> np.ndarr
     if agg is not None:
         fold = {"max": np.nanmax, "mean": np.nanmean, "sum": np.nansum}[agg]
         with np.errstate(all="ignore"):
-            import warnings
-
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 return fold(a, axis=tuple(range(a.ndim - 2)))

@@ -14,6 +14,7 @@ when nothing has failed, and ``rings`` when every dimension is a ring of at leas
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Sequence
@@ -457,7 +458,6 @@ class Torus(Topology):
         if self.num_ports <= 8:
             table = bytes(mask.astype(np.uint8))
         else:
-            from array import array
             table = array("Q", mask.tolist())
         object.__setattr__(self, key, table)
         return table
