@@ -558,3 +558,22 @@ def test_ofr_table3_resumes_past_a_cut_record_and_names_a_damaged_one(tmp_path, 
                      f"task runs again"
     assert err[1] == f"icsim: {runs}:1: not a run's JSON record; remove the line to run it again"
     assert runs.read_text() == "garbage\n"
+
+
+@pytest.mark.parametrize("algorithm", ["ofr", "por", "abr"])
+def test_ofr_table3_counts_each_algorithms_own_deroute_kinds_and_zero_for_the_others(algorithm):
+    """A run's record holds only its algorithm's deroute kinds (OFR: outflank and wraparound,
+    POR: orthant, ABR: none); Table 3's row has every column, the kinds the algorithm does not
+    declare at 0 (the reproduction read them all and failed with KeyError 'orthant')."""
+    from icsim.configs import bundled
+    from icsim.experiments.papers.ofr import table3
+
+    row = table3._one({"config": str(bundled("quickstart.yaml")), "profile": "clean",
+                       "pattern": "uniform", "algorithm": algorithm, "messages": 2,
+                       "overrides": [f"routing.algorithm={algorithm}", "topology.dims=[4,4]",
+                                     "traffic.load=0.6", "run.measure_us=20"]})
+    assert set(row) >= {"outflank", "wraparound", "orthant", "total"}
+    others = {"ofr": ("orthant",), "por": ("outflank", "wraparound"),
+              "abr": ("outflank", "wraparound", "orthant")}[algorithm]
+    assert all(row[k] == 0.0 for k in others)
+    assert row["total"] == pytest.approx(row["outflank"] + row["wraparound"] + row["orthant"])

@@ -59,7 +59,8 @@ def _one(job: dict) -> dict:
     r = simulate(cfg)
     d = r["derouted"]
     return {**{k: job[k] for k in ("profile", "pattern", "algorithm", "messages")},
-            "outflank": d["outflank"], "wraparound": d["wraparound"], "orthant": d["orthant"],
+            # a run counts only its algorithm's kinds: another's is 0 by definition
+            **{kind: d.get(kind, 0.0) for kind in ("outflank", "wraparound", "orthant")},
             "total": d["total"], "packets": r["packets_delivered"],
             "latency_ns": r["latency_ns"], "hops": r["hops"], "dilation": r["dilation"],
             "wall_s": r["wall_s"]}
