@@ -270,3 +270,22 @@ def test_every_panel_has_labelled_axes_and_a_legend(n_panels):
             assert "Offered load" in ax.get_xlabel()
             assert ax.get_ylabel() and ax.get_legend() is not None
             assert "(" in ax.get_ylabel()                           # units
+
+
+def test_the_derouting_figure_draws_the_kinds_the_algorithms_declare_in_their_styles():
+    """Deroute kinds are the algorithms' own words: a sweep of algorithms that declare none
+    (DOR) draws no derouting figure; OFR's kinds get the styles OFR declares, a kind no
+    registered algorithm declares (a plug-in's) a spare one."""
+    dor = pd.DataFrame([{k: v for k, v in r.items() if k not in ("derouted.outflank",
+                                                                  "derouted.wraparound")}
+                        for r in window_curve("dor")])
+    assert plots.derouted_figure(dor) is None
+    styles = plots.deroute_styles(["derouted.total", "derouted.outflank",
+                                   "derouted.wraparound", "derouted.hand_made"])
+    assert styles == {"derouted.total": ("-", "total"), "derouted.hand_made": ("-.", "hand_made"),
+                      "derouted.outflank": ("--", "outflank"),
+                      "derouted.wraparound": (":", "wraparound")}
+    ofr = pd.DataFrame(window_curve("ofr", outflank=0.1))
+    fig = plots.derouted_figure(ofr)
+    labels = [line.get_label() for ax in fig.axes for line in ax.get_lines()]
+    assert "ofr outflank" in labels and "ofr total" in labels

@@ -349,13 +349,14 @@ def test_icsim_sweep_writes_the_csv_the_summary_and_the_plots(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.err == ""
     for name in ("gamma_star.csv", "verdicts.csv", "latency.png", "latency.svg",
-                 "accepted.svg", "derouted.png"):
+                 "accepted.svg", "accepted.png"):
         assert f"unchanged {out / name}" in captured.out, name
         assert (out / name).read_bytes() == before[name]
     assert "wrote" not in captured.out
     for name in ("results.csv", "gamma_star.csv", "latency.png", "latency.svg", "accepted.png",
-                 "derouted.svg"):
+                 "accepted.svg"):
         assert (out / name).stat().st_size > 0, name
+    assert not (out / "derouted.png").exists()     # DOR declares no deroute kind: no figure
     summary = pd.read_csv(out / "gamma_star.csv")
     df = pd.read_csv(out / "results.csv").sort_values("offered_load")
     first_bad = df[df["saturated"]]["offered_load"].min()
