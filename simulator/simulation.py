@@ -115,6 +115,17 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
                        progress, progress_every_ps)
 
 
+def runs_compiled(config: Config) -> bool:
+    """Whether a run of ``config`` takes the compiled engine once that is built:
+    ``run.engine: compiled``, or ``auto`` on a config it supports (the model is built to
+    know)."""
+    from icsim.simulator.engines.compiled import supports
+
+    if config.run.engine != "auto":
+        return config.run.engine == "compiled"
+    return supports(build(config).spec) is None
+
+
 class Simulation:
     """Everything one run needs, built once from a :class:`Config` (nothing started): the
     :class:`~icsim.simulator.build.Model` and the engine that will run it (``.engine``).

@@ -1,7 +1,7 @@
 """The first result (issue 48): on a machine whose numba cache lacks the compiled engine, ``auto``
 answers a small run on the SimPy engine at once while the compiled engine builds in the
-background, and says so; a large run compiles, saying so first; no lock file outlives a sweep,
-however it ends."""
+background, and says so; a large run compiles, saying so first; a sweep compiles once before its
+workers start; no lock file outlives a sweep, however it ends."""
 
 from __future__ import annotations
 
@@ -24,6 +24,9 @@ from icsim.simulator.build import build
 from icsim.simulator.engines.compiled import building, cache
 
 QUICKSTART = str(Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml")
+SMALL_SWEEP = ["--set", "topology.dims=[4,4]", "--set", "traffic.message_packets=4",
+               "--set", "run.warmup_us=5", "--set", "run.measure_us=20",
+               "--set", "run.drain_us=40"]
 SAYS_SIMPY = "icsim: the compiled engine is not built on this machine yet: this small run takes " \
              "the SimPy engine"
 SAYS_COMPILING = "icsim: compiling the compiled engine"
@@ -172,6 +175,32 @@ def test_the_background_builder_removes_its_marker(monkeypatch, tmp_path):
     monkeypatch.setattr(os, "nice", lambda n: 0)
     building.build_cache(str(marker))
     assert not marker.exists() and cache.kernel_cached()
+
+
+# ---------------------------------------------------------------------------------- sweeps
+@pytest.mark.slow
+def test_a_sweep_compiles_once_before_its_workers_start(tmp_path):
+    out = tmp_path / "sweep"
+    done = icsim_cli("sweep", QUICKSTART, "--out", str(out), "--workers", "2", "--loads",
+                     "0.1,0.2,0.3", "--no-plots", *SMALL_SWEEP, cache_dir=tmp_path / "numba")
+    assert done.returncode == 0, done.stderr
+    # once, here: before, each worker compiled it (an announcement each); had the workers
+    # found the cache empty now, each would run its small points on SimPy
+    assert done.stderr.count(SAYS_COMPILING) == 1, done.stderr
+    assert SAYS_SIMPY not in done.stderr
+    import pandas as pd
+
+    assert set(pd.read_csv(out / "results.csv")["engine"]) == {"compiled"}
+    assert markers(tmp_path / "numba") == []
+
+
+def test_a_sweep_on_the_simpy_engine_compiles_nothing(monkeypatch, tmp_path):
+    monkeypatch.setattr(cache, "kernel_cached", lambda: False)
+    monkeypatch.setattr(building, "compile_now", lambda: pytest.fail("compiled"))
+    curves = make_curves(read_config_file(QUICKSTART), [0.1], SMALL_SWEEP[1::2] +
+                         ["run.engine=simpy"], [])
+    outcome = run_sweep(curves, tmp_path, plots=False, progress=False)
+    assert [r["engine"] for r in outcome.rows] == ["simpy"]
 
 
 # ---------------------------------------------------------------------------------- lock files

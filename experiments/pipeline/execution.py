@@ -35,12 +35,13 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
-from icsim.model.config import config_from_dict
+from icsim.model.config import Config, config_from_dict
 from icsim.model.registry import did_you_mean
 from icsim.simulator.results import package_version as version
 from icsim.simulator.simulation import run as simulate
+from icsim.simulator.simulation import runs_compiled
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,6 +80,21 @@ def execute_point(config: dict[str, Any], run_fn: Callable | None = None) -> dic
             "elapsed_s": time.perf_counter() - t0, "host": socket.gethostname()}
 
 
+def compile_first(configs: Iterable[Config]) -> bool:
+    """Compile the compiled engine in this process when numba's cache lacks it and any of
+    ``configs`` will run on it (:func:`~icsim.simulator.simulation.runs_compiled`), before
+    the workers of a pool start: each of them would otherwise compile it (a minute or two each,
+    sharing the cores), and a small run alone would take the SimPy engine meanwhile.  Announced
+    on stderr; nothing happens when the cache holds it.  Returns whether it compiled."""
+    from icsim.simulator.engines.compiled.building import compile_now
+    from icsim.simulator.engines.compiled.cache import clear_stale_cache, kernel_cached
+
+    clear_stale_cache()
+    if kernel_cached() or not any(runs_compiled(c) for c in configs):
+        return False
+    return compile_now()
+
+
 # ---------------------------------------------------------------------------------- executors
 class Executor:
     """What the sweep coordinator needs from an execution backend."""
@@ -86,6 +102,8 @@ class Executor:
     #: how many tasks the coordinator keeps in flight
     slots: int = 1
     name: str = "?"
+    #: whether its tasks run on this machine, with this numba cache (:func:`compile_first`)
+    local: bool = True
 
     def submit(self, fn: Callable, *args: Any) -> Any:
         """Start ``fn(*args)``; return a handle."""
@@ -245,6 +263,7 @@ class DaskExecutor(Executor):
     """
 
     name = "dask"
+    local = False
 
     def __init__(self, address: str | None = None, client: Any = None,
                  slots: int | None = None) -> None:
