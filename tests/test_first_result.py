@@ -1,10 +1,12 @@
 """The first result (issue 48): on a machine whose numba cache lacks the compiled engine, ``auto``
 answers a small run on the SimPy engine at once while the compiled engine builds in the
 background, and says so; a large run compiles, saying so first; a sweep compiles once before its
-workers start; no lock file outlives a sweep, however it ends."""
+workers start; a Python sweep shows a progress bar on a terminal; no lock file outlives a sweep,
+however it ends."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -15,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+import icsim
 from icsim.experiments.pipeline.curves import make_curves
+from icsim.experiments.pipeline.execution import ProgressBar
 from icsim.experiments.pipeline.results_file import ResultsFile, SweepError
 from icsim.experiments.pipeline.sweep import run_sweep
 from icsim.model.config import config_from_dict, read_config_file
@@ -201,6 +205,31 @@ def test_a_sweep_on_the_simpy_engine_compiles_nothing(monkeypatch, tmp_path):
                          ["run.engine=simpy"], [])
     outcome = run_sweep(curves, tmp_path, plots=False, progress=False)
     assert [r["engine"] for r in outcome.rows] == ["simpy"]
+
+
+def test_a_python_sweep_shows_a_progress_bar_on_a_terminal_only(capsys):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert ProgressBar(stream=Terminal()).enabled
+    assert not ProgressBar(stream=io.StringIO()).enabled
+    assert not ProgressBar(stream=Terminal(), enabled=False).enabled
+    terminal = Terminal()
+    bar = ProgressBar(stream=terminal)
+    bar.ran, bar.reused = 1, 2
+    bar.update(1, 3, "quickstart γ=0.1 ok")
+    bar.close()
+    assert "sweep" in terminal.getvalue() and "1/5" in terminal.getvalue()
+    assert "2 reused, quickstart γ=0.1 ok" in terminal.getvalue()
+    # pytest's stderr is not a terminal: no bar by default, one when asked for
+    sets = {"topology.dims": [4, 4], "traffic.message_packets": 4, "run.warmup_us": 5,
+            "run.measure_us": 20, "run.drain_us": 40}
+    icsim.sweep("quickstart", [0.1], overrides=sets)
+    assert capsys.readouterr().err == ""
+    icsim.sweep("quickstart", [0.1], overrides=sets, progress=True)
+    err = capsys.readouterr().err
+    assert "sweep: 100%" in err and "1/1" in err
 
 
 # ---------------------------------------------------------------------------------- lock files

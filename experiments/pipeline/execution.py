@@ -37,6 +37,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
+from tqdm import tqdm
+
 from icsim.model.config import Config, config_from_dict
 from icsim.model.registry import did_you_mean
 from icsim.simulator.results import package_version as version
@@ -455,6 +457,42 @@ class Progress:
         if self.enabled and self._tty and self._width:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def shown_live(stream: TextIO) -> bool:
+    """Whether what is written to ``stream`` is seen as it is written and a line can be
+    redrawn: a terminal, or the output of a Jupyter notebook's cell."""
+    return bool(getattr(stream, "isatty", lambda: False)()) or \
+        type(stream).__module__.startswith("ipykernel")
+
+
+class ProgressBar(Progress):
+    """A sweep's progress as a tqdm bar on stderr (:func:`icsim.sweep`'s): runs made against
+    at most how many there will be (the bound shrinks as curves saturate; reused runs are
+    counted beside it), the last run's verdict after it.  By default (``enabled=None``) shown
+    where stderr is seen live (:func:`shown_live`), none otherwise."""
+
+    def __init__(self, label: str = "sweep", stream: TextIO | None = None,
+                 enabled: bool | None = None) -> None:
+        stream = stream if stream is not None else sys.stderr
+        super().__init__(label, stream, shown_live(stream) if enabled is None else enabled)
+        self._bar: tqdm | None = None
+
+    def update(self, running: int, remaining: int, last: str = "") -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            self._bar = tqdm(desc=self.label, unit="run", file=self.stream, dynamic_ncols=True)
+        self._bar.total = self.ran + running + remaining
+        self._bar.n = self.ran
+        reused = f"{self.reused} reused" if self.reused else ""
+        self._bar.set_postfix_str(", ".join(x for x in (reused, last) if x), refresh=False)
+        self._bar.refresh()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 class RunProgress(Progress):

@@ -200,6 +200,9 @@ class Sweep:
             self._read_store()
             try:
                 self._fill()
+                if self.handles:          # shown before the first run ends, which may be long
+                    self.progress.update(len(self.handles), sum(
+                        t.remaining() for t in self.tracks))
                 while self.handles:
                     for handle in self.executor.wait(list(self.handles)):
                         last = self._collect(handle)
