@@ -30,7 +30,7 @@ from icsim.experiments.papers.reproduce import call as _reproduce
 from icsim.experiments.pipeline.arguments import (check_count, check_loads, check_overrides,
                                                   check_seeds, check_sweep_size, vary_sizes)
 from icsim.experiments.pipeline.curves import make_curves, parse_loads, parse_vary
-from icsim.experiments.pipeline.execution import RunProgress, make_executor
+from icsim.experiments.pipeline.execution import ProgressBar, RunProgress, make_executor
 from icsim.experiments.pipeline.lines import read_results
 from icsim.experiments.pipeline.rows import point_key
 from icsim.experiments.pipeline.summaries import flip_notes
@@ -100,7 +100,7 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
           vary: Mapping[str, Iterable[Any]] | None = None, seeds: int = 1,
           out: str | Path | None = None, workers: int | None = None, *,
           overrides: Mapping[str, Any] | None = None, search: str = "climb",
-          plots: bool | None = None, progress: bool = False) -> pd.DataFrame:
+          plots: bool | None = None, progress: bool | None = None) -> pd.DataFrame:
     """Sweep loads (and the product of ``vary``'s values) as ``icsim sweep`` does.
 
     Parameters
@@ -120,6 +120,9 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     search : {"climb", "bisect"}
     plots : bool, optional
         Draw the figures into ``out`` (default: when ``out`` is given).
+    progress : bool, optional
+        A progress bar on stderr (tqdm): runs made, at most how many to go, the last verdict.
+        Default: where stderr is a terminal or a notebook's output, none otherwise.
 
     Returns
     -------
@@ -162,7 +165,7 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
         with make_executor(workers or 1) as executor:
             outcome = run_sweep(curves, where, executor=executor, search=search,
                                 plots=bool(out is not None if plots is None else plots),
-                                progress=progress)
+                                progress=ProgressBar(enabled=progress))
         df = read_results(where)
     finally:
         if tmp is not None:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any, Callable
 
@@ -25,6 +26,19 @@ from icsim.simulator.results import Result, make_result
 SIMPY_SLOWER = "about 40 times"
 _SAID: set[str] = set()
 
+#: the workload's minimal packet-hops (:func:`workload_packet_hops`) the SimPy engine gets
+#: through in a second at the slowest measured (the shared two-core machine, busy: the
+#: reference profile's ack/nak on 4x4x4 33,000, the Angara alltoall example 29,000; DOR and OFR
+#: uniform on the quick start 63,000-96,000, which carry about half the estimate: a window-mode
+#: run ends once its measured packets are delivered)
+SIMPY_PACKET_HOPS_PER_S = 30_000
+
+#: a run is small when the SimPy engine takes at most about 20 s for it at that rate: on a
+#: machine whose numba cache lacks the compiled engine (a minute or two of compiling), ``auto``
+#: answers it on SimPy at once and builds the compiled engine in the background (the quick
+#: start: 184,000, about 3 s; ``ofr/clean/k8``: 6 M, compiled)
+SMALL_RUN_PACKET_HOPS = 20 * SIMPY_PACKET_HOPS_PER_S
+
 
 def say_simpy(why: str) -> None:
     """Say on stderr, once per process and reason, that ``auto`` runs the SimPy engine."""
@@ -34,10 +48,52 @@ def say_simpy(why: str) -> None:
               f"one: {why}", file=sys.stderr, flush=True)
 
 
+def workload_packet_hops(model: Model) -> int:
+    """The packet-hops of the model's workload on minimal routes: every packet it creates
+    times the distance between its source and destination.  What a run carries, before it
+    starts: a window-mode run stops once its measured packets are delivered (fewer), a
+    derouting algorithm adds hops (more)."""
+    wl = model.workload
+    if not wl.num_messages:
+        return 0
+    return int((wl.packets * model.topology.distances_between(wl.src, wl.dst)).sum())
+
+
+def small_first_run(model: Model) -> bool:
+    """Whether ``auto`` runs ``model`` on the SimPy engine because numba's cache lacks the
+    compiled engine and the run is small (:data:`SMALL_RUN_PACKET_HOPS`), the compiled engine
+    being built in the background meanwhile for the runs after it (saying so on stderr, once
+    per process).  A large run, or one where no background build can start, compiles."""
+    from icsim.simulator.engines.compiled.building import build_in_background
+    from icsim.simulator.engines.compiled.cache import clear_stale_cache, kernel_cached
+
+    clear_stale_cache()
+    if kernel_cached():
+        return False
+    hops = workload_packet_hops(model)
+    if hops > SMALL_RUN_PACKET_HOPS:
+        return False
+    state = build_in_background()
+    if not state:
+        return False
+    if "small" not in _SAID:
+        _SAID.add("small")
+        building = ("is being built in the background (about a minute)" if state == "started"
+                    else "is being built in the background already")
+        seconds = max(1, math.ceil(hops / SIMPY_PACKET_HOPS_PER_S))
+        print(f"icsim: the compiled engine is not built on this machine yet: this small run "
+              f"takes the SimPy engine (up to about {seconds} s), and the compiled engine "
+              f"{building} for the next runs", file=sys.stderr, flush=True)
+    return True
+
+
 def make_engine(model: Model, name: str | None = None, progress: Callable | None = None,
                 progress_every_ps: int = 0) -> Any:
     """The engine ``name`` (default ``run.engine``) for a built model.  ``auto`` takes the
-    compiled engine where it supports the config, the SimPy engine otherwise."""
+    compiled engine where it supports the config, the SimPy engine otherwise, and also for a
+    small run while the compiled engine is not built on this machine yet
+    (:func:`small_first_run`): the results are the same whichever runs (its ``engine``
+    field says which)."""
     # numba's machine code loads with the compiled engine: only when a run may use it
     from icsim.simulator.engines.compiled import CompiledEngine, supports
 
@@ -46,7 +102,7 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
         raise ConfigError("run.engine", unknown_name("engine", name, ("auto", "simpy", "compiled")))
     why = supports(model.spec)
     if name == "auto":
-        name = "simpy" if why else "compiled"
+        name = "simpy" if why or small_first_run(model) else "compiled"
         if why:
             say_simpy(why)
     if name == "compiled":
@@ -57,6 +113,17 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
                               progress_every_ps)
     return SimpyEngine(model.spec, model.workload, RandomStream(model.routing_stream),
                        progress, progress_every_ps)
+
+
+def runs_compiled(config: Config) -> bool:
+    """Whether a run of ``config`` takes the compiled engine once that is built:
+    ``run.engine: compiled``, or ``auto`` on a config it supports (the model is built to
+    know)."""
+    from icsim.simulator.engines.compiled import supports
+
+    if config.run.engine != "auto":
+        return config.run.engine == "compiled"
+    return supports(build(config).spec) is None
 
 
 class Simulation:

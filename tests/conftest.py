@@ -10,8 +10,17 @@ import pytest
 from icsim.model.config import config_from_dict
 from icsim.simulator.build import build
 from icsim.simulator.engines.compiled import CompiledEngine
+from icsim.simulator.engines.compiled.building import compile_now
 from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
 from icsim.traffic.workloads import scheduled
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_engine_built():
+    """numba's cache holds the compiled engine before the first test: with it missing,
+    ``auto`` answers a small run on the SimPy engine (and builds it in the background), so a
+    test expecting the compiled engine would depend on whether an earlier test compiled it."""
+    compile_now()
 
 
 def small_config(dims=(4, 4), **sections):

@@ -35,12 +35,15 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
-from icsim.model.config import config_from_dict
+from tqdm import tqdm
+
+from icsim.model.config import Config, config_from_dict
 from icsim.model.registry import did_you_mean
 from icsim.simulator.results import package_version as version
 from icsim.simulator.simulation import run as simulate
+from icsim.simulator.simulation import runs_compiled
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,6 +82,21 @@ def execute_point(config: dict[str, Any], run_fn: Callable | None = None) -> dic
             "elapsed_s": time.perf_counter() - t0, "host": socket.gethostname()}
 
 
+def compile_first(configs: Iterable[Config]) -> bool:
+    """Compile the compiled engine in this process when numba's cache lacks it and any of
+    ``configs`` will run on it (:func:`~icsim.simulator.simulation.runs_compiled`), before
+    the workers of a pool start: each of them would otherwise compile it (a minute or two each,
+    sharing the cores), and a small run alone would take the SimPy engine meanwhile.  Announced
+    on stderr; nothing happens when the cache holds it.  Returns whether it compiled."""
+    from icsim.simulator.engines.compiled.building import compile_now
+    from icsim.simulator.engines.compiled.cache import clear_stale_cache, kernel_cached
+
+    clear_stale_cache()
+    if kernel_cached() or not any(runs_compiled(c) for c in configs):
+        return False
+    return compile_now()
+
+
 # ---------------------------------------------------------------------------------- executors
 class Executor:
     """What the sweep coordinator needs from an execution backend."""
@@ -86,6 +104,8 @@ class Executor:
     #: how many tasks the coordinator keeps in flight
     slots: int = 1
     name: str = "?"
+    #: whether its tasks run on this machine, with this numba cache (:func:`compile_first`)
+    local: bool = True
 
     def submit(self, fn: Callable, *args: Any) -> Any:
         """Start ``fn(*args)``; return a handle."""
@@ -245,6 +265,7 @@ class DaskExecutor(Executor):
     """
 
     name = "dask"
+    local = False
 
     def __init__(self, address: str | None = None, client: Any = None,
                  slots: int | None = None) -> None:
@@ -436,6 +457,42 @@ class Progress:
         if self.enabled and self._tty and self._width:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def shown_live(stream: TextIO) -> bool:
+    """Whether what is written to ``stream`` is seen as it is written and a line can be
+    redrawn: a terminal, or the output of a Jupyter notebook's cell."""
+    return bool(getattr(stream, "isatty", lambda: False)()) or \
+        type(stream).__module__.startswith("ipykernel")
+
+
+class ProgressBar(Progress):
+    """A sweep's progress as a tqdm bar on stderr (:func:`icsim.sweep`'s): runs made against
+    at most how many there will be (the bound shrinks as curves saturate; reused runs are
+    counted beside it), the last run's verdict after it.  By default (``enabled=None``) shown
+    where stderr is seen live (:func:`shown_live`), none otherwise."""
+
+    def __init__(self, label: str = "sweep", stream: TextIO | None = None,
+                 enabled: bool | None = None) -> None:
+        stream = stream if stream is not None else sys.stderr
+        super().__init__(label, stream, shown_live(stream) if enabled is None else enabled)
+        self._bar: tqdm | None = None
+
+    def update(self, running: int, remaining: int, last: str = "") -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            self._bar = tqdm(desc=self.label, unit="run", file=self.stream, dynamic_ncols=True)
+        self._bar.total = self.ran + running + remaining
+        self._bar.n = self.ran
+        reused = f"{self.reused} reused" if self.reused else ""
+        self._bar.set_postfix_str(", ".join(x for x in (reused, last) if x), refresh=False)
+        self._bar.refresh()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 class RunProgress(Progress):

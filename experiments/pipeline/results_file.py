@@ -7,7 +7,8 @@ are damaged (:func:`~icsim.experiments.pipeline.rows.row_problem`: ``offered_loa
 ``latency_ns=abc``, ``saturated=maybe``, ``seed=-5``), is moved to ``results.rejected.csv``; its
 point runs again.  If a later row brings a column the file does not have yet, the file is
 rewritten once (to a temporary file, then renamed) with the wider header.  A lock file
-(``results.csv.lock``) keeps a second sweep from writing the same file.
+(``results.csv.lock``, there only while a sweep runs) keeps a second sweep from writing the
+same file.
 """
 
 from __future__ import annotations
@@ -164,22 +165,42 @@ class ResultsFile:
         os.replace(tmp, self.path)
         self.header = header
 
+    @property
+    def lock_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".lock")
+
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold ``results.csv.lock`` so that two sweeps never write one file."""
+        """Hold ``results.csv.lock`` so that two sweeps never write one file; the file goes
+        when the sweep ends, by an error or Ctrl-C too.  The hold is the kernel's (``flock``),
+        which ends with the process however it ends: a file left by a sweep killed outright
+        holds nobody up, and the next sweep to hold it removes it.  A ``results.csv.tmp`` found
+        once held is what a killed rewrite (:meth:`_write`) left: removed."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             import fcntl                         # POSIX only: elsewhere no protection
         except ImportError:
             yield
             return
-        with open(self.path.with_name(self.path.name + ".lock"), "w") as f:
+        while True:
+            f = open(self.lock_path, "a")
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                f.close()
                 raise SweepError(f"{self.path} is being written by another sweep "
-                                 f"(it holds {f.name})") from None
+                                 f"(it holds {self.lock_path})") from None
+            # the sweep that held it may have removed it between our open and our flock (and
+            # a third may hold a new one): only the file at the path counts
             try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+                if os.stat(self.lock_path).st_ino == os.fstat(f.fileno()).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            f.close()
+        try:
+            self.path.with_name(self.path.name + ".tmp").unlink(missing_ok=True)
+            yield
+        finally:
+            self.lock_path.unlink(missing_ok=True)       # removed while held, then let go
+            f.close()

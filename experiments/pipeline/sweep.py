@@ -33,7 +33,10 @@ while lower loads still run, so speculation wastes at most the runs in flight wh
 becomes certain; they still finish and are recorded.  γ* never depends on the timing — only
 on the finished runs, judged in grid order — but which loads above the stop get run can.
 Runs are never cancelled: a finished point is never lost, and a running process cannot be
-stopped cleanly anyway.
+stopped cleanly anyway.  Before the first run starts, the coordinator compiles the compiled
+engine when numba's cache lacks it and a curve runs on it
+(:func:`~icsim.experiments.pipeline.execution.compile_first`): the workers then load its
+machine code instead of each compiling it.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ from typing import Any, Callable
 
 from icsim.experiments.pipeline.curves import Curve, CurveOutcome
 from icsim.experiments.pipeline.execution import (Executor, Progress, SerialExecutor,
-                                                  execute_point, git_commit, package_version)
+                                                  compile_first, execute_point, git_commit,
+                                                  package_version)
 from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.results_file import RESULTS_NAME, ResultsFile, SweepError
 from icsim.experiments.pipeline.rows import config_hash, make_row, point_key
@@ -175,6 +179,7 @@ class Sweep:
         self.handles: dict[Any, tuple[Key, str, _Track, dict[str, Any]]] = {}
         self.ran = self.reused = 0
         self.old_commits: set[str] = set()
+        self.compiled = run_fn is not None       # a fake run function needs no engine
 
     # ------------------------------------------------------------------ the loop
     def run(self, executor: Executor | None = None) -> SweepOutcome:
@@ -195,6 +200,9 @@ class Sweep:
             self._read_store()
             try:
                 self._fill()
+                if self.handles:          # shown before the first run ends, which may be long
+                    self.progress.update(len(self.handles), sum(
+                        t.remaining() for t in self.tracks))
                 while self.handles:
                     for handle in self.executor.wait(list(self.handles)):
                         last = self._collect(handle)
@@ -262,6 +270,11 @@ class Sweep:
             self.waiting[key].append((t, load))
             return
         self.waiting[key] = [(t, load)]
+        if not self.compiled:
+            # before the first run starts a worker: the compiled engine compiled once, here
+            self.compiled = True
+            if self.executor.local:
+                compile_first(c.curve.config(min(c.curve.grid)) for c in self.tracks)
         self.handles[self.executor.submit(execute_point, cfg, self.run_fn)] = (key, role, t, cfg)
 
     def _collect(self, handle: Any) -> str:

@@ -24,8 +24,9 @@ import pandas as pd
 from icsim.experiments.papers.ofr.table2 import PATTERNS, default_configs_dir
 from icsim.experiments.papers.published import paper_table
 from icsim.experiments.papers.reproduce import Reproduction
-from icsim.experiments.pipeline.execution import (add_engine_argument, csv_list, cut_partial_line,
-                                                  positive_int, positive_number)
+from icsim.experiments.pipeline.execution import (add_engine_argument, compile_first, csv_list,
+                                                  cut_partial_line, positive_int,
+                                                  positive_number)
 from icsim.experiments.pipeline.outputs import note
 from icsim.model.config import load_config
 from icsim.model.input_files import InputFileError
@@ -139,8 +140,9 @@ def reproduce(*, k: Literal[8, 16] = 16, profile: Literal["clean", "reference", 
     have = {(d["profile"], d["pattern"], d["algorithm"], d["messages"]) for d in done}
     todo = [j for j in todo if (j["profile"], j["pattern"], j["algorithm"], j["messages"])
             not in have]
-    for j in todo:                          # a config error stops here, before any run
-        load_config(j["config"], j["overrides"])
+    loaded = [load_config(j["config"], j["overrides"]) for j in todo]    # errors: before any run
+    if workers > 1:
+        compile_first(loaded)               # once here, not in every worker
     t0 = time.time()
     with ProcessPoolExecutor(max_workers=workers) as pool, done_path.open("a") as fh:
         futures = {pool.submit(_one, j): j for j in todo}
