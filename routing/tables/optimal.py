@@ -84,6 +84,14 @@ MAX_BREAKPOINTS = 256
 MILP_STATUS = {0: "optimal", 1: "time_limit", 2: "infeasible", 3: "unbounded", 4: "error"}
 
 
+def milp_status(res) -> str:
+    """The solver's stop as a word; HiGHS's stop at ``mip_max_nodes`` ("Solution limit
+    reached", which scipy passes on as an unrecognised status) is ``node_limit``."""
+    if res.status == 4 and "Solution limit reached" in str(res.message):
+        return "node_limit"
+    return MILP_STATUS.get(res.status, str(res.status))
+
+
 # ----------------------------------------------------------------------------- LP bound
 @dataclass(frozen=True)
 class LoadBound:
@@ -292,13 +300,15 @@ def _model(rs: RouteSet, w: np.ndarray, base_choice: np.ndarray) -> _Model:
     return _Model(rs, w, cols.astype(np.int64), col_pair, const, fixed, iw is not None)
 
 
-def _milp(c, constraints, integrality, bounds, time_limit_s):
+def _milp(c, constraints, integrality, bounds, time_limit_s, node_limit=None):
     from scipy.optimize import milp
 
     t0 = perf_counter()
+    opts = {"time_limit": float(time_limit_s), "disp": False, "mip_rel_gap": 1e-9}
+    if node_limit is not None:
+        opts["node_limit"] = int(node_limit)
     res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
-               options={"time_limit": float(time_limit_s), "disp": False,
-                        "mip_rel_gap": 1e-9})
+               options=opts)
     return res, perf_counter() - t0
 
 
@@ -306,7 +316,7 @@ def _milp(c, constraints, integrality, bounds, time_limit_s):
 def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
             graph: RoutingGraph | None = None, traffic=None, time_limit_s: float = 60.0,
             sigma: bool = True, sigma_time_limit_s: float | None = None,
-            sigma_cap: float | None = None) -> RoutingTable:
+            sigma_cap: float | None = None, node_limit: int | None = None) -> RoutingTable:
     """An Angara routing table of least edge-forwarding index, then least ``σ(4)`` at that
     index, by an exact MILP (module docstring).
 
@@ -334,12 +344,18 @@ def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
         Stage 2 caps the loads at this value instead of the optimal index (e.g. one more, to
         see whether a higher max load buys a lower ``σ(4)``); the table's max load is then
         only bounded by it.
+    node_limit : int, optional
+        A budget that does not depend on the machine: each stage stops after this many
+        branch-and-bound nodes (HiGHS ``mip_max_nodes``), whichever of it and the time limit
+        comes first; with no incumbent by then, the ``refined`` fallback runs its default
+        number of moves instead of a share of the time limit.  A table made under it is the
+        same on any machine that finishes within the time limit.
 
     Returns
     -------
     RoutingTable
-        ``meta``: ``status`` (stage 1: ``optimal`` -- the max load equals the proved bound -- or
-        ``time_limit``), ``max_load`` (of the table; with traffic the weighted load, in
+        ``meta``: ``status`` (stage 1: ``optimal`` -- the max load equals the proved bound --,
+        ``time_limit`` or ``node_limit``), ``max_load`` (of the table; with traffic the weighted load, in
         units of the heaviest pair's weight), ``load_bound`` (proved lower bound), ``load_gap`` (relative),
         ``load_solve_s``, ``sigma_status``, ``sigma4`` (stage 2's value), ``sigma4_bound``,
         ``sigma_solve_s``, ``variables``, ``routes`` (candidates), ``fallback`` and the usual
@@ -360,7 +376,8 @@ def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
     full, graph_time = prepare(topology, graph)
     rs = route_set(full, nodes)
     meta = {"generator": "optimal", "seed": int(seed), "graph_time_s": graph_time,
-            "time_limit_s": time_limit_s, "traffic": traffic is not None,
+            "time_limit_s": time_limit_s, "node_limit": node_limit,
+            "traffic": traffic is not None,
             "pairs": rs.num_pairs, "routes": rs.num_routes}
     if rs.num_pairs == 0:
         return make_table(topology, nodes, {}, {**meta, "status": "optimal", "max_load": 0,
@@ -391,17 +408,19 @@ def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
     integ1 = np.r_[np.ones(nx), 1.0 if mdl.integral else 0.0]
     bnd1 = Bounds(np.r_[np.zeros(nx), floor], np.r_[np.ones(nx), np.inf])
     if nx:
-        res1, t1 = _milp(c1, cons1, integ1, bnd1, time_limit_s)
+        res1, t1 = _milp(c1, cons1, integ1, bnd1, time_limit_s, node_limit)
     else:
         res1, t1 = None, 0.0
-    status = "optimal" if res1 is None else MILP_STATUS.get(res1.status, str(res1.status))
+    status = "optimal" if res1 is None else milp_status(res1)
     if res1 is not None and res1.x is None:
-        table = refined(topology, nodes, seed=seed, graph=full, traffic=traffic,
-                        time_limit_s=max(1.0, time_limit_s / 4))
+        budget = ({"time_limit_s": None} if node_limit is not None else
+                  {"time_limit_s": max(1.0, time_limit_s / 4)})
+        table = refined(topology, nodes, seed=seed, graph=full, traffic=traffic, **budget)
         loads = rs.loads(rs.choice_of(table.routes), w)
         lb = _finite(res1.mip_dual_bound) * unit
         lp = load_lower_bound(topology, nodes, graph=full, traffic=traffic,
-                              time_limit_s=max(1.0, time_limit_s)).bound
+                              time_limit_s=None if node_limit is not None
+                              else max(1.0, time_limit_s)).bound
         lb = max(x for x in (lb, lp, floor * unit) if x == x)
         mx = float(loads.max())
         return make_table(topology, nodes, table.routes, {
@@ -427,7 +446,7 @@ def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
         meta["sigma_cap"] = _num(cap * unit)
         res2 = _sigma_stage(topology, nodes, rs, mdl, A, rows, cap, wi, assign,
                             sigma_time_limit_s if sigma_time_limit_s is not None
-                            else time_limit_s)
+                            else time_limit_s, node_limit)
         meta.update(res2["meta"])
         if res2["x"] is not None:
             _apply(choice, res2["x"], mdl)
@@ -455,7 +474,8 @@ def _sssp_choice(topology, nodes, graph, rs: RouteSet) -> np.ndarray:
 
 
 def _sigma_stage(topology, nodes, rs: RouteSet, mdl: _Model, A, rows, L1: float,
-                 wi: np.ndarray, assign, time_limit_s: float) -> dict:
+                 wi: np.ndarray, assign, time_limit_s: float,
+                 node_limit: int | None = None) -> dict:
     """Stage 2: with every load at most ``L1``, minimise Σ_C (γ_c - p)^4 over the counted
     channels (secant epigraph; exact at integer loads)."""
     from scipy.optimize import Bounds, LinearConstraint
@@ -513,8 +533,8 @@ def _sigma_stage(topology, nodes, rs: RouteSet, mdl: _Model, A, rows, L1: float,
                                                      np.full(M, np.inf)])
     c = np.r_[np.zeros(nx + M), np.ones(M)]
     integ = np.r_[np.ones(nx), np.full(M, 1.0 if exact else 0.0), np.zeros(M)]
-    res, t = _milp(c, cons, integ, bnd, time_limit_s)
-    status = MILP_STATUS.get(res.status, str(res.status))
+    res, t = _milp(c, cons, integ, bnd, time_limit_s, node_limit)
+    status = milp_status(res)
     out = {"sigma_status": status, "sigma_solve_s": t, "sigma_channels": Cn,
            "sigma_exact": bool(exact)}
     if res.x is None:

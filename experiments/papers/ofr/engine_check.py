@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     for n, (_, row) in enumerate(rows.iterrows(), 1):
         cells = {k: plain(v) for k, v in row.to_dict().items()}
         r = run(from_dict(config_of_row(cells)), engine=args.engine)
-        # a kind the run's algorithm does not declare is 0 (older rows recorded every kind)
+        # a kind the run's algorithm does not declare is 0: older rows recorded every kind,
+        # newer ones only the algorithm's own (an empty cell)
         flat = {**r, **{f: 0.0 for f in FIELDS if f.startswith("derouted.")},
                 **{f"derouted.{k}": v for k, v in r["derouted"].items()}}
         rec = {"curve": row.curve, "offered_load": row.offered_load, "engine": r["engine"],
@@ -100,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         verdicts = []
         for f in FIELDS:
             old = plain(row.get(f))
+            if old is None and f.startswith("derouted."):
+                old = 0.0
             rec[f"recorded.{f}"], rec[f] = old, flat.get(f)
             verdicts.append(compare(old, flat.get(f)))
         rec["agreement"] = ("differs" if "differs" in verdicts else
