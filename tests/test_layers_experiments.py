@@ -207,3 +207,22 @@ def test_a_bad_paths_file_names_its_line(tmp_path, text, message):
     with pytest.raises(TableError) as err:
         RoutingTable.from_paths(ring, tmp_path / "paths.txt")
     assert str(err.value).startswith(f"{tmp_path / 'paths.txt'}"[:-len("paths.txt")] + message)
+
+
+def test_a_table_from_icsim_layers_runs_with_the_default_seed_and_a_wrong_seed_is_named(
+        tmp_path, capsys):
+    """`icsim layers` and the config draw the same random graph by default; a table drawn
+    with another seed is refused naming the seed, not as "made for X, not X"."""
+    out = tmp_path / "g.json"
+    assert main(["layers", "--nodes", "16", "--degree", "3", "--out", str(out)]) == 0
+    run = ["run", "quickstart", "--set", "topology.kind=random_regular",
+           "--set", "topology.nodes=16", "--set", "topology.degree=3",
+           "--set", "routing.algorithm=table", "--set", f"routing.table.file={out}",
+           "--set", "run.warmup_us=2", "--set", "run.measure_us=5", "--set", "run.drain_us=50",
+           "--set", "traffic.load=0.1"]
+    capsys.readouterr()
+    assert main(run) == 0
+    assert "graph of 16 nodes" in capsys.readouterr().out.splitlines()[0]
+    assert main(run + ["--set", "topology.seed=5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "other links" in err and "topology.seed" in err

@@ -187,8 +187,12 @@ class TableRouting(Routing):
             except TableError as exc:
                 raise ConfigError("routing.table.file", str(exc)) from None
             if not table.topology.same_network(topology):
-                raise ConfigError("routing.table.file", f"{settings.file} was made for "
-                                  f"{table.topology.describe()}, not {topology.describe()}")
+                made, given = table.topology.describe(), topology.describe()
+                raise ConfigError("routing.table.file", (
+                    f"{settings.file} was made for {made}, not {given}" if made != given else
+                    f"{settings.file} was made for another {made}: same size, other links "
+                    f"(a random graph drawn with another seed? topology.seed must be the "
+                    f"seed the table was made with, e.g. icsim layers --seed)"))
             problem = coverage_problem(table, topology, config.traffic.nodes)
             if problem:
                 raise ConfigError("routing.table.file", f"{settings.file} {problem}")

@@ -46,7 +46,7 @@ def _assign_and_verify(table: RoutingTable, assigner: str) -> tuple[dict, LayerA
             "verify_s": t2 - t1, "problems": check.problems}, assignment
 
 
-def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int = 4, seed: int = 1,
+def layers_main(topology: str = "random_regular", nodes: int = 64, degree: int = 4, seed: int = 0,
                 assigner: str = "acro", edges_file: str | None = None, *,
                 tie_break: str = "random", table_file: str | None = None,
                 paths_file: str | None = None, out: str | Path | None = None) -> dict:
