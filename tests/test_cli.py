@@ -189,3 +189,10 @@ def test_run_and_sweep_take_a_bundled_configs_name_from_any_folder(tmp_path, mon
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"icsim: config error: nosuch: no such config file (from the working directory, "
         f"{tmp_path}), and no bundled config of that name")
+
+
+def test_icsim_reproduce_without_a_name_lists_the_reproductions(capsys):
+    from icsim.experiments.papers.reproduce import REPRODUCTIONS
+    assert main(["reproduce"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in REPRODUCTIONS) and "ofr-table2" in out

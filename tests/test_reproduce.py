@@ -578,3 +578,12 @@ def test_ofr_table3_counts_each_algorithms_own_deroute_kinds_and_zero_for_the_ot
               "abr": ("outflank", "wraparound", "orthant")}[algorithm]
     assert all(row[k] == 0.0 for k in others)
     assert row["total"] == pytest.approx(row["outflank"] + row["wraparound"] + row["orthant"])
+
+
+def test_report_only_on_a_folder_without_runs_is_refused_and_writes_nothing(tmp_path, capsys):
+    empty = tmp_path / "typo"
+    empty.mkdir()
+    assert main(["reproduce", "ofr-table2", "--report-only", "--out", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no runs" in err and str(empty) in err
+    assert list(empty.iterdir()) == []

@@ -322,13 +322,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog="reproductions:\n" + _listing()
                + "\n\nexample:\n  icsim reproduce ofr-table2 --k 8 --profile reference",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("name", metavar="NAME", help="which reproduction (listed below)")
+    p.add_argument("name", metavar="NAME", nargs="?", default=None,
+                   help="which reproduction (listed below; without it, the list)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its options (NAME --help)")
     p.set_defaults(func=cmd_reproduce)
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """Parse a reproduction's options, run it, print its summary and its files."""
+    if args.name is None:
+        print("reproductions (icsim reproduce NAME --help for one's options):\n" + _listing())
+        return 0
     if args.name not in REPRODUCTIONS:
         print(f"icsim reproduce: unknown reproduction {args.name!r}; registered:\n{_listing()}",
               file=sys.stderr)

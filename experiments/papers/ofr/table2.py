@@ -297,6 +297,11 @@ def resolve(given: Mapping[str, Any], out: Path, report_only: bool,
     or, with ``report_only``, from the folder's ``provenance.json``, which an option given
     otherwise contradicts (a ConfigError naming it: its tables would be of other runs, unless
     ``force``)."""
+    if report_only and not (out / "results.csv").is_file() \
+            and not any(out.glob("*/results.csv")):
+        raise ConfigError("--out", f"{out} holds no runs of this reproduction (no "
+                                   f"results.csv in it or its profile folders): nothing to "
+                                   f"draw; give the folder a reproduction wrote")
     folder = folder_options(out) if report_only else None
     chosen = {}
     for key in DRAWN:
