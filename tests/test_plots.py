@@ -289,3 +289,12 @@ def test_the_derouting_figure_draws_the_kinds_the_algorithms_declare_in_their_st
     fig = plots.derouted_figure(ofr)
     labels = [line.get_label() for ax in fig.axes for line in ax.get_lines()]
     assert "ofr outflank" in labels and "ofr total" in labels
+
+
+def test_a_title_over_curves_of_different_seed_counts_does_not_give_one_count():
+    from icsim.experiments.pipeline.figure_layout import describe
+    rows = [{"curve": "dor", "seed": s, "offered_load": 0.1} for s in (1, 2, 3)]
+    same = describe(pd.DataFrame(rows + [{**r, "curve": "abr"} for r in rows]))
+    assert "3 seeds (1–3), mean ± 95 % CI" in same
+    mixed = describe(pd.DataFrame(rows + [{"curve": "abr", "seed": 1, "offered_load": 0.1}]))
+    assert "3 seeds" not in mixed and "not the same for every curve" in mixed

@@ -35,8 +35,18 @@ def describe(df: pd.DataFrame) -> str:
                      ("config.traffic.message_packets", "{}-packet messages")):
         if col in df and df[col].nunique() == 1:
             parts.append(fmt.format(df[col].iloc[0]))
-    seeds = sorted({int(s) for s in seed_column(df) if str(s).lstrip("-").isdigit()})
-    if len(seeds) == 1:
+    column = seed_column(df)
+    numbered = [(i, int(s)) for i, s in zip(df.index, column) if str(s).lstrip("-").isdigit()]
+    seeds = sorted({s for _, s in numbered})
+    per_curve = {}
+    if "curve" in df:
+        for i, s in numbered:
+            per_curve.setdefault(df.at[i, "curve"], set()).add(s)
+    if len({frozenset(v) for v in per_curve.values()}) > 1:
+        # curves of several sweeps in one folder: each curve's count is in its legend
+        parts.append(f"seeds {seeds[0]}–{seeds[-1]}, not the same for every curve "
+                     f"(mean ± 95 % CI where a curve has several)")
+    elif len(seeds) == 1:
         parts.append(f"seed {seeds[0]}")
     elif seeds:
         parts.append(f"{len(seeds)} seeds ({seeds[0]}–{seeds[-1]}), mean ± 95 % CI")
