@@ -81,7 +81,7 @@ def small_first_run(model: Model) -> bool:
         building = ("is being built in the background (about a minute)" if state == "started"
                     else "is being built in the background already")
         seconds = max(1, math.ceil(hops / SIMPY_PACKET_HOPS_PER_S))
-        print(f"icsim: the compiled engine is not built on this machine yet: this small run "
+        print(f"icsim: the compiled engine is not built in this installation yet: this small run "
               f"takes the SimPy engine (up to about {seconds} s), and the compiled engine "
               f"{building} for the next runs", file=sys.stderr, flush=True)
     return True
@@ -91,7 +91,7 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
                 progress_every_ps: int = 0) -> Any:
     """The engine ``name`` (default ``run.engine``) for a built model.  ``auto`` takes the
     compiled engine where it supports the config, the SimPy engine otherwise, and also for a
-    small run while the compiled engine is not built on this machine yet
+    small run while the compiled engine is not built in this installation yet
     (:func:`small_first_run`): the results are the same whichever runs (its ``engine``
     field says which)."""
     # numba's machine code loads with the compiled engine: only when a run may use it

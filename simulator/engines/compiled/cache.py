@@ -147,5 +147,5 @@ def announce_compilation() -> None:
         wait_for_build()
         if kernel_cached():
             return
-    print("icsim: compiling the compiled engine (first use on this machine, about a "
+    print("icsim: compiling the compiled engine (first use in this installation, about a "
           "minute; cached for every later run)", file=sys.stderr, flush=True)
