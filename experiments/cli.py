@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, NoReturn
 
 from icsim.configs import bundled, config_path, listing
+from icsim.experiments.analyze import analyze, format_report
 from icsim.experiments.papers.acro.cli import add_layers_parser
 from icsim.experiments.papers.angara.cli import add_tables_parser
 from icsim.experiments.papers.reproduce import add_parser
@@ -403,6 +404,44 @@ def cmd_bench(args: argparse.Namespace) -> int:
                          cases=args.case or None, repeat=args.repeat, progress=say)
     if args.json:
         _print_json(rows)
+    return 0
+
+
+# ---------------------------------------------------------------------------------- analyze
+@command
+def add_analyze(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "analyze", help="exact channel loads of an oblivious routing, without simulating",
+        description="For the config's topology, routing and traffic pattern: the expected "
+                    "load of every channel, the ideal throughput in units of gamma and the "
+                    "busiest channels; --worst-case adds the routing's worst-case permutation "
+                    "(Towles and Dally 2002). Oblivious routing only (DOR, tables, Valiant, "
+                    "...); an adaptive one is refused.",
+        epilog="examples:\n  icsim analyze quickstart --set 'topology.dims=[8,8]' "
+               "--set traffic.pattern=tornado\n"
+               "  icsim analyze quickstart --worst-case --out wc.txt\n"
+               "  icsim run quickstart --set traffic.pattern=permutation "
+               "--set traffic.params.permutation.file=wc.txt",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("config", help="YAML config file, or a bundled config's name")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, parsed as YAML (repeatable)")
+    p.add_argument("--worst-case", action="store_true",
+                   help="also find the worst-case permutation (a matching per channel)")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="write the worst-case permutation here (with --worst-case)")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.set_defaults(func=cmd_analyze)
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    if args.out and not args.worst_case:
+        raise ConfigError("--out", "writes the worst-case permutation: add --worst-case")
+    report = analyze(args.config, args.overrides, worst_case=args.worst_case, out=args.out)
+    if args.json:
+        _print_json(report)
+    else:
+        print(format_report(report))
     return 0
 
 

@@ -7,6 +7,8 @@ The Python API (:mod:`icsim.api`, loaded on first use so that ``import icsim`` s
   and ``nodes``);
 * ``icsim.sweep(config, loads, vary=None, seeds=1, out=None, workers=None)`` — a load sweep;
   the tidy DataFrame of its runs;
+* ``icsim.analyze(config, overrides=None, *, worst_case=False, out=None)`` — exact channel
+  loads of an oblivious routing, its ideal throughput and worst-case permutation (a dict);
 * ``icsim.reproduce(name, **options)`` — a paper reproduction (``"ofr-table2"``, ...), its
   command-line options as typed keyword arguments; a
   :class:`~icsim.experiments.papers.reproduce.Reproduction` (report, tables, files);
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-_API = ("run", "sweep", "reproduce", "read_results", "config_path", "latency_figure",
+_API = ("run", "sweep", "analyze", "reproduce", "read_results", "config_path", "latency_figure",
         "accepted_figure", "derouted_figure", "latency_distribution_figure",
         "channel_heatmap_figure", "Result", "Reproduction", "ConfigError")
 

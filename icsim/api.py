@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from icsim.configs import config_path
+from icsim.experiments.analyze import analyze_config
 from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.papers.reproduce import call as _reproduce
 from icsim.experiments.pipeline.arguments import (check_count, check_loads, check_overrides,
@@ -180,6 +181,19 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     for note in df.attrs["notes"]:
         warnings.warn(note, stacklevel=2)
     return df
+
+
+def analyze(config: str | Path | Mapping[str, Any] | Config,
+            overrides: Mapping[str, Any] | None = None, *, worst_case: bool = False,
+            out: str | Path | None = None) -> dict[str, Any]:
+    """Exact channel loads of the config's oblivious routing under its traffic pattern, as
+    ``icsim analyze`` gives them (docs/model.md §8.1): ``throughput`` (ideal, in units of γ),
+    ``max_load``, ``busiest`` channels and, with ``worst_case``, the worst-case permutation
+    (``out``: written as a file ``traffic.params.permutation.file`` runs).  ConfigError for a
+    routing without exact loads (an adaptive one)."""
+    overrides = check_overrides(overrides)
+    cfg = config_from_dict(_config_data(config, overrides))
+    return analyze_config(cfg, worst_case=worst_case, out=out)
 
 
 def reproduce(name: str, /, **options: Any) -> Reproduction:

@@ -166,6 +166,13 @@ class _Prepared:
     messages: list | None = None
 
 
+def prepare(cfg: Config) -> _Prepared:
+    """``cfg`` checked and its parts built, before any network: the resolved config, the
+    topology, the routing class and settings, the pattern (or messages); ConfigError naming
+    the key otherwise."""
+    return _prepare(cfg)
+
+
 def _prepare(cfg: Config) -> _Prepared:
     cfg = resolve(cfg)
     if cfg.topology.kind == "torus":

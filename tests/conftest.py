@@ -49,6 +49,29 @@ def send_one(cfg, src, dst, packets=1, at=0, engine="simpy"):
     return got
 
 
+def channel_crossings(config, pairs, engine: str) -> dict[tuple[int, int], int]:
+    """Send one packet for each ``(source, destination)`` of ``pairs`` at time 0 on
+    ``engine``; the packets that crossed each router-to-router channel ``(node, port)`` (every
+    VC), from the engine's own counters."""
+    from icsim.simulator.engines.compiled import layout as kernel
+
+    model = build(config)
+    spec = dataclasses.replace(model.spec, window=None, horizon_ps=None)
+    workload = scheduled("collective", [(0, s, t, 1) for s, t in pairs])
+    if engine == "compiled":
+        sim = CompiledEngine(spec, workload, np.random.default_rng(0))
+        tally = sim.run()
+        per_queue = sim.a["qs"][:, kernel.Q_PACKETS]
+    else:
+        sim = SimpyEngine(spec, workload, RandomStream(np.random.default_rng(0)))
+        tally = sim.run()
+        per_queue = sim.fab.link_packets
+    assert tally.delivered == len(pairs)
+    n, P, V = spec.num_nodes, spec.num_ports + 1, spec.num_vcs
+    return {(u, p): int(sum(per_queue[(u * P + p) * V + vc] for vc in range(V)))
+            for u in range(n) for p in range(spec.num_ports) if spec.neighbor[u, p] >= 0}
+
+
 @pytest.fixture
 def table1():
     """Table 1's link and NIC times, in ns."""

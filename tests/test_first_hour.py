@@ -163,8 +163,8 @@ def usage_error(capsys, *argv: str) -> list[str]:
      "icsim run: error: argument --engine: invalid choice: 'simpi' (choose from 'auto', "
      "'simpy', 'compiled'); did you mean 'simpy'?"),
     (["runn", QUICKSTART], "usage: icsim [-h] COMMAND",
-     "icsim: error: argument COMMAND: invalid choice: 'runn' (choose from 'bench', 'configs', "
-     "'layers', 'plot', 'reproduce', 'run', 'sweep', 'tables'); did you mean 'run'?"),
+     "icsim: error: argument COMMAND: invalid choice: 'runn' (choose from 'analyze', 'bench', "
+     "'configs', 'layers', 'plot', 'reproduce', 'run', 'sweep', 'tables'); did you mean 'run'?"),
 ])
 def test_an_argument_error_shows_the_subcommands_usage(capsys, argv, usage, error):
     """An unknown option of a subcommand was reported with the top parser's usage

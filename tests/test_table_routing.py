@@ -7,9 +7,11 @@ import pytest
 from icsim.model.config import ConfigError
 from icsim.model.topology import Torus
 from icsim.routing.table import RoutingTable
+from icsim.simulator.build import build
 from icsim.simulator.build import from_dict as config_from_dict  # schema and build checks
 from icsim.simulator.engines import DeadlockError
 from icsim.simulator.simulation import run
+from tests.conftest import channel_crossings
 
 
 def dor_table(topo: Torus) -> RoutingTable:
@@ -44,35 +46,10 @@ def test_a_table_of_dor_routes_behaves_exactly_like_dor(tmp_path):
 
 
 def channel_packets(config, engine: str) -> dict[tuple[int, int], int]:
-    """Run an all-to-all of one packet per pair on ``engine``; the packets that crossed each
-    router-to-router channel ``(node, port)`` (every VC), from the engine's own counters."""
-    import dataclasses
-
-    import numpy as np
-
-    from icsim.simulator.build import build
-    from icsim.simulator.engines.compiled import CompiledEngine
-    from icsim.simulator.engines.compiled import layout as kernel
-    from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
-    from icsim.traffic.workloads import scheduled
-
-    model = build(config)
-    spec = dataclasses.replace(model.spec, window=None, horizon_ps=None)
-    n = spec.num_nodes
-    workload = scheduled("collective", [(0, s, t, 1) for s in range(n) for t in range(n)
-                                        if s != t])
-    if engine == "compiled":
-        sim = CompiledEngine(spec, workload, np.random.default_rng(0))
-        tally = sim.run()
-        per_queue = sim.a["qs"][:, kernel.Q_PACKETS]
-    else:
-        sim = SimpyEngine(spec, workload, RandomStream(np.random.default_rng(0)))
-        tally = sim.run()
-        per_queue = sim.fab.link_packets
-    assert tally.delivered == n * (n - 1)
-    P, V = spec.num_ports + 1, spec.num_vcs
-    return {(u, p): int(sum(per_queue[(u * P + p) * V + vc] for vc in range(V)))
-            for u in range(n) for p in range(spec.num_ports) if spec.neighbor[u, p] >= 0}
+    """An all-to-all of one packet per pair on ``engine``: the packets on each channel."""
+    n = build(config).spec.num_nodes
+    return channel_crossings(config, [(s, t) for s in range(n) for t in range(n) if s != t],
+                             engine)
 
 
 def table_loads(table: RoutingTable) -> dict[tuple[int, int], int]:

@@ -62,6 +62,7 @@ from typing import Any, Callable, ClassVar, Mapping
 import numpy as np
 
 from icsim.model.errors import Picklable
+from icsim.model.input_files import InputFileError, read_lines
 from icsim.model.registry import Registry, UnknownNameError, did_you_mean
 
 __all__ = ["PATTERNS", "Pattern", "PatternError", "make_pattern", "register"]
@@ -224,6 +225,17 @@ class Pattern:
         otherwise None."""
         return None
 
+    def rates(self) -> np.ndarray:
+        """The long-run share of each source's messages sent to each destination: an N x N
+        matrix whose rows sum to 1 (the traffic matrix of exact load analysis,
+        :mod:`icsim.routing.oblivious`).  A permutation's is its permutation matrix."""
+        mapping = self.mapping()
+        if mapping is None:
+            raise NotImplementedError(f"{self.name}: no traffic matrix")
+        out = np.zeros((self.num_nodes, self.num_nodes))
+        out[np.arange(self.num_nodes), mapping] = 1.0
+        return out
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"<{type(self).__name__} {self.name!r} on {_shape(self.topology)}" \
@@ -277,6 +289,13 @@ class Uniform(Pattern):
         self._span = self.num_nodes - self._exclude_self
         return {"include_self": bool(include_self)}
 
+    def rates(self) -> np.ndarray:
+        n = self.num_nodes
+        out = np.full((n, n), 1.0 / self._span)
+        if self._exclude_self:
+            np.fill_diagonal(out, 0.0)
+        return out
+
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         # random() < 1 - 2**-53, so the product stays below span for any span < 2**53
         d = int(rng.random() * self._span)
@@ -324,6 +343,13 @@ class Hotspot(Pattern):
         self._fraction = float(fraction)
         return {"fraction": float(fraction), "nodes": hot}
 
+    def rates(self) -> np.ndarray:
+        n, f = self.num_nodes, self._fraction
+        out = np.full((n, n), (1.0 - f) / (n - 1))
+        np.fill_diagonal(out, 0.0)
+        out[:, list(self._hot)] += f / len(self._hot)
+        return out
+
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         # One draw decides both the branch and the node: below f, r/f is uniform on [0, 1);
         # above, (r - f)/(1 - f) is.  Rounding can push either to 1.0, hence the clamps.
@@ -342,29 +368,67 @@ class Hotspot(Pattern):
 
 @register("permutation")
 class Permutation(_FixedMapping):
-    """A random permutation of the nodes, drawn once from ``seed`` and fixed for the run.
+    """A random permutation of the nodes, drawn once from ``seed`` and fixed for the run, or
+    one read from a file.
 
     Drawn with ``numpy.random.default_rng(seed).permutation``; with ``derangement`` the draw is
     repeated until no node maps to itself (about e tries), which makes it uniform over all
     derangements.  (The reference simulator's glibc ``rand_r`` single-cycle permutation is not
     reproduced.)
 
+    A ``file`` (what ``icsim analyze --worst-case --out`` writes) holds one destination per
+    line, in source order (line 1: node 0's), ``#`` comments and blank lines ignored: every
+    node exactly once; a node mapped to itself is a fixed point (delivered locally).
+
     Parameters
     ----------
     derangement : bool, default True
-        Forbid fixed points.
+        Forbid fixed points (of the drawn permutation).
+    file : str, optional
+        Read the permutation from this file instead of drawing it.
     """
 
-    defaults = MappingProxyType({"derangement": True})
+    defaults = MappingProxyType({"derangement": True, "file": None})
 
-    def _check(self, *, derangement: Any) -> dict[str, Any]:
+    def _check(self, *, derangement: Any, file: Any) -> dict[str, Any]:
         if not isinstance(derangement, (bool, np.bool_)):
             raise self._error(f"derangement must be true or false, got {derangement!r}",
                               "derangement")
         self._derangement = bool(derangement)
-        return {"derangement": bool(derangement)}
+        if file is not None and not isinstance(file, str):
+            raise self._error(f"file must be a path, got {file!r}", "file")
+        self._file = file
+        return {"derangement": bool(derangement), **({"file": file} if file else {})}
+
+    def _read(self) -> np.ndarray:
+        n, out = self.num_nodes, []
+        try:
+            for lineno, text in read_lines(self._file):
+                text = text.split("#", 1)[0].strip()
+                if not text:
+                    continue
+                if not text.isdigit() or int(text) >= n:
+                    raise InputFileError(self._file, f"{text!r} is not a node id in [0, {n})",
+                                         lineno)
+                if len(out) == n:
+                    raise InputFileError(self._file, f"more than {n} destinations", lineno)
+                out.append(int(text))
+        except InputFileError as exc:
+            raise self._error(str(exc), "file") from None
+        if len(out) != n:
+            raise self._error(f"{self._file}: {len(out)} destinations for {n} nodes", "file")
+        mapping = np.array(out, dtype=np.int64)
+        seen = np.bincount(mapping, minlength=n)
+        if (seen != 1).any():
+            twice = int(np.flatnonzero(seen > 1)[0])
+            raise self._error(f"{self._file}: node {twice} is the destination of "
+                              f"{int(seen[twice])} sources (a permutation has each once)",
+                              "file")
+        return mapping
 
     def _compute(self) -> np.ndarray:
+        if self._file is not None:
+            return self._read()
         rng = np.random.default_rng(self.seed)
         ids = np.arange(self.num_nodes)
         while True:
@@ -462,6 +526,13 @@ class Butterfly(Pattern):
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         return src ^ self._bits[index % self._b]
 
+    def rates(self) -> np.ndarray:
+        n, every = self.num_nodes, np.arange(self.num_nodes)
+        out = np.zeros((n, n))
+        for bit in self._bits:
+            out[every, every ^ bit] += 1.0 / self._b
+        return out
+
 
 @register("alltoall")
 class AllToAll(Pattern):
@@ -476,6 +547,11 @@ class AllToAll(Pattern):
 
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         return (src + 1 + index % self._others) % self.num_nodes
+
+    def rates(self) -> np.ndarray:
+        out = np.full((self.num_nodes, self.num_nodes), 1.0 / self._others)
+        np.fill_diagonal(out, 0.0)
+        return out
 
 
 # ---------------------------------------------------------------------------- coordinate patterns
@@ -567,3 +643,10 @@ class Neighbor(Pattern):
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         nbrs = self._nbrs[src]
         return nbrs[index % len(nbrs)]
+
+    def rates(self) -> np.ndarray:
+        out = np.zeros((self.num_nodes, self.num_nodes))
+        for src, nbrs in enumerate(self._nbrs):
+            for v in nbrs:
+                out[src, v] += 1.0 / len(nbrs)
+        return out

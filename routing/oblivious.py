@@ -1,0 +1,321 @@
+"""Exact channel loads of oblivious routing: expected loads, ideal throughput, worst case.
+
+A routing is *oblivious* when the path a packet takes depends only on its source, its
+destination and random draws made without looking at the network (Towles and Dally, "Worst-case
+traffic for oblivious routing functions", IEEE Computer Architecture Letters 1, 2002).  Its
+channel loads are then linear in the traffic: for a traffic matrix Λ (``Λ[s, d]``: the share of
+node s's packets sent to d, each row summing to 1) the expected load of channel c per unit of
+per-node injection is ``γ_c = Σ_sd Λ[s, d] · P_c(s, d)``, where ``P_c(s, d)`` is the
+probability that a packet from s to d crosses c.  The busiest channel saturates first, so the
+*ideal throughput* in the units of γ (docs/model.md §6: γ = 1 saturates the busiest channel of
+a perfectly balanced minimal routing under uniform traffic, ``Topology.max_channel_load_factor``)
+is ``max_channel_load_factor / max_c γ_c``: an upper bound on what a simulation can sustain,
+reached only with ideal flow control.
+
+The *worst-case permutation* of a routing (Towles and Dally): for each channel c, the
+permutation π that maximises ``Σ_s P_c(s, π(s))`` is a maximum-weight bipartite matching
+(``scipy.optimize.linear_sum_assignment``); the channel whose matching is heaviest gives the
+permutation with the lowest throughput of all permutations.
+
+What a routing is, is read from its :class:`~icsim.routing.program.Program` (the same one both
+engines run): every phase must give each packet one port (an adaptive group of more than one
+port, or an adaptive port that is not the escape port, chooses by the queues: not oblivious);
+the decision at injection may be none, :class:`~icsim.routing.program.Uniform` (a mixture of
+its options) or :class:`~icsim.routing.program.RandomTarget` (an intermediate node drawn
+uniformly: two oblivious segments); :class:`~icsim.routing.program.Profit` looks at queue
+occupancy and is refused.  On a torus whose every dimension is a ring, with tables keyed by
+coordinate offsets (DOR, Valiant over DOR, ...), the routing is the same from every node, and
+the paths of node 0 alone are walked (``N · hops`` entries); otherwise (tables of pairs, source
+routes, meshes, graphs) every pair is walked (``N² · hops`` entries, refused beyond
+:data:`MAX_ENTRIES`).
+
+>>> from icsim.model.topology import Torus
+>>> from icsim.model.config import Config
+>>> from icsim.routing.registry import ROUTING
+>>> from icsim.traffic.patterns import make_pattern
+>>> torus = Torus((8, 8))
+>>> dor = Oblivious(torus, ROUTING.get("dor")(torus, Config(topology={"dims": [8, 8]})))
+>>> tornado = make_pattern("tornado", torus, seed=0).rates()
+>>> round(dor.throughput(dor.loads(tornado)), 4)      # 3 hops on every x+ channel: 1/3
+0.3333
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from icsim.routing.program import (OFFSET, ROUTE, Option, Profit, Program, RandomTarget,
+                                   Uniform)
+
+#: the most (pair, channel) entries walked for a routing that is not the same from every node
+MAX_ENTRIES = 60_000_000
+#: the most nodes of an analysis (it holds N x N traffic and weight matrices)
+MAX_NODES = 4096
+
+
+class NotOblivious(ValueError):
+    """The routing chooses by the network's state (or has no program): no exact loads."""
+
+
+@dataclass(frozen=True)
+class WorstCase:
+    """The worst-case permutation of a routing: ``mapping[s]`` is s's destination; ``load`` the
+    expected load it puts on ``channel`` (node, port), the heaviest of any permutation."""
+
+    mapping: np.ndarray
+    load: float
+    channel: tuple[int, int]
+    throughput: float
+
+
+class Oblivious:
+    """The exact channel loads of one routing on one topology (module docstring).
+
+    Parameters
+    ----------
+    topology : Topology
+    routing : Routing
+        A built routing algorithm (``ROUTING.get(name)(topology, config)``).
+    """
+
+    def __init__(self, topology: Any, routing: Any) -> None:
+        self.topology = topology
+        self.name = getattr(routing, "name", type(routing).__name__)
+        program = routing.program()
+        if program is None:
+            raise NotOblivious(f"{self.name} routes in Python at every hop (no program): "
+                               f"its paths cannot be read ahead")
+        self.program: Program = program
+        self.N = int(topology.num_nodes)
+        self.P = int(topology.num_ports)
+        if self.N > MAX_NODES:
+            raise ValueError(f"{topology.describe()} has {self.N:,} nodes; the analysis holds "
+                             f"N x N matrices and takes at most {MAX_NODES:,}")
+        self.neighbors = np.asarray(topology.neighbor_array, dtype=np.int64)
+        decision = program.decision
+        if isinstance(decision, Profit):
+            raise NotOblivious(f"{self.name} chooses its route at injection by the occupancy "
+                               f"of the source's queues (a profit): not oblivious")
+        if decision is None:
+            self.segments = [((Option(),), None)]
+        elif isinstance(decision, Uniform):
+            self.segments = [(tuple(decision.choices), None)]
+        elif isinstance(decision, RandomTarget):
+            first = decision.option
+            after = program.phases[first.phase].next
+            after = first.phase if after is None else after
+            self.segments = [((first,), "to"), ((Option(phase=after),), "from")]
+        else:
+            raise NotOblivious(f"{self.name}: no analysis for the decision "
+                               f"{type(decision).__name__}")
+        phases = {o.phase for opts, _ in self.segments for o in opts}
+        caps = topology.capabilities
+        self.symmetric = ("rings" in caps and "offsets" in caps
+                          and all(program.phases[p].key == OFFSET for p in phases))
+        if self.symmetric:
+            self._coords = np.asarray(topology.coord_array, dtype=np.int64)
+            self._dims = np.asarray(topology.dims, dtype=np.int64)
+            self._strides = np.asarray(topology.strides, dtype=np.int64)
+        # per segment: its options' walked paths (x, port, r, weight) or sparse rows
+        self._paths = [self._walk_options(opts) for opts, _ in self.segments]
+
+    # ------------------------------------------------------------------ walking
+    def _shift(self, a: np.ndarray, b: int | np.ndarray, sign: int = 1) -> np.ndarray:
+        """Node ids of coordinates ``a + sign * b`` (modulo every ring)."""
+        c = self._coords[a] + sign * self._coords[b]
+        return (c % self._dims) @ self._strides
+
+    def _walk_options(self, options: tuple[Option, ...]):
+        """Every option's paths, weighted by the option's share."""
+        parts = [self._walk(o, 1.0 / len(options)) for o in options]
+        return tuple(np.concatenate(cols) for cols in zip(*parts))
+
+    def _walk(self, option: Option, weight: float):
+        """The channels of every path of ``option``'s phase: arrays (source, target, channel
+        origin, port, weight); from node 0 only when the routing is the same everywhere."""
+        N, phase = self.N, self.program.phases[option.phase]
+        if self.symmetric:
+            src = np.zeros(N, dtype=np.int64)
+            dst = np.arange(N, dtype=np.int64)
+        else:
+            if N * N * max(1, self._diameter_guess()) > MAX_ENTRIES:
+                raise ValueError(f"{self.topology.describe()}: {self.name}'s paths differ from "
+                                 f"node to node, and walking all {N * N:,} pairs would hold "
+                                 f"more than {MAX_ENTRIES:,} entries")
+            src = np.repeat(np.arange(N, dtype=np.int64), N)
+            dst = np.tile(np.arange(N, dtype=np.int64), N)
+        if phase.key == ROUTE:
+            return self._walk_routes(phase, src, dst, weight)
+        return self._walk_tables(option, phase, src, dst, weight)
+
+    def _diameter_guess(self) -> int:
+        """Node 0's eccentricity: about the hops of a path (of a minimal one, at least)."""
+        far = np.asarray(self.topology.hop_distances(0))
+        return int(far[far >= 0].max(initial=1))
+
+    def _walk_tables(self, option: Option, phase, src, dst, weight):
+        N, P = self.N, self.P
+        ports = np.asarray(phase.ports, dtype=np.int64)
+        escape = None if phase.escape is None else np.asarray(phase.escape, dtype=np.int64)
+        if phase.key == OFFSET:
+            codes = np.asarray(self.topology.relative_codes, dtype=np.int64)
+            base = int(self.topology.relative_base)
+        out = ([], [], [], [])
+        pair = np.arange(len(src))
+        cur = src.copy()
+        for _ in range(N + 1):
+            live = cur != dst[pair]
+            pair, cur = pair[live], cur[live]
+            if not len(pair):
+                return self._columns(out, src, dst, weight)
+            t = dst[pair]
+            k = codes[t] - codes[cur] + base if phase.key == OFFSET else cur * N + t
+            mask = ports[k]
+            if phase.filtered and option.sel != -1:
+                mask = mask & option.sel
+            lowest = np.where(mask > 0, np.log2(np.maximum(mask & -mask, 1)).astype(np.int64), -1)
+            if phase.adaptive_vc is not None:
+                several = (mask & (mask - 1)) != 0
+                esc = escape[k] if escape is not None else lowest
+                if several.any() or (phase.escape_vc is not None and (esc != lowest).any()):
+                    i = int(np.flatnonzero(several | (esc != lowest))[0])
+                    raise NotOblivious(
+                        f"{self.name} is adaptive: at node {int(cur[i])} a packet for "
+                        f"{int(t[i])} may take more than one port, chosen by the queues")
+            port = escape[k] if (escape is not None and phase.escape_vc is not None) else lowest
+            if (port < 0).any():
+                i = int(np.flatnonzero(port < 0)[0])
+                raise ValueError(f"{self.name}: no port at node {int(cur[i])} for {int(t[i])}")
+            out[0].append(pair)
+            out[1].append(cur)
+            out[2].append(port)
+            cur = self.neighbors[cur, port]
+            if (cur < 0).any():
+                raise ValueError(f"{self.name}: a path leaves by an absent port")
+        raise ValueError(f"{self.name}: a path is longer than {N} hops (a routing loop)")
+
+    def _walk_routes(self, phase, src, dst, weight):
+        route, hops = phase.routes.arrays(self.N)
+        out = ([], [], [], [])
+        pair = np.flatnonzero(src != dst)
+        first, count = route[src[pair] * self.N + dst[pair], 0], route[src[pair] * self.N
+                                                                       + dst[pair], 1]
+        cur = src[pair].copy()
+        for i in range(int(count.max(initial=0))):
+            live = count > i
+            pair, first, count, cur = pair[live], first[live], count[live], cur[live]
+            port = hops[first + i, 0]
+            out[0].append(pair)
+            out[1].append(cur)
+            out[2].append(port)
+            cur = self.neighbors[cur, port]
+        return self._columns(out, src, dst, weight)
+
+    @staticmethod
+    def _columns(out, src, dst, weight):
+        if not out[0]:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty, empty, np.zeros(0)
+        pair = np.concatenate(out[0])
+        return (src[pair], dst[pair], np.concatenate(out[1]), np.concatenate(out[2]),
+                np.full(len(pair), weight))
+
+    # ------------------------------------------------------------------ loads
+    def _segment_loads(self, paths, lam: np.ndarray) -> np.ndarray:
+        """Expected load per channel (node * P + port) of one segment under ``lam``."""
+        s, d, u, p, w = paths
+        N, P = self.N, self.P
+        loads = np.zeros(N * P)
+        if not self.symmetric:
+            np.add.at(loads, u * P + p, w * lam[s, d])
+            return loads
+        # paths from node 0: a packet s -> s + r crosses channel (s + u, p)
+        every = np.arange(N, dtype=np.int64)
+        for r in np.unique(d):
+            sel = d == r
+            lam_r = lam[every, self._shift(every, r)]
+            if not lam_r.any():
+                continue
+            for x, port, weight in zip(u[sel], p[sel], w[sel]):
+                loads[self._shift(every, x) * P + port] += weight * lam_r
+        return loads
+
+    def loads(self, rates: np.ndarray) -> np.ndarray:
+        """Expected load of every channel (index ``node * num_ports + port``) per unit of
+        per-node injection, under traffic ``rates`` (N x N, rows summing to 1)."""
+        lam = np.asarray(rates, dtype=float)
+        if lam.shape != (self.N, self.N):
+            raise ValueError(f"traffic of shape {lam.shape} for {self.N} nodes")
+        total = np.zeros(self.N * self.P)
+        for (options, role), paths in zip(self.segments, self._paths):
+            if role == "to":             # s -> a random intermediate, drawn over all nodes
+                seg = np.repeat(lam.sum(axis=1, keepdims=True) / self.N, self.N, axis=1)
+            elif role == "from":         # the intermediate -> d
+                seg = np.repeat(lam.sum(axis=0, keepdims=True) / self.N, self.N, axis=0)
+            else:
+                seg = lam
+            total += self._segment_loads(paths, seg)
+        return total
+
+    def throughput(self, loads: np.ndarray) -> float:
+        """The ideal throughput in units of γ: the uniform bound over the busiest channel."""
+        top = float(loads.max(initial=0.0))
+        return float("inf") if top == 0 else self.topology.max_channel_load_factor / top
+
+    # ------------------------------------------------------------------ worst case
+    def _weights(self, channel: tuple[int, int]) -> np.ndarray:
+        """``W[s, d]``: the expected crossings of ``channel`` by one packet from s to d."""
+        N, (node, port) = self.N, channel
+        W = np.zeros((N, N))
+        for (options, role), (s, d, u, p, w) in zip(self.segments, self._paths):
+            on = p == port
+            if self.symmetric:        # (s, s + r) crosses (node, port) where s + u = node
+                s_abs = self._shift(np.full(int(on.sum()), node), u[on], -1)
+                d_abs = self._shift(s_abs, d[on])
+                ss, dd, ww = s_abs, d_abs, w[on]
+            else:
+                on &= u == node
+                ss, dd, ww = s[on], d[on], w[on]
+            if role is None:
+                np.add.at(W, (ss, dd), ww)
+            elif role == "to":           # s -> i, i uniform: a term of s alone
+                a = np.zeros(N)
+                np.add.at(a, ss, ww / N)
+                W += a[:, None]
+            else:                        # i -> d: a term of d alone
+                b = np.zeros(N)
+                np.add.at(b, dd, ww / N)
+                W += b[None, :]
+        return W
+
+    def channels(self) -> list[tuple[int, int]]:
+        """The channels the worst case is searched over: one per port class when the routing
+        is the same from every node (the rest are its translates), else every channel."""
+        if self.symmetric:
+            return [(0, p) for p in range(self.P) if self.neighbors[0, p] >= 0]
+        return [(int(u), int(p)) for u in range(self.N) for p in range(self.P)
+                if self.neighbors[u, p] >= 0]
+
+    def worst_case(self) -> WorstCase:
+        """The permutation that loads some channel most (module docstring)."""
+        from scipy.optimize import linear_sum_assignment
+
+        best = None
+        for channel in self.channels():
+            W = self._weights(channel)
+            if not W.any():
+                continue
+            rows, cols = linear_sum_assignment(W, maximize=True)
+            load = float(W[rows, cols].sum())
+            if best is None or load > best[0] + 1e-12:
+                mapping = np.empty(self.N, dtype=np.int64)
+                mapping[rows] = cols
+                best = (load, channel, mapping)
+        if best is None:
+            return WorstCase(np.arange(self.N), 0.0, (0, 0), float("inf"))
+        load, channel, mapping = best
+        factor = self.topology.max_channel_load_factor
+        return WorstCase(mapping, load, channel, factor / load)
