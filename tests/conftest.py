@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import numpy as np
 import pytest
@@ -21,6 +22,26 @@ def compiled_engine_built():
     ``auto`` answers a small run on the SimPy engine (and builds it in the background), so a
     test expecting the compiled engine would depend on whether an earlier test compiled it."""
     compile_now()
+
+
+@pytest.fixture(autouse=True)
+def plugins_forgotten():
+    """What a test's plug-ins registered (``routing.plugins``, ``load_plugin``) is gone after
+    it, so that no test sees another's algorithms (registries are per process)."""
+    yield
+    from icsim.routing import registry
+
+    routing = registry.ROUTING
+    for name, obj in list(routing._members.items()):
+        if getattr(obj, "__module__", "").startswith("icsim_plugin_"):
+            del routing._members[name]
+            routing.help.pop(name, None)
+    for alias, name in list(routing._aliases.items()):
+        if name not in routing._members:
+            del routing._aliases[alias]
+    for path, module in list(registry._PLUGINS.items()):
+        del registry._PLUGINS[path]
+        sys.modules.pop(module.__name__, None)
 
 
 def small_config(dims=(4, 4), **sections):
