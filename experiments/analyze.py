@@ -101,9 +101,9 @@ def write_permutation(path: str | Path, mapping: np.ndarray, title: str) -> None
 def format_report(r: dict[str, Any]) -> str:
     """The report as a few lines."""
     top = r["busiest"][0] if r["busiest"] else None
+    how = "paths of one node, translated" if r["same_from_every_node"] else "every pair walked"
     lines = [f"{r['topology']} {r['routing']} {r['pattern']}: exact channel loads "
-             f"({'paths of one node, translated' if r['same_from_every_node'] else 'every pair walked'}, "
-             f"{r['time_s']:.2f} s)",
+             f"({how}, {r['time_s']:.2f} s)",
              f"  max channel load  {r['max_load']:.6g} per unit of per-node injection"
              + (f" ({top['port']} of node {top['where']})" if top else ""),
              f"  ideal throughput  γ = {r['throughput']:.6g} (uniform bound "

@@ -323,8 +323,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 @command
 def add_plot(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plot", help="redraw a sweep's figures from its results.csv",
-                       description="Draw latency (sustained runs filled, saturated ones hollow), accepted-load and "
-                                   "derouting figures from a results file, without simulating.")
+                       description="Draw latency (sustained runs filled, saturated ones "
+                                   "hollow), accepted-load and derouting figures from a "
+                                   "results file, without simulating.")
     p.add_argument("results", help="a sweep directory or its results.csv")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="where to write the figures (default: beside the CSV)")

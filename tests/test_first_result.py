@@ -31,8 +31,8 @@ QUICKSTART = str(Path(__file__).resolve().parents[1] / "configs" / "quickstart.y
 SMALL_SWEEP = ["--set", "topology.dims=[4,4]", "--set", "traffic.message_packets=4",
                "--set", "run.warmup_us=5", "--set", "run.measure_us=20",
                "--set", "run.drain_us=40"]
-SAYS_SIMPY = "icsim: the compiled engine is not built in this installation yet: this small run takes " \
-             "the SimPy engine"
+SAYS_SIMPY = "icsim: the compiled engine is not built in this installation yet: this small " \
+             "run takes the SimPy engine"
 SAYS_COMPILING = "icsim: compiling the compiled engine"
 #: a background build takes one to three minutes on the shared two-core machine
 BUILD_WAIT_S = 1200

@@ -355,8 +355,9 @@ def optimal(topology, nodes: Iterable[int] | None = None, *, seed: int = 0,
     -------
     RoutingTable
         ``meta``: ``status`` (stage 1: ``optimal`` -- the max load equals the proved bound --,
-        ``time_limit`` or ``node_limit``), ``max_load`` (of the table; with traffic the weighted load, in
-        units of the heaviest pair's weight), ``load_bound`` (proved lower bound), ``load_gap`` (relative),
+        ``time_limit`` or ``node_limit``), ``max_load`` (of the table; with traffic the
+        weighted load, in units of the heaviest pair's weight), ``load_bound`` (proved lower
+        bound), ``load_gap`` (relative),
         ``load_solve_s``, ``sigma_status``, ``sigma4`` (stage 2's value), ``sigma4_bound``,
         ``sigma_solve_s``, ``variables``, ``routes`` (candidates), ``fallback`` and the usual
         ``generator``, ``seed``, ``time_s``, ``graph_time_s``.
