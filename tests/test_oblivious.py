@@ -22,8 +22,10 @@ from icsim.routing.table import RoutingTable
 from icsim.routing.tables.generators import generate
 from icsim.routing.tables.metrics import table_metrics
 from icsim.simulator.build import from_dict
+from icsim.simulator.simulation import run
 from icsim.traffic.patterns import make_pattern
 from tests.conftest import channel_crossings
+from tests.golden.cases import pinned
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 
@@ -72,6 +74,33 @@ def test_uniform_traffic_pays_for_dors_plus_at_a_tie():
     assert throughput(dor, "uniform") == pytest.approx(0.8 * 63 / 64)
     assert throughput(exact("dor", (4, 4, 4)), "uniform", include_self=True) == \
         pytest.approx(2 / 3)
+
+
+def test_dor_with_ties_drawn_at_random_reaches_the_published_uniform_throughput():
+    """``routing.dor.tie: random`` halves a tie's packets between + and -: uniform traffic
+    reaches the published 1.0; tornado, NN and BC have no ties and keep their values."""
+    topo = Torus((8, 8))
+    cls = ROUTING.get("dor")
+    dor = Oblivious(topo, cls(topo, Config(topology={"dims": [8, 8]}),
+                              cls.Settings(tie="random")))
+    assert throughput(dor, "uniform", include_self=True) == pytest.approx(1.0)
+    assert throughput(dor, "tornado") == pytest.approx(1 / 3)
+    assert throughput(dor, "neighbor") == pytest.approx(4.0)
+    assert throughput(dor, "bitcomplement") == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("dims", [(4, 4), (4, 3, 2)])
+@pytest.mark.parametrize("load", [0.3, 1.2])
+def test_dor_with_random_ties_gives_identical_records_on_both_engines(dims, load):
+    cfg = {"topology": {"kind": "torus", "dims": list(dims)},
+           "routing": {"algorithm": "dor", "dor": {"tie": "random"}},
+           "traffic": {"load": load, "message_packets": 4},
+           "run": {"warmup_us": 5, "measure_us": 20, "drain_us": 60}}
+    simpy = pinned(run(from_dict(cfg), engine="simpy"))
+    compiled = pinned(run(from_dict(cfg), engine="compiled"))
+    assert simpy == compiled and simpy["packets_delivered"] > 0
+    plus = pinned(run(from_dict({**cfg, "routing": {"algorithm": "dor"}}), engine="compiled"))
+    assert plus != simpy                       # the draw changes the run: ties go both ways
 
 
 def test_valiant_loads_every_permutation_alike_at_half_of_dors_uniform():

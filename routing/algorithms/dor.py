@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from icsim.model.topology import NO_PORT
-from icsim.routing.program import OFFSET, Phase, Program
+from icsim.routing.program import OFFSET, Option, Phase, Program, Uniform
 from icsim.routing.registry import ESCAPE, VC, Routing, register
+
+
+class DorSettings(BaseModel):
+    """``routing.dor``: ``tie`` -- at an exact k/2 tie on an even ring, go ``plus`` (the
+    OutFlank paper's DOR, the default) or draw the direction per packet at injection,
+    ``random``: half each, the balanced DOR of Dally and Towles's throughput analyses (one
+    draw of the run's stream per packet)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tie: Literal["plus", "random"] = "plus"
 
 
 @register("dor")
 class DimensionOrder(Routing):
-    """First dimension with a non-zero offset, in its minimal direction (+ at an exact k/2 tie),
-    on one escape VC per direction under the bubble rule.
+    """First dimension with a non-zero offset, in its minimal direction (+ at an exact k/2 tie,
+    or with ``tie: random`` a direction drawn per packet), on one escape VC per direction under
+    the bubble rule.
 
     Its program is one phase: by the coordinate offset to the destination, the one port of
-    :attr:`~icsim.model.topology.Torus.dor_port_table`, on the escape VC.
+    :attr:`~icsim.model.topology.Torus.dor_port_table`, on the escape VC.  With ``tie:
+    random``, a second phase whose ties go -, and a :class:`~icsim.routing.program.Uniform`
+    decision between the two at injection.
 
     Examples
     --------
@@ -30,9 +46,23 @@ class DimensionOrder(Routing):
 
     vcs = (VC("escape", ESCAPE, bubble=True),)
     requires = frozenset({"offsets"})
+    Settings = DorSettings
 
     def program(self) -> Program:
-        port = np.frombuffer(self.topology.dor_port_table, dtype=np.uint8).astype(np.int64)
+        topo = self.topology
+        port = np.frombuffer(topo.dor_port_table, dtype=np.uint8).astype(np.int64)
         here = port == NO_PORT
         mask = np.where(here, 0, np.left_shift(1, np.where(here, 0, port)))
-        return Program((Phase(OFFSET, ports=mask, escape_vc=0),))
+        plus = Phase(OFFSET, ports=mask, escape_vc=0)
+        if self.settings.tie == "plus":
+            return Program((plus,))
+        # the same table with - where the port's offset is an exact tie of an even ring
+        off = np.asarray(topo.relative_offsets(), dtype=np.int64)
+        dim = np.where(here, 0, port // 2)
+        tie = np.zeros(len(port), dtype=bool)
+        for d, k in enumerate(topo.dims):
+            if topo.is_ring(d) and k % 2 == 0:
+                tie |= (dim == d) & (off[:, d] == k // 2) & ~here
+        minus = np.where(tie, np.left_shift(mask, 1), mask)      # port 2d -> 2d + 1
+        return Program((plus, Phase(OFFSET, ports=minus, escape_vc=0)),
+                       Uniform((Option(phase=0), Option(phase=1))))
