@@ -42,13 +42,14 @@ routes, meshes, graphs) every pair is walked (``N² · hops`` entries, refused b
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from icsim.routing.program import (OFFSET, ROUTE, Option, Profit, Program, RandomTarget,
-                                   Uniform)
+from icsim.routing.program import (OFFSET, ROUTE, Option, Profit, Program, RandomInBox,
+                                   RandomTarget, Uniform)
 
 #: the most (pair, channel) entries walked for a routing that is not the same from every node
 MAX_ENTRIES = 60_000_000
@@ -103,11 +104,13 @@ class Oblivious:
             self.segments = [((Option(),), None)]
         elif isinstance(decision, Uniform):
             self.segments = [(tuple(decision.choices), None)]
-        elif isinstance(decision, RandomTarget):
+        elif isinstance(decision, (RandomTarget, RandomInBox)):
             first = decision.option
             after = program.phases[first.phase].next
             after = first.phase if after is None else after
-            self.segments = [((first,), "to"), ((Option(phase=after),), "from")]
+            self.segments = ([((first,), "to"), ((Option(phase=after),), "from")]
+                             if isinstance(decision, RandomTarget) else
+                             [((first, Option(phase=after)), "box")])
         else:
             raise NotOblivious(f"{self.name}: no analysis for the decision "
                                f"{type(decision).__name__}")
@@ -119,8 +122,14 @@ class Oblivious:
             self._coords = np.asarray(topology.coord_array, dtype=np.int64)
             self._dims = np.asarray(topology.dims, dtype=np.int64)
             self._strides = np.asarray(topology.strides, dtype=np.int64)
-        # per segment: its options' walked paths (x, port, r, weight) or sparse rows
-        self._paths = [self._walk_options(opts) for opts, _ in self.segments]
+        if self.segments[0][1] == "box" and not self.symmetric:
+            raise NotOblivious(f"{self.name}: a box decision is analysed on a torus of rings "
+                               f"with offset tables only")
+        # per segment: its paths as (source, target, channel node, port, weight) arrays
+        self._paths = [self._walk_box(*opts) if role == "box" else self._walk_options(opts)
+                       for opts, role in self.segments]
+        self.segments = [(opts, None if role == "box" else role)
+                         for opts, role in self.segments]
 
     # ------------------------------------------------------------------ walking
     def _shift(self, a: np.ndarray, b: int | np.ndarray, sign: int = 1) -> np.ndarray:
@@ -133,7 +142,60 @@ class Oblivious:
         parts = [self._walk(o, 1.0 / len(options)) for o in options]
         return tuple(np.concatenate(cols) for cols in zip(*parts))
 
-    def _walk(self, option: Option, weight: float):
+    def _walk_box(self, first: Option, then: Option):
+        """Node 0's paths through a uniform intermediate i of each destination r's minimal box:
+        ``first``'s phase from 0 to i, then ``then``'s from i to r (node 0's path to r - i,
+        translated by i), each weighted by one over the box's volume; with random ties, over
+        each side of every tie dimension, half each, the port filter keeping that side."""
+        N, dims = self.N, [int(k) for k in self._dims]
+        ties = bool(self.program.decision.random_ties)
+        walked: dict[int, list] = {}
+
+        def by_target(sel: int) -> list:
+            if sel not in walked:
+                walked[sel] = []
+                for option in (first, then):
+                    s, d, u, p, w = self._walk(Option(phase=option.phase, sel=sel), 1.0,
+                                               lenient=True)
+                    order = np.argsort(d, kind="stable")
+                    starts = np.searchsorted(d[order], np.arange(N + 1))
+                    walked[sel].append((u[order], p[order], starts))
+            return walked[sel]
+
+        off = np.asarray(self.topology.relative_offsets(), dtype=np.int64)
+        codes = np.asarray(self.topology.relative_codes, dtype=np.int64)
+        base = int(self.topology.relative_base)
+        cols = ([], [], [], [])
+        for r in range(N):
+            delta = off[codes[r] - codes[0] + base]
+            tied = [d for d, k in enumerate(dims) if ties and k % 2 == 0 and delta[d] == k // 2]
+            for sides in itertools.product((0, 1), repeat=len(tied)):
+                signed, sel = delta.copy(), -1
+                for d, side in zip(tied, sides):
+                    signed[d] = -signed[d] if side else signed[d]
+                    sel &= ~(1 << (2 * d + 1 - side))
+                self._box_paths(r, signed, by_target(sel), 0.5 ** len(tied), cols)
+        u, p, d, w = (np.concatenate(c) for c in cols)
+        return np.zeros(len(u), dtype=np.int64), d, u, p, w
+
+    def _box_paths(self, r: int, delta: np.ndarray, by_target: list, share: float,
+                   cols: tuple) -> None:
+        """Append node 0's paths to ``r`` through every node of the box of ``delta``."""
+        steps = [np.arange(abs(int(x)) + 1) * (1 if x >= 0 else -1) for x in delta]
+        grid = np.stack(np.meshgrid(*steps, indexing="ij"), -1).reshape(-1, len(steps))
+        boxed = (grid % self._dims) @ self._strides              # the box's nodes
+        weight = share / len(boxed)
+        (u0, p0, a0), (u1, p1, a1) = by_target
+        for i in boxed:
+            lo, hi = a0[i], a0[i + 1]
+            rest = self._shift(np.array([r]), int(i), -1)[0]         # r - i
+            lo1, hi1 = a1[rest], a1[rest + 1]
+            cols[0].append(np.concatenate([u0[lo:hi], self._shift(u1[lo1:hi1], int(i))]))
+            cols[1].append(np.concatenate([p0[lo:hi], p1[lo1:hi1]]))
+            cols[2].append(np.full(hi - lo + hi1 - lo1, r))
+            cols[3].append(np.full(hi - lo + hi1 - lo1, weight))
+
+    def _walk(self, option: Option, weight: float, lenient: bool = False):
         """The channels of every path of ``option``'s phase: arrays (source, target, channel
         origin, port, weight); from node 0 only when the routing is the same everywhere."""
         N, phase = self.N, self.program.phases[option.phase]
@@ -149,14 +211,16 @@ class Oblivious:
             dst = np.tile(np.arange(N, dtype=np.int64), N)
         if phase.key == ROUTE:
             return self._walk_routes(phase, src, dst, weight)
-        return self._walk_tables(option, phase, src, dst, weight)
+        return self._walk_tables(option, phase, src, dst, weight, lenient)
 
     def _diameter_guess(self) -> int:
         """Node 0's eccentricity: about the hops of a path (of a minimal one, at least)."""
         far = np.asarray(self.topology.hop_distances(0))
         return int(far[far >= 0].max(initial=1))
 
-    def _walk_tables(self, option: Option, phase, src, dst, weight):
+    def _walk_tables(self, option: Option, phase, src, dst, weight, lenient=False):
+        """Every pair's path in ``phase``; ``lenient``: a pair that finds no port (its
+        filter forbids it: a target the option never gives) is left out, not an error."""
         N, P = self.N, self.P
         ports = np.asarray(phase.ports, dtype=np.int64)
         escape = None if phase.escape is None else np.asarray(phase.escape, dtype=np.int64)
@@ -166,11 +230,12 @@ class Oblivious:
         out = ([], [], [], [])
         pair = np.arange(len(src))
         cur = src.copy()
+        dead = np.zeros(len(src), dtype=bool)
         for _ in range(N + 1):
             live = cur != dst[pair]
             pair, cur = pair[live], cur[live]
             if not len(pair):
-                return self._columns(out, src, dst, weight)
+                return self._columns(out, src, dst, weight, dead)
             t = dst[pair]
             k = codes[t] - codes[cur] + base if phase.key == OFFSET else cur * N + t
             mask = ports[k]
@@ -186,6 +251,10 @@ class Oblivious:
                         f"{self.name} is adaptive: at node {int(cur[i])} a packet for "
                         f"{int(t[i])} may take more than one port, chosen by the queues")
             port = escape[k] if (escape is not None and phase.escape_vc is not None) else lowest
+            if lenient and (port < 0).any():
+                dead[pair[port < 0]] = True
+                keep = port >= 0
+                pair, cur, port = pair[keep], cur[keep], port[keep]
             if (port < 0).any():
                 i = int(np.flatnonzero(port < 0)[0])
                 raise ValueError(f"{self.name}: no port at node {int(cur[i])} for {int(t[i])}")
@@ -215,13 +284,16 @@ class Oblivious:
         return self._columns(out, src, dst, weight)
 
     @staticmethod
-    def _columns(out, src, dst, weight):
+    def _columns(out, src, dst, weight, dead=None):
         if not out[0]:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty, empty, np.zeros(0)
         pair = np.concatenate(out[0])
-        return (src[pair], dst[pair], np.concatenate(out[1]), np.concatenate(out[2]),
-                np.full(len(pair), weight))
+        u, p = np.concatenate(out[1]), np.concatenate(out[2])
+        if dead is not None and dead.any():
+            keep = ~dead[pair]
+            pair, u, p = pair[keep], u[keep], p[keep]
+        return src[pair], dst[pair], u, p, np.full(len(pair), weight)
 
     # ------------------------------------------------------------------ loads
     def _segment_loads(self, paths, lam: np.ndarray) -> np.ndarray:

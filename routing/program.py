@@ -46,6 +46,8 @@ algorithm's ``deroute_kinds``) — and possibly a target:
 * :class:`Uniform` — one of a fixed list of options, drawn uniformly (one draw from the run's
   stream when there are more than one);
 * :class:`RandomTarget` — a target drawn uniformly over the nodes (one draw), then its option;
+* :class:`RandomInBox` — a target drawn uniformly from the minimal box of source and
+  destination (one draw, :func:`box_target`), then its option;
 * :class:`Profit` — the profit of the OutFlank paper's eqs. (15)-(16) (or its reference
   variant) over per-plan options keyed by the coordinate offsets of source and destination
   (:class:`OptionPlans`), scored from the occupancy of the source's adaptive queues; the
@@ -157,6 +159,76 @@ class RandomTarget(Decision):
 
     def options(self) -> tuple[Option, ...]:
         return (self.option,)
+
+
+@dataclass(frozen=True)
+class RandomInBox(Decision):
+    """A target drawn uniformly from the minimal box of source and destination (the nodes
+    whose every coordinate lies on the minimal way from the source's to the destination's:
+    every node some minimal path visits), then ``option``; one draw (:func:`box_target`).  At
+    an exact k/2 tie the box lies on the + side, or with ``random_ties`` on a side drawn per
+    dimension, and the packet's port filter ``sel`` then forbids the other side's port of that
+    dimension (the phases must be ``filtered`` and carry both ports at a tie).  Needs a torus
+    whose every dimension is a ring (``rings``)."""
+
+    option: Option
+    random_ties: bool = False
+    rule: ClassVar[str] = "random_in_box"
+
+    def options(self) -> tuple[Option, ...]:
+        return (self.option,)
+
+
+def box_target(coords, dims, strides, src, dst, u, random_ties):
+    """``(target, sel)``: the node of the minimal box of ``src`` and ``dst`` that the draw
+    ``u`` in [0, 1) picks, and the port filter of its sides.  Each dimension offers its
+    ``|delta| + 1`` coordinates, times 2 sides at a k/2 tie with ``random_ties``; the
+    choices are numbered with the first dimension fastest (a side before a coordinate) and
+    choice ``int(u * count)`` is taken.  ``sel`` is -1 (every port) but for the tie
+    dimensions of ``random_ties``, whose port on the side not taken it clears.  Written once,
+    for both engines (the compiled one compiles this function).
+
+    >>> import numpy as np
+    >>> c = np.array([[x, y] for y in range(4) for x in range(4)])
+    >>> dims, strides = np.array([4, 4]), np.array([1, 4])
+    >>> [int(box_target(c, dims, strides, 0, 5, u, False)[0]) for u in (0, .3, .6, .9)]
+    [0, 1, 4, 5]
+    >>> [(int(t), s) for t, s in (box_target(c, dims, strides, 0, 2, u, True)
+    ...                           for u in (0, .2, .4, .6, .8))]     # x+2 is a tie: sides
+    [(0, -3), (0, -2), (1, -3), (3, -2), (2, -3)]
+    """
+    n = dims.shape[0]
+    count = 1
+    for d in range(n):
+        k = dims[d]
+        delta = (coords[dst, d] - coords[src, d]) % k
+        if delta > k // 2:
+            delta -= k
+        count *= abs(delta) + 1
+        if random_ties and k % 2 == 0 and delta == k // 2:
+            count *= 2
+    index = int(u * count)
+    if index >= count:
+        index = count - 1
+    target = 0
+    sel = -1
+    for d in range(n):
+        k = dims[d]
+        delta = (coords[dst, d] - coords[src, d]) % k
+        if delta > k // 2:
+            delta -= k
+        if random_ties and k % 2 == 0 and delta == k // 2:
+            side = index % 2
+            index //= 2
+            if side == 1:
+                delta = -delta
+            sel &= ~(1 << (2 * d + 1 - side))     # + side: no d- port; - side: no d+ port
+        span = abs(delta) + 1
+        j = index % span
+        index //= span
+        step = j if delta >= 0 else -j
+        target += ((coords[src, d] + step) % k) * strides[d]
+    return target, sel
 
 
 class OptionPlans(NamedTuple):
@@ -323,6 +395,7 @@ class Interpreter:
 
     def __init__(self, program: Program, topology: Any, deroute_kinds: Sequence[str]):
         self.program = program
+        self._topology = topology
         self.num_nodes = topology.num_nodes
         self.eject = topology.num_ports
         self.eject_groups = (((self.eject, 0),),)
@@ -422,6 +495,20 @@ class Interpreter:
             def random_target(node, packet, used, rand):
                 apply(packet, option, int(rand() * n))
             return random_target
+        if isinstance(decision, RandomInBox):
+            option, topo = decision.option, self._topology
+            coords = np.asarray(topo.coord_array, dtype=np.int64)
+            dims = np.asarray(topo.dims, dtype=np.int64)
+            strides = np.asarray(topo.strides, dtype=np.int64)
+
+            ties = decision.random_ties
+
+            def random_in_box(node, packet, used, rand):
+                target, sel = box_target(coords, dims, strides, node, packet.dst, rand(), ties)
+                apply(packet, option, int(target))
+                if sel != -1:
+                    packet.sel = int(sel)
+            return random_in_box
         if isinstance(decision, Profit):
             choose = decision.choose
 

@@ -113,6 +113,90 @@ def test_valiant_loads_every_permutation_alike_at_half_of_dors_uniform():
     assert val.worst_case().throughput == pytest.approx(0.4)
 
 
+def test_romm_with_random_ties_has_the_published_worst_case():
+    """Two-phase ROMM on the 8-ary 2-cube: RLB's worst case is 25 % above DOR's (0.25, above)
+    and 50 % above two-phase ROMM's (Singh et al., SPAA 2002): ROMM's is 0.3125 / 1.5 =
+    0.2083, which ROMM with ties drawn per packet gives exactly; uniform 1.0, bit complement
+    0.4, tornado 1/3 and NN 4 as minimal routing must."""
+    topo = Torus((8, 8))
+    cls = ROUTING.get("romm")
+    romm = Oblivious(topo, cls(topo, Config(topology={"dims": [8, 8]}),
+                               cls.Settings(tie="random")))
+    assert romm.worst_case().throughput == pytest.approx(0.3125 / 1.5)
+    assert throughput(romm, "uniform", include_self=True) == pytest.approx(1.0)
+    assert throughput(romm, "bitcomplement") == pytest.approx(0.4)
+    assert throughput(romm, "tornado") == pytest.approx(1 / 3)
+    assert throughput(romm, "neighbor") == pytest.approx(4.0)
+
+
+def _romm_by_enumeration(k: int, random_ties: bool) -> dict:
+    """An independent ROMM on a k x k torus, by listing every path: ``{(s, d): {(node, port):
+    expected crossings}}`` (tie sides per dimension, half each; DOR legs, x first)."""
+    import itertools
+
+    def path(s, t, sign):
+        (x, y), (tx, ty), out = (s % k, s // k), (t % k, t // k), []
+        for dim, (c, tc) in enumerate(((x, tx), (y, ty))):
+            d = (tc - c) % k
+            d = d - k if d > k // 2 else d
+            d = -d if d == k // 2 and sign[dim] < 0 else d
+            for _ in range(abs(d)):
+                out.append((x + k * y, 2 * dim + (d < 0)))
+                if dim == 0:
+                    x = (x + (1 if d > 0 else -1)) % k
+                else:
+                    y = (y + (1 if d > 0 else -1)) % k
+        return out
+
+    table = {}
+    for s, d in itertools.product(range(k * k), repeat=2):
+        delta = [((d % k - s % k) % k), ((d // k - s // k) % k)]
+        delta = [x - k if x > k // 2 else x for x in delta]
+        tied = [abs(x) == k // 2 and random_ties for x in delta]
+        sides = list(itertools.product(*[(1, -1) if t else (1,) for t in tied]))
+        use: dict = {}
+        for side in sides:
+            signed = [x * c if t else x for x, t, c in zip(delta, tied, side)]
+            box = [((s % k + (i if signed[0] >= 0 else -i)) % k)
+                   + k * ((s // k + (j if signed[1] >= 0 else -j)) % k)
+                   for i in range(abs(signed[0]) + 1) for j in range(abs(signed[1]) + 1)]
+            for mid in box:
+                for c in path(s, mid, side) + path(mid, d, side):
+                    use[c] = use.get(c, 0.0) + 1 / len(sides) / len(box)
+        table[(s, d)] = use
+    return table
+
+
+@pytest.mark.parametrize("tie", ["plus", "random"])
+def test_romm_loads_equal_an_enumeration_of_its_paths(tie):
+    """Every channel's expected load under a random permutation: the analysis (node 0's
+    paths, translated) against listing every pair's boxes and paths on a 6x6 torus."""
+    k = 6
+    topo = Torus((k, k))
+    cls = ROUTING.get("romm")
+    romm = Oblivious(topo, cls(topo, Config(topology={"dims": [k, k]}), cls.Settings(tie=tie)))
+    listed = _romm_by_enumeration(k, tie == "random")
+    mapping = np.random.default_rng(7).permutation(k * k)
+    expected = np.zeros(k * k * romm.P)
+    for s, d in enumerate(mapping):
+        for (u, p), w in listed[(s, int(d))].items():
+            expected[u * romm.P + p] += w
+    assert np.allclose(romm.loads(permutation_rates(mapping)), expected)
+
+
+@pytest.mark.parametrize("tie", ["plus", "random"])
+@pytest.mark.parametrize("dims", [(4, 4), (6, 3, 4)])
+@pytest.mark.parametrize("load", [0.3, 1.2])
+def test_romm_gives_identical_minimal_records_on_both_engines(tie, dims, load):
+    cfg = {"topology": {"kind": "torus", "dims": list(dims)},
+           "routing": {"algorithm": "romm", "romm": {"tie": tie}},
+           "traffic": {"load": load, "message_packets": 4},
+           "run": {"warmup_us": 5, "measure_us": 20, "drain_us": 60}}
+    simpy = pinned(run(from_dict(cfg), engine="simpy"))
+    assert simpy == pinned(run(from_dict(cfg), engine="compiled"))
+    assert simpy["dilation"] == 1.0 and simpy["packets_delivered"] > 0
+
+
 # ------------------------------------------------------------------ the worst case
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), dims=st.sampled_from([(4, 4), (5, 3), (3, 3, 3)]))

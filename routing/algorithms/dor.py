@@ -22,6 +22,23 @@ class DorSettings(BaseModel):
     tie: Literal["plus", "random"] = "plus"
 
 
+def dor_masks(topology) -> tuple[np.ndarray, np.ndarray]:
+    """Dimension order as port bitmasks by coordinate offset: ``(plus, minus)``, the first
+    going + at an exact k/2 tie of an even ring (:attr:`~icsim.model.topology.Torus.
+    dor_port_table`), the second - there; elsewhere the same one port (0 where the offset is
+    zero)."""
+    port = np.frombuffer(topology.dor_port_table, dtype=np.uint8).astype(np.int64)
+    here = port == NO_PORT
+    plus = np.where(here, 0, np.left_shift(1, np.where(here, 0, port)))
+    off = np.asarray(topology.relative_offsets(), dtype=np.int64)
+    dim = np.where(here, 0, port // 2)
+    tie = np.zeros(len(port), dtype=bool)
+    for d, k in enumerate(topology.dims):
+        if topology.is_ring(d) and k % 2 == 0:
+            tie |= (dim == d) & (off[:, d] == k // 2) & ~here
+    return plus, np.where(tie, np.left_shift(plus, 1), plus)        # port 2d -> 2d + 1
+
+
 @register("dor")
 class DimensionOrder(Routing):
     """First dimension with a non-zero offset, in its minimal direction (+ at an exact k/2 tie,
@@ -49,20 +66,12 @@ class DimensionOrder(Routing):
     Settings = DorSettings
 
     def program(self) -> Program:
-        topo = self.topology
-        port = np.frombuffer(topo.dor_port_table, dtype=np.uint8).astype(np.int64)
-        here = port == NO_PORT
-        mask = np.where(here, 0, np.left_shift(1, np.where(here, 0, port)))
-        plus = Phase(OFFSET, ports=mask, escape_vc=0)
         if self.settings.tie == "plus":
-            return Program((plus,))
-        # the same table with - where the port's offset is an exact tie of an even ring
-        off = np.asarray(topo.relative_offsets(), dtype=np.int64)
-        dim = np.where(here, 0, port // 2)
-        tie = np.zeros(len(port), dtype=bool)
-        for d, k in enumerate(topo.dims):
-            if topo.is_ring(d) and k % 2 == 0:
-                tie |= (dim == d) & (off[:, d] == k // 2) & ~here
-        minus = np.where(tie, np.left_shift(mask, 1), mask)      # port 2d -> 2d + 1
-        return Program((plus, Phase(OFFSET, ports=minus, escape_vc=0)),
+            port = np.frombuffer(self.topology.dor_port_table, dtype=np.uint8).astype(np.int64)
+            here = port == NO_PORT
+            mask = np.where(here, 0, np.left_shift(1, np.where(here, 0, port)))
+            return Program((Phase(OFFSET, ports=mask, escape_vc=0),))
+        plus, minus = dor_masks(self.topology)
+        return Program((Phase(OFFSET, ports=plus, escape_vc=0),
+                        Phase(OFFSET, ports=minus, escape_vc=0)),
                        Uniform((Option(phase=0), Option(phase=1))))
