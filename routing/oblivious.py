@@ -42,14 +42,13 @@ routes, meshes, graphs) every pair is walked (``N² · hops`` entries, refused b
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from icsim.routing.program import (OFFSET, ROUTE, Option, Profit, Program, RandomInBox,
-                                   RandomTarget, Uniform)
+                                   RandomTarget, Uniform, box_table)
 
 #: the most (pair, channel) entries walked for a routing that is not the same from every node
 MAX_ENTRIES = 60_000_000
@@ -143,12 +142,13 @@ class Oblivious:
         return tuple(np.concatenate(cols) for cols in zip(*parts))
 
     def _walk_box(self, first: Option, then: Option):
-        """Node 0's paths through a uniform intermediate i of each destination r's minimal box:
+        """Node 0's paths through each intermediate i of each destination r's box (the
+        decision's own rows, :func:`~icsim.routing.program.box_table`, equally likely):
         ``first``'s phase from 0 to i, then ``then``'s from i to r (node 0's path to r - i,
-        translated by i), each weighted by one over the box's volume; with random ties, over
-        each side of every tie dimension, half each, the port filter keeping that side."""
-        N, dims = self.N, [int(k) for k in self._dims]
-        ties = bool(self.program.decision.random_ties)
+        translated by i), under the row's port filter."""
+        N = self.N
+        box = box_table(tuple(int(k) for k in self._dims),
+                        bool(self.program.decision.random_ties))
         walked: dict[int, list] = {}
 
         def by_target(sel: int) -> list:
@@ -162,38 +162,23 @@ class Oblivious:
                     walked[sel].append((u[order], p[order], starts))
             return walked[sel]
 
-        off = np.asarray(self.topology.relative_offsets(), dtype=np.int64)
-        codes = np.asarray(self.topology.relative_codes, dtype=np.int64)
-        base = int(self.topology.relative_base)
+        mids = (box.rel.astype(np.int64) % self._dims) @ self._strides   # from node 0
         cols = ([], [], [], [])
-        for r in range(N):
-            delta = off[codes[r] - codes[0] + base]
-            tied = [d for d, k in enumerate(dims) if ties and k % 2 == 0 and delta[d] == k // 2]
-            for sides in itertools.product((0, 1), repeat=len(tied)):
-                signed, sel = delta.copy(), -1
-                for d, side in zip(tied, sides):
-                    signed[d] = -signed[d] if side else signed[d]
-                    sel &= ~(1 << (2 * d + 1 - side))
-                self._box_paths(r, signed, by_target(sel), 0.5 ** len(tied), cols)
+        for r in range(N):                      # node 0's offset class of r is r itself
+            a, b = int(box.ptr[r]), int(box.ptr[r + 1])
+            weight = 1.0 / (b - a)
+            for row in range(a, b):
+                (u0, p0, a0), (u1, p1, a1) = by_target(int(box.sel[row]))
+                i = int(mids[row])
+                lo, hi = a0[i], a0[i + 1]
+                rest = self._shift(np.array([r]), i, -1)[0]          # r - i
+                lo1, hi1 = a1[rest], a1[rest + 1]
+                cols[0].append(np.concatenate([u0[lo:hi], self._shift(u1[lo1:hi1], i)]))
+                cols[1].append(np.concatenate([p0[lo:hi], p1[lo1:hi1]]))
+                cols[2].append(np.full(hi - lo + hi1 - lo1, r))
+                cols[3].append(np.full(hi - lo + hi1 - lo1, weight))
         u, p, d, w = (np.concatenate(c) for c in cols)
         return np.zeros(len(u), dtype=np.int64), d, u, p, w
-
-    def _box_paths(self, r: int, delta: np.ndarray, by_target: list, share: float,
-                   cols: tuple) -> None:
-        """Append node 0's paths to ``r`` through every node of the box of ``delta``."""
-        steps = [np.arange(abs(int(x)) + 1) * (1 if x >= 0 else -1) for x in delta]
-        grid = np.stack(np.meshgrid(*steps, indexing="ij"), -1).reshape(-1, len(steps))
-        boxed = (grid % self._dims) @ self._strides              # the box's nodes
-        weight = share / len(boxed)
-        (u0, p0, a0), (u1, p1, a1) = by_target
-        for i in boxed:
-            lo, hi = a0[i], a0[i + 1]
-            rest = self._shift(np.array([r]), int(i), -1)[0]         # r - i
-            lo1, hi1 = a1[rest], a1[rest + 1]
-            cols[0].append(np.concatenate([u0[lo:hi], self._shift(u1[lo1:hi1], int(i))]))
-            cols[1].append(np.concatenate([p0[lo:hi], p1[lo1:hi1]]))
-            cols[2].append(np.full(hi - lo + hi1 - lo1, r))
-            cols[3].append(np.full(hi - lo + hi1 - lo1, weight))
 
     def _walk(self, option: Option, weight: float, lenient: bool = False):
         """The channels of every path of ``option``'s phase: arrays (source, target, channel

@@ -47,7 +47,7 @@ algorithm's ``deroute_kinds``) — and possibly a target:
   stream when there are more than one);
 * :class:`RandomTarget` — a target drawn uniformly over the nodes (one draw), then its option;
 * :class:`RandomInBox` — a target drawn uniformly from the minimal box of source and
-  destination (one draw, :func:`box_target`), then its option;
+  destination (one draw, from :func:`box_table`), then its option;
 * :class:`Profit` — the profit of the OutFlank paper's eqs. (15)-(16) (or its reference
   variant) over per-plan options keyed by the coordinate offsets of source and destination
   (:class:`OptionPlans`), scored from the occupancy of the source's adaptive queues; the
@@ -59,6 +59,7 @@ Every table is checked when the program is built (:meth:`Program.check`): a prob
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, NamedTuple, Sequence
 
@@ -165,11 +166,12 @@ class RandomTarget(Decision):
 class RandomInBox(Decision):
     """A target drawn uniformly from the minimal box of source and destination (the nodes
     whose every coordinate lies on the minimal way from the source's to the destination's:
-    every node some minimal path visits), then ``option``; one draw (:func:`box_target`).  At
-    an exact k/2 tie the box lies on the + side, or with ``random_ties`` on a side drawn per
-    dimension, and the packet's port filter ``sel`` then forbids the other side's port of that
-    dimension (the phases must be ``filtered`` and carry both ports at a tie).  Needs a torus
-    whose every dimension is a ring (``rings``)."""
+    every node some minimal path visits), then ``option``; one draw.  At an exact k/2 tie the
+    box lies on the + side, or with ``random_ties`` on a side drawn per dimension, and the
+    packet's port filter ``sel`` then forbids the other side's port of that dimension (the
+    phases must be ``filtered`` and carry both ports at a tie).  The candidates are listed
+    once, by destination offset (:func:`box_table`), and both engines draw row
+    ``ptr[key] + int(u * count)``.  Needs a torus whose every dimension is a ring."""
 
     option: Option
     random_ties: bool = False
@@ -179,56 +181,61 @@ class RandomInBox(Decision):
         return (self.option,)
 
 
-def box_target(coords, dims, strides, src, dst, u, random_ties):
-    """``(target, sel)``: the node of the minimal box of ``src`` and ``dst`` that the draw
-    ``u`` in [0, 1) picks, and the port filter of its sides.  Each dimension offers its
-    ``|delta| + 1`` coordinates, times 2 sides at a k/2 tie with ``random_ties``; the
-    choices are numbered with the first dimension fastest (a side before a coordinate) and
-    choice ``int(u * count)`` is taken.  ``sel`` is -1 (every port) but for the tie
-    dimensions of ``random_ties``, whose port on the side not taken it clears.  Written once,
-    for both engines (the compiled one compiles this function).
+class BoxTable(NamedTuple):
+    """The candidates of a :class:`RandomInBox`: for the offset class ``key = sum_i code[i,
+    s_i, t_i] * radix[i]`` of a source s and destination t, rows ``ptr[key] .. ptr[key + 1]``,
+    each an intermediate ``s + rel[row]`` (per dimension modulo ``dims``) and a port filter
+    ``sel[row]`` (-1: every port)."""
 
-    >>> import numpy as np
-    >>> c = np.array([[x, y] for y in range(4) for x in range(4)])
-    >>> dims, strides = np.array([4, 4]), np.array([1, 4])
-    >>> [int(box_target(c, dims, strides, 0, 5, u, False)[0]) for u in (0, .3, .6, .9)]
-    [0, 1, 4, 5]
-    >>> [(int(t), s) for t, s in (box_target(c, dims, strides, 0, 2, u, True)
-    ...                           for u in (0, .2, .4, .6, .8))]     # x+2 is a tie: sides
-    [(0, -3), (0, -2), (1, -3), (3, -2), (2, -3)]
+    code: np.ndarray
+    radix: np.ndarray
+    ptr: np.ndarray
+    rel: np.ndarray
+    sel: np.ndarray
+
+
+def box_table(dims: Sequence[int], random_ties: bool) -> BoxTable:
+    """The :class:`BoxTable` of a torus of rings ``dims``: per offset class, the box's nodes
+    with the first dimension fastest (a side before a coordinate at a tie).
+
+    >>> t = box_table((4, 4), random_ties=True)
+    >>> key = 2                                  # t - s = (2, 0): a tie in x
+    >>> t.rel[t.ptr[key]:t.ptr[key + 1]].tolist(), t.sel[t.ptr[key]:t.ptr[key + 1]].tolist()
+    ([[0, 0], [0, 0], [1, 0], [-1, 0], [2, 0], [-2, 0]], [-3, -2, -3, -2, -3, -2])
     """
-    n = dims.shape[0]
-    count = 1
-    for d in range(n):
-        k = dims[d]
-        delta = (coords[dst, d] - coords[src, d]) % k
-        if delta > k // 2:
-            delta -= k
-        count *= abs(delta) + 1
-        if random_ties and k % 2 == 0 and delta == k // 2:
-            count *= 2
-    index = int(u * count)
-    if index >= count:
-        index = count - 1
-    target = 0
-    sel = -1
-    for d in range(n):
-        k = dims[d]
-        delta = (coords[dst, d] - coords[src, d]) % k
-        if delta > k // 2:
-            delta -= k
-        if random_ties and k % 2 == 0 and delta == k // 2:
-            side = index % 2
-            index //= 2
-            if side == 1:
-                delta = -delta
-            sel &= ~(1 << (2 * d + 1 - side))     # + side: no d- port; - side: no d+ port
-        span = abs(delta) + 1
-        j = index % span
-        index //= span
-        step = j if delta >= 0 else -j
-        target += ((coords[src, d] + step) % k) * strides[d]
-    return target, sel
+    n = len(dims)
+    kmax = max(dims)
+    code = np.zeros((n, kmax, kmax), np.int32)
+    radix = np.ones(n, np.int64)
+    for i, k in enumerate(dims):
+        s, t = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
+        code[i, :k, :k] = (t - s) % k
+        radix[i] = int(np.prod(dims[:i], dtype=np.int64))
+    per_dim = []                  # per dimension and offset class: [(step, port bit cleared)]
+    for i, k in enumerate(dims):
+        rows = []
+        for cls in range(k):
+            delta = cls - k if cls > k // 2 else cls
+            sides = [1, -1] if (random_ties and k % 2 == 0 and delta == k // 2) else [0]
+            rows.append([(j * (1 if delta >= 0 else -1) * (side or 1),
+                          -1 if not side else (2 * i + 1 if side > 0 else 2 * i))
+                         for j in range(abs(delta) + 1) for side in sides])
+        per_dim.append(rows)
+    ptr, rel, sel = [0], [], []
+    for key in range(int(np.prod(dims, dtype=np.int64))):
+        classes = [(key // int(radix[i])) % k for i, k in enumerate(dims)]
+        choices = [per_dim[i][c] for i, c in enumerate(classes)]
+        for combo in itertools.product(*reversed(choices)):
+            combo = combo[::-1]                                    # first dimension fastest
+            rel.append([step for step, _ in combo])
+            mask = -1
+            for _, bit in combo:
+                if bit >= 0:
+                    mask &= ~(1 << bit)
+            sel.append(mask)
+        ptr.append(len(rel))
+    return BoxTable(code, radix, np.array(ptr, np.int64), np.array(rel, np.int16),
+                    np.array(sel, np.int64))
 
 
 class OptionPlans(NamedTuple):
@@ -497,17 +504,21 @@ class Interpreter:
             return random_target
         if isinstance(decision, RandomInBox):
             option, topo = decision.option, self._topology
-            coords = np.asarray(topo.coord_array, dtype=np.int64)
-            dims = np.asarray(topo.dims, dtype=np.int64)
+            box = box_table(topo.dims, decision.random_ties)
+            coords, dims = topo.coord_array, np.asarray(topo.dims, dtype=np.int64)
             strides = np.asarray(topo.strides, dtype=np.int64)
-
-            ties = decision.random_ties
+            ptr, rel, sel = box.ptr.tolist(), box.rel.astype(np.int64), box.sel.tolist()
+            classes = [box.code[i] for i in range(len(dims))]
+            radix = box.radix.tolist()
 
             def random_in_box(node, packet, used, rand):
-                target, sel = box_target(coords, dims, strides, node, packet.dst, rand(), ties)
-                apply(packet, option, int(target))
-                if sel != -1:
-                    packet.sel = int(sel)
+                cs, ct = coords[node], coords[packet.dst]
+                key = sum(int(classes[i][cs[i], ct[i]]) * radix[i] for i in range(len(radix)))
+                a = ptr[key]
+                row = a + int(rand() * (ptr[key + 1] - a))
+                target = int(((cs + rel[row]) % dims) @ strides)
+                apply(packet, option, target)
+                packet.sel = sel[row]
             return random_in_box
         if isinstance(decision, Profit):
             choose = decision.choose

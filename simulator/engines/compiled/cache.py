@@ -7,13 +7,11 @@
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 import sys
 import time
 from pathlib import Path
 
-from icsim.routing.program import box_target
 from icsim.simulator.engines.compiled.loop import run as loop_run
 
 _ANNOUNCED = False
@@ -35,14 +33,13 @@ def kernel_cached() -> bool:
 def sources_fingerprint() -> str:
     """A hash of the source of every module of the engine that the loop's machine code is made
     of (all but the builder, this module, the cache's builder and the package's
-    ``__init__``), and of the routing program's functions it compiles (``box_target``)."""
+    ``__init__``)."""
     digest = hashlib.sha256()
     for path in sorted(Path(__file__).parent.glob("*.py")):
         if path.name in ("engine.py", "cache.py", "building.py", "__init__.py"):
             continue
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
-    digest.update(inspect.getsource(box_target).encode())
     return digest.hexdigest()[:20]
 
 

@@ -149,7 +149,7 @@ class PlansRecord(structref.StructRefProxy):
 structref.define_boxing(PlansRecordType, PlansRecord)
 
 
-def record(x: OptionPlans) -> PlansRecord:
+def record(x: OptionPlans, profit: bool = True) -> PlansRecord:
     """The plans as a record for the compiled decisions (the arrays are shared, as raw views:
     the decisions index them without numba's test for an index from the end, 34 of 1,361
     instructions a packet-hop on 8x8x8 OFR credit), checked by :func:`check_plans`.
@@ -165,9 +165,11 @@ def record(x: OptionPlans) -> PlansRecord:
     Raises
     ------
     ValueError
-        When a plan has more than :data:`MAX_CANDIDATES` options.
+        When a plan of a ``profit`` decision has more than :data:`MAX_CANDIDATES` options (a
+        box's rows, drawn by index, have no such bound).
     """
-    check_plans(x)
+    if profit:
+        check_plans(x)
     # one record type for every program (a new type would compile the kernel again)
     x = OptionPlans(*(np.ascontiguousarray(a, dtype=DTYPES[name])
                       for name, a in zip(x._fields, x)))

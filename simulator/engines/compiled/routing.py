@@ -23,18 +23,18 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from icsim.routing.program import (OFFSET, PAIR, ROUTE, OptionPlans, Profit, Program,
-                                   RandomInBox, RandomTarget, Uniform, box_target, kind_code)
+                                   RandomInBox, RandomTarget, Uniform, box_table, kind_code)
 from icsim.simulator.engines.compiled.decide import (VARIANTS, check_plans, choose_profit,
-                                                     option_target, record)
+                                                     option_target, plan_key, record)
 from icsim.simulator.engines.compiled.fabric import port_of
 from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_RANDOM_IN_BOX,
-                                                     D_RANDOM_TARGET, D_UNIFORM, F_ETA,
-                                                     K_ADAPTIVE_VC, K_BASE, K_BOX_TIES, K_CAP,
-                                                     K_DECISION, K_MDD, K_MIN_OPT, K_N,
+                                                     D_RANDOM_TARGET,
+                                                     D_UNIFORM, F_ETA, K_ADAPTIVE_VC, K_BASE,
+                                                     K_CAP, K_DECISION, K_MDD, K_MIN_OPT, K_N,
                                                      K_NPORTS, K_NPV_NODE, K_P1, K_ROUTES, K_V,
-                                                     K_VARIANT,
-                                                     KEY_OFFSET, KEY_PAIR, KEY_ROUTE, P_DER, P_DST,
-                                                     P_RI, P_RS, P_SEL, P_SRC, PH_ESCAPE,
+                                                     K_VARIANT, KEY_OFFSET, KEY_PAIR, KEY_ROUTE,
+                                                     P_DER, P_DST, P_RI, P_RS, P_SEL, P_SRC,
+                                                     PH_ESCAPE,
                                                      PH_FILTERED, PH_KEY, PH_NCOL, PH_NEXT,
                                                      PH_PORTS, PH_VC, PH_VC_ALL, Q_OCC, T_DOWN)
 from icsim.simulator.engines.compiled.pcg import random
@@ -43,9 +43,6 @@ from icsim.simulator.engines.compiled.speed import divide
 KEYS = {OFFSET: KEY_OFFSET, PAIR: KEY_PAIR, ROUTE: KEY_ROUTE}
 RULES = {None: D_NONE, Uniform: D_UNIFORM, RandomTarget: D_RANDOM_TARGET,
          Profit: D_PROFIT, RandomInBox: D_RANDOM_IN_BOX}
-
-#: the box rule, compiled from the one Python function both engines use
-box_target_compiled = njit(cache=True)(box_target)
 
 
 @dataclass
@@ -167,11 +164,17 @@ def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
         options = decision.options() if decision is not None else ()
         plans = _options(None, options, kinds)
         params["K_MIN_OPT"] = max(len(options) - 1, 0)
-        params["K_BOX_TIES"] = int(isinstance(decision, RandomInBox) and decision.random_ties)
-        if isinstance(decision, RandomInBox):         # the box needs the torus's coordinates
-            plans = plans._replace(dims=np.asarray(topology.dims, np.int64),
-                                   strides=np.asarray(topology.strides, np.int64),
-                                   coords=np.asarray(topology.coord_array, np.int32))
+        if isinstance(decision, RandomInBox):         # the box's rows, as option rows
+            box = box_table(topology.dims, decision.random_ties)
+            rows, opt = len(box.sel), decision.option
+            plans = plans._replace(
+                dims=np.asarray(topology.dims, np.int64),
+                strides=np.asarray(topology.strides, np.int64),
+                coords=np.asarray(topology.coord_array, np.int32), code=box.code,
+                radix=box.radix, opt_ptr=box.ptr.astype(np.int32),
+                opt_target=np.ones(rows, np.bool_), opt_rel=box.rel,
+                opt_phase=np.full(rows, opt.phase, np.int8), opt_sel=box.sel,
+                opt_kind=np.full(rows, kind_code(opt.kind, kinds), np.int8))
     if form.has_routes:
         phase = next(p for p in form.phases if p.key == ROUTE)
         route, rhops = phase.routes.arrays(topology.num_nodes)
@@ -182,7 +185,8 @@ def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
              else np.zeros(1, np.int64))
     if uses_offsets:
         params["K_BASE"] = topology.relative_base
-    return LaidOut(ph, rtab, route, rhops, record(plans), codes, params, fparams)
+    return LaidOut(ph, rtab, route, rhops, record(plans, isinstance(decision, Profit)), codes,
+                   params, fparams)
 
 
 # ============================================================================= routing
@@ -268,25 +272,25 @@ def inject_route(prm, fprm, pk, qs, pt, used, dec, rng, node, p):
     if rule == D_NONE:
         return
     target = -1
-    box_sel = np.int64(-1)
-    if rule == D_PROFIT:
-        local_adaptive_used(prm, qs, pt, used, node)
-        o = choose_profit(dec, node, pk[p, P_DST], used, prm[K_CAP], fprm[F_ETA],
-                          prm[K_VARIANT], prm[K_MDD], rng)
-        if o < 0:
-            o = prm[K_MIN_OPT]
-        elif dec.opt_target[o]:
+    if rule == D_PROFIT or rule == D_RANDOM_IN_BOX:   # an option row, perhaps with a target
+        if rule == D_PROFIT:
+            local_adaptive_used(prm, qs, pt, used, node)
+            o = choose_profit(dec, node, pk[p, P_DST], used, prm[K_CAP], fprm[F_ETA],
+                              prm[K_VARIANT], prm[K_MDD], rng)
+            if o < 0:
+                o = prm[K_MIN_OPT]                    # the minimal option: no target
+        else:                                         # a row of the box, drawn
+            key = plan_key(dec, node, pk[p, P_DST])
+            a = dec.opt_ptr[key]
+            o = a + int(random(rng) * (dec.opt_ptr[key + 1] - a))
+        if dec.opt_target[o]:
             target = option_target(dec, node, o)
     elif rule == D_UNIFORM:
         n = prm[K_MIN_OPT] + 1                        # the options, rows 0 .. n - 1
         o = int(random(rng) * n) if n > 1 else 0
-    elif rule == D_RANDOM_TARGET:
+    else:                                             # D_RANDOM_TARGET
         target = int(random(rng) * prm[K_N])
         o = 0
-    else:                                             # D_RANDOM_IN_BOX
-        target, box_sel = box_target_compiled(dec.coords, dec.dims, dec.strides, node,
-                                              pk[p, P_DST], random(rng), prm[K_BOX_TIES] != 0)
-        o = 0
     pk[p, P_RS] = registers(target, np.int64(dec.opt_phase[o]))
-    pk[p, P_SEL] = dec.opt_sel[o] if box_sel == -1 else box_sel
+    pk[p, P_SEL] = dec.opt_sel[o]
     pk[p, P_DER] = dec.opt_kind[o]
