@@ -22,14 +22,20 @@ class DorSettings(BaseModel):
     tie: Literal["plus", "random"] = "plus"
 
 
-def dor_masks(topology) -> tuple[np.ndarray, np.ndarray]:
-    """Dimension order as port bitmasks by coordinate offset: ``(plus, minus)``, the first
-    going + at an exact k/2 tie of an even ring (:attr:`~icsim.model.topology.Torus.
-    dor_port_table`), the second - there; elsewhere the same one port (0 where the offset is
-    zero)."""
+def dor_mask(topology) -> np.ndarray:
+    """Dimension order as a port bitmask by coordinate offset, + at an exact k/2 tie
+    (:attr:`~icsim.model.topology.Torus.dor_port_table`; 0 where the offset is zero)."""
     port = np.frombuffer(topology.dor_port_table, dtype=np.uint8).astype(np.int64)
     here = port == NO_PORT
-    plus = np.where(here, 0, np.left_shift(1, np.where(here, 0, port)))
+    return np.where(here, 0, np.left_shift(1, np.where(here, 0, port)))
+
+
+def dor_masks(topology) -> tuple[np.ndarray, np.ndarray]:
+    """``(plus, minus)``: :func:`dor_mask`, and the same with - at an exact k/2 tie of an
+    even ring."""
+    plus = dor_mask(topology)
+    port = np.frombuffer(topology.dor_port_table, dtype=np.uint8).astype(np.int64)
+    here = port == NO_PORT
     off = np.asarray(topology.relative_offsets(), dtype=np.int64)
     dim = np.where(here, 0, port // 2)
     tie = np.zeros(len(port), dtype=bool)
@@ -67,10 +73,7 @@ class DimensionOrder(Routing):
 
     def program(self) -> Program:
         if self.settings.tie == "plus":
-            port = np.frombuffer(self.topology.dor_port_table, dtype=np.uint8).astype(np.int64)
-            here = port == NO_PORT
-            mask = np.where(here, 0, np.left_shift(1, np.where(here, 0, port)))
-            return Program((Phase(OFFSET, ports=mask, escape_vc=0),))
+            return Program((Phase(OFFSET, ports=dor_mask(self.topology), escape_vc=0),))
         plus, minus = dor_masks(self.topology)
         return Program((Phase(OFFSET, ports=plus, escape_vc=0),
                         Phase(OFFSET, ports=minus, escape_vc=0)),
