@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from icsim.routing.program import (OFFSET, ROUTE, Option, Profit, Program, RandomInBox,
-                                   RandomTarget, Uniform, box_table)
+                                   RandomTarget, Uniform)
 
 #: the most (pair, channel) entries walked for a routing that is not the same from every node
 MAX_ENTRIES = 60_000_000
@@ -103,13 +103,15 @@ class Oblivious:
             self.segments = [((Option(),), None)]
         elif isinstance(decision, Uniform):
             self.segments = [(tuple(decision.choices), None)]
-        elif isinstance(decision, (RandomTarget, RandomInBox)):
+        elif isinstance(decision, RandomTarget):
+            # the legs of each option, equally likely; loads add up, so what the second leg
+            # of an option is matters only through its share
+            firsts = decision.options()
+            afters = tuple(Option(phase=self._after(program, o)) for o in firsts)
+            self.segments = [(firsts, "to"), (afters, "from")]
+        elif isinstance(decision, RandomInBox):
             first = decision.option
-            after = program.phases[first.phase].next
-            after = first.phase if after is None else after
-            self.segments = ([((first,), "to"), ((Option(phase=after),), "from")]
-                             if isinstance(decision, RandomTarget) else
-                             [((first, Option(phase=after)), "box")])
+            self.segments = [((first, Option(phase=self._after(program, first))), "box")]
         else:
             raise NotOblivious(f"{self.name}: no analysis for the decision "
                                f"{type(decision).__name__}")
@@ -127,8 +129,17 @@ class Oblivious:
         # per segment: its paths as (source, target, channel node, port, weight) arrays
         self._paths = [self._walk_box(*opts) if role == "box" else self._walk_options(opts)
                        for opts, role in self.segments]
+        if self.symmetric:                       # by destination offset, for loads()
+            self._paths = [tuple(col[np.argsort(path[1], kind="stable")] for col in path)
+                           for path in self._paths]
         self.segments = [(opts, None if role == "box" else role)
                          for opts, role in self.segments]
+
+    @staticmethod
+    def _after(program: Program, option: Option) -> int:
+        """The phase a packet of ``option`` enters at its target."""
+        after = program.phases[option.phase].next
+        return option.phase if after is None else after
 
     # ------------------------------------------------------------------ walking
     def _shift(self, a: np.ndarray, b: int | np.ndarray, sign: int = 1) -> np.ndarray:
@@ -143,12 +154,11 @@ class Oblivious:
 
     def _walk_box(self, first: Option, then: Option):
         """Node 0's paths through each intermediate i of each destination r's box (the
-        decision's own rows, :func:`~icsim.routing.program.box_table`, equally likely):
-        ``first``'s phase from 0 to i, then ``then``'s from i to r (node 0's path to r - i,
-        translated by i), under the row's port filter."""
+        decision's own rows, :meth:`~icsim.routing.program.BoxTable.rows`, with their
+        probabilities): ``first``'s phase from 0 to i, then ``then``'s from i to r (node 0's
+        path to r - i, translated by i), under the row's port filter."""
         N = self.N
-        box = box_table(tuple(int(k) for k in self._dims),
-                        bool(self.program.decision.random_ties))
+        box = self.program.decision.table(tuple(int(k) for k in self._dims))
         walked: dict[int, list] = {}
 
         def by_target(sel: int) -> list:
@@ -162,23 +172,32 @@ class Oblivious:
                     walked[sel].append((u[order], p[order], starts))
             return walked[sel]
 
-        mids = (box.rel.astype(np.int64) % self._dims) @ self._strides   # from node 0
+        rs, mids, sels, probs = [], [], [], []
+        for r in range(N):                      # node 0's offset class of r is r's coordinates
+            steps, sel, prob = box.rows(self._coords[r].tolist())
+            rs.append(np.full(len(sel), r))
+            mids.append((steps % self._dims) @ self._strides)
+            sels.append(sel)
+            probs.append(prob)
+        rs, mids, sels, probs = (np.concatenate(x) for x in (rs, mids, sels, probs))
         cols = ([], [], [], [])
-        for r in range(N):                      # node 0's offset class of r is r itself
-            a, b = int(box.ptr[r]), int(box.ptr[r + 1])
-            weight = 1.0 / (b - a)
-            for row in range(a, b):
-                (u0, p0, a0), (u1, p1, a1) = by_target(int(box.sel[row]))
-                i = int(mids[row])
-                lo, hi = a0[i], a0[i + 1]
-                rest = self._shift(np.array([r]), i, -1)[0]          # r - i
-                lo1, hi1 = a1[rest], a1[rest + 1]
-                cols[0].append(np.concatenate([u0[lo:hi], self._shift(u1[lo1:hi1], i)]))
-                cols[1].append(np.concatenate([p0[lo:hi], p1[lo1:hi1]]))
-                cols[2].append(np.full(hi - lo + hi1 - lo1, r))
-                cols[3].append(np.full(hi - lo + hi1 - lo1, weight))
+        for sel in np.unique(sels):
+            on = sels == sel
+            r, i, w = rs[on], mids[on], probs[on]
+            (u0, p0, a0), (u1, p1, a1) = by_target(int(sel))
+            rest = self._shift(r, i, -1)                          # r - i
+            for (u, p, a), at, shift in (((u0, p0, a0), i, False), ((u1, p1, a1), rest, True)):
+                take, row = _ranges(a[at], a[at + 1])
+                cols[0].append(self._shift(u[take], i[row]) if shift else u[take])
+                cols[1].append(p[take])
+                cols[2].append(r[row])
+                cols[3].append(w[row])
         u, p, d, w = (np.concatenate(c) for c in cols)
-        return np.zeros(len(u), dtype=np.int64), d, u, p, w
+        # one entry per (destination, channel): the rows' shares summed
+        key, inv = np.unique((d * N + u) * self.P + p, return_inverse=True)
+        w = np.bincount(inv, weights=w)
+        d, u, p = key // (N * self.P), key // self.P % N, key % self.P
+        return np.zeros(len(key), dtype=np.int64), d, u, p, w
 
     def _walk(self, option: Option, weight: float, lenient: bool = False):
         """The channels of every path of ``option``'s phase: arrays (source, target, channel
@@ -289,15 +308,19 @@ class Oblivious:
         if not self.symmetric:
             np.add.at(loads, u * P + p, w * lam[s, d])
             return loads
-        # paths from node 0: a packet s -> s + r crosses channel (s + u, p)
+        # paths from node 0 (sorted by r): a packet s -> s + r crosses channel (s + u, p)
         every = np.arange(N, dtype=np.int64)
-        for r in np.unique(d):
-            sel = d == r
+        starts = np.searchsorted(d, np.arange(N + 1))
+        for r in np.flatnonzero(np.diff(starts)):
             lam_r = lam[every, self._shift(every, r)]
-            if not lam_r.any():
+            src = np.flatnonzero(lam_r)              # a permutation: one source per r
+            if not len(src):
                 continue
-            for x, port, weight in zip(u[sel], p[sel], w[sel]):
-                loads[self._shift(every, x) * P + port] += weight * lam_r
+            a, b = starts[r], starts[r + 1]
+            nodes = self._shift(src[None, :], u[a:b, None])         # s + x, per entry
+            loads += np.bincount((nodes * P + p[a:b, None]).ravel(),
+                                 weights=(w[a:b, None] * lam_r[src][None, :]).ravel(),
+                                 minlength=N * P)
         return loads
 
     def loads(self, rates: np.ndarray) -> np.ndarray:
@@ -376,3 +399,15 @@ class Oblivious:
         load, channel, mapping = best
         factor = self.topology.max_channel_load_factor
         return WorstCase(mapping, load, channel, factor / load)
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The indices ``lo[j] .. hi[j] - 1`` of every j, concatenated, and the j of each.
+
+    >>> [a.tolist() for a in _ranges(np.array([0, 5]), np.array([2, 8]))]
+    [[0, 1, 5, 6, 7], [0, 0, 1, 1, 1]]
+    """
+    n = hi - lo
+    row = np.repeat(np.arange(len(lo)), n)
+    start = np.repeat(lo - np.concatenate([[0], np.cumsum(n)[:-1]]), n)
+    return np.arange(int(n.sum())) + start, row

@@ -45,9 +45,11 @@ algorithm's ``deroute_kinds``) — and possibly a target:
 
 * :class:`Uniform` — one of a fixed list of options, drawn uniformly (one draw from the run's
   stream when there are more than one);
-* :class:`RandomTarget` — a target drawn uniformly over the nodes (one draw), then its option;
-* :class:`RandomInBox` — a target drawn uniformly from the minimal box of source and
-  destination (one draw, from :func:`box_table`), then its option;
+* :class:`RandomTarget` — a target drawn uniformly over the nodes (one draw), then its option
+  (or one of its options, a second draw);
+* :class:`RandomInBox` — a target drawn coordinate by coordinate from a box of source and
+  destination (the minimal box, or RLB's: a direction per dimension first; one draw per
+  dimension, from :func:`box_table`), then its option;
 * :class:`Profit` — the profit of the OutFlank paper's eqs. (15)-(16) (or its reference
   variant) over per-plan options keyed by the coordinate offsets of source and destination
   (:class:`OptionPlans`), scored from the occupancy of the source's adaptive queues; the
@@ -60,6 +62,7 @@ Every table is checked when the program is built (:meth:`Program.check`): a prob
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, NamedTuple, Sequence
 
@@ -153,89 +156,152 @@ class Uniform(Decision):
 
 @dataclass(frozen=True)
 class RandomTarget(Decision):
-    """A target drawn uniformly over the nodes, then ``option``."""
+    """A target drawn uniformly over the nodes (one draw), then ``option`` -- or, with
+    ``alternatives``, one of ``(option, *alternatives)`` drawn uniformly (a second draw)."""
 
     option: Option
+    alternatives: tuple[Option, ...] = ()
     rule: ClassVar[str] = "random_target"
 
     def options(self) -> tuple[Option, ...]:
-        return (self.option,)
+        return (self.option, *self.alternatives)
 
 
 @dataclass(frozen=True)
 class RandomInBox(Decision):
-    """A target drawn uniformly from the minimal box of source and destination (the nodes
-    whose every coordinate lies on the minimal way from the source's to the destination's:
-    every node some minimal path visits), then ``option``; one draw.  At an exact k/2 tie the
-    box lies on the + side, or with ``random_ties`` on a side drawn per dimension, and the
-    packet's port filter ``sel`` then forbids the other side's port of that dimension (the
-    phases must be ``filtered`` and carry both ports at a tie).  The candidates are listed
-    once, by destination offset (:func:`box_table`), and both engines draw row
-    ``ptr[key] + int(u * count)``.  Needs a torus whose every dimension is a ring."""
+    """A target drawn from a box of source and destination, coordinate by coordinate, then
+    ``option``.  Per dimension, with Δ the minimal distance between the two coordinates:
+
+    * minimal (the default; two-phase ROMM): the coordinate is uniform over the Δ + 1 on the
+      minimal way (so the target is uniform over the minimal box).  At an exact k/2 tie the
+      way is +, or with ``random_ties`` a side drawn with the coordinate, and the packet's
+      port filter ``sel`` then forbids the other side's port of that dimension (the phases
+      must be ``filtered`` and carry both ports at a tie);
+    * ``balanced`` (RLB): the direction first -- the minimal one with probability
+      (k - Δ) / k, the other with Δ / k -- then the coordinate uniform over the k - Δ + 1 or
+      Δ + 1 on that way, and ``sel`` forbids the other direction's port of the dimension
+      (the phases must be ``filtered`` and carry both ports of a dimension to travel).  Where
+      Δ < ``threshold`` the direction is the minimal one (RLBth).
+
+    The rows are listed once per dimension and offset class (:func:`box_table`); both engines
+    draw each dimension's row from ``cum`` (one draw of the run's stream per dimension that
+    has more than one row).  Needs a torus whose every dimension is a ring."""
 
     option: Option
     random_ties: bool = False
+    balanced: bool = False
+    threshold: int = 0
     rule: ClassVar[str] = "random_in_box"
 
     def options(self) -> tuple[Option, ...]:
         return (self.option,)
 
+    def table(self, dims: Sequence[int]) -> "BoxTable":
+        """This decision's :func:`box_table` on the torus of rings ``dims``."""
+        return box_table(dims, self.random_ties, self.balanced, self.threshold)
+
 
 class BoxTable(NamedTuple):
-    """The candidates of a :class:`RandomInBox`: for the offset class ``key = sum_i code[i,
-    s_i, t_i] * radix[i]`` of a source s and destination t, rows ``ptr[key] .. ptr[key + 1]``,
-    each an intermediate ``s + rel[row]`` (per dimension modulo ``dims``) and a port filter
-    ``sel[row]`` (-1: every port)."""
+    """The rows of a :class:`RandomInBox`, per dimension ``i`` and offset class ``c = code[i,
+    s_i, t_i]`` (``(t_i - s_i) mod k_i``) of a source s and destination t: rows ``ptr[i, c]
+    .. ptr[i, c + 1]``, each a step of the target's coordinate from the source's (``step``,
+    modulo ``k_i``), a port filter ``sel`` (-1: every port) and the cumulative integer weight
+    ``cum`` within the class.  A row is drawn as the first whose ``cum`` exceeds
+    ``int(u * total)``, ``u`` uniform in [0, 1) and ``total`` the class's last ``cum``."""
 
     code: np.ndarray
-    radix: np.ndarray
     ptr: np.ndarray
-    rel: np.ndarray
+    step: np.ndarray
     sel: np.ndarray
+    cum: np.ndarray
+
+    def draw(self, i: int, c: int, rand: Callable[[], float]) -> int:
+        """The row of dimension ``i``, class ``c`` (one ``rand()`` when it has more than one
+        row): the rule both engines follow."""
+        a, b = int(self.ptr[i, c]), int(self.ptr[i, c + 1])
+        if b - a == 1:
+            return a
+        r = int(rand() * int(self.cum[b - 1]))
+        return a + int(np.searchsorted(self.cum[a:b], r, side="right"))
+
+    def rows(self, classes: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every combination of one row per dimension for the offset classes ``classes``:
+        ``(steps, sel, probability)``, arrays of m x n, m and m (the first dimension's row
+        varying slowest).
+
+        >>> steps, sel, prob = box_table((4, 4)).rows([1, 3])        # t - s = (+1, -1)
+        >>> steps.tolist(), sel.tolist(), prob.tolist()
+        ([[0, 0], [0, -1], [1, 0], [1, -1]], [-1, -1, -1, -1], [0.25, 0.25, 0.25, 0.25])
+        """
+        parts = []
+        for i, c in enumerate(classes):
+            a, b = int(self.ptr[i, c]), int(self.ptr[i, c + 1])
+            cum = self.cum[a:b].astype(np.int64)
+            parts.append((self.step[a:b].astype(np.int64), self.sel[a:b],
+                          np.diff(cum, prepend=0) / float(cum[-1])))
+        grid = [g.ravel() for g in np.meshgrid(*[np.arange(len(p[0])) for p in parts],
+                                               indexing="ij")]
+        steps = np.stack([p[0][g] for p, g in zip(parts, grid)], axis=1)
+        sel = np.bitwise_and.reduce(np.stack([p[1][g] for p, g in zip(parts, grid)]), axis=0)
+        prob = np.prod(np.stack([p[2][g] for p, g in zip(parts, grid)]), axis=0)
+        return steps, sel, prob
 
 
-def box_table(dims: Sequence[int], random_ties: bool) -> BoxTable:
-    """The :class:`BoxTable` of a torus of rings ``dims``: per offset class, the box's nodes
-    with the first dimension fastest (a side before a coordinate at a tie).
+def box_table(dims: Sequence[int], random_ties: bool = False, balanced: bool = False,
+              threshold: int = 0) -> BoxTable:
+    """The :class:`BoxTable` of a :class:`RandomInBox` on a torus of rings ``dims`` (port 2i
+    goes + in dimension i, 2i + 1 goes -).
 
     >>> t = box_table((4, 4), random_ties=True)
-    >>> key = 2                                  # t - s = (2, 0): a tie in x
-    >>> t.rel[t.ptr[key]:t.ptr[key + 1]].tolist(), t.sel[t.ptr[key]:t.ptr[key + 1]].tolist()
-    ([[0, 0], [0, 0], [1, 0], [-1, 0], [2, 0], [-2, 0]], [-3, -2, -3, -2, -3, -2])
+    >>> a, b = t.ptr[0, 2], t.ptr[0, 3]               # t_0 - s_0 = 2: a tie
+    >>> t.step[a:b].tolist(), t.sel[a:b].tolist(), t.cum[a:b].tolist()
+    ([0, 0, 1, -1, 2, -2], [-3, -2, -3, -2, -3, -2], [1, 2, 3, 4, 5, 6])
+    >>> r = box_table((8,), balanced=True)            # RLB, Δ = 1: + 7/8, - 1/8
+    >>> a, b = r.ptr[0, 1], r.ptr[0, 2]
+    >>> r.step[a:b].tolist(), np.diff(r.cum[a:b], prepend=0).tolist()
+    ([0, 1, 0, -1, -2, -3, -4, -5, -6, -7], [28, 28, 1, 1, 1, 1, 1, 1, 1, 1])
     """
     n = len(dims)
     kmax = max(dims)
     code = np.zeros((n, kmax, kmax), np.int32)
-    radix = np.ones(n, np.int64)
+    ptr = np.zeros((n, kmax + 1), np.int32)
+    step, sel, cum = [], [], []
     for i, k in enumerate(dims):
         s, t = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
         code[i, :k, :k] = (t - s) % k
-        radix[i] = int(np.prod(dims[:i], dtype=np.int64))
-    per_dim = []                  # per dimension and offset class: [(step, port bit cleared)]
-    for i, k in enumerate(dims):
-        rows = []
-        for cls in range(k):
-            delta = cls - k if cls > k // 2 else cls
-            sides = [1, -1] if (random_ties and k % 2 == 0 and delta == k // 2) else [0]
-            rows.append([(j * (1 if delta >= 0 else -1) * (side or 1),
-                          -1 if not side else (2 * i + 1 if side > 0 else 2 * i))
-                         for j in range(abs(delta) + 1) for side in sides])
-        per_dim.append(rows)
-    ptr, rel, sel = [0], [], []
-    for key in range(int(np.prod(dims, dtype=np.int64))):
-        classes = [(key // int(radix[i])) % k for i, k in enumerate(dims)]
-        choices = [per_dim[i][c] for i, c in enumerate(classes)]
-        for combo in itertools.product(*reversed(choices)):
-            combo = combo[::-1]                                    # first dimension fastest
-            rel.append([step for step, _ in combo])
-            mask = -1
-            for _, bit in combo:
-                if bit >= 0:
-                    mask &= ~(1 << bit)
-            sel.append(mask)
-        ptr.append(len(rel))
-    return BoxTable(code, radix, np.array(ptr, np.int64), np.array(rel, np.int16),
-                    np.array(sel, np.int64))
+        plus, minus = ~(1 << (2 * i + 1)), ~(1 << (2 * i))   # the filters keeping + or -
+        for c in range(kmax):
+            ptr[i, c] = len(step)
+            if c >= k:
+                continue
+            delta = min(c, k - c)
+            sign = 1 if c <= k - c else -1                    # + at a tie
+            keep = plus if sign > 0 else minus
+            if delta == 0:
+                rows = [(0, -1, 1)]
+            elif balanced and delta >= threshold:
+                g = math.gcd((k - delta) * (k - delta + 1), delta * (delta + 1))
+                short = (k - delta) * (k - delta + 1) // g
+                long = delta * (delta + 1) // g
+                other = minus if sign > 0 else plus
+                rows = ([(sign * j, keep, short) for j in range(delta + 1)]
+                        + [(-sign * j, other, long) for j in range(k - delta + 1)])
+            elif balanced:
+                rows = [(sign * j, keep, 1) for j in range(delta + 1)]
+            elif random_ties and 2 * delta == k:
+                rows = [(side * j, plus if side > 0 else minus, 1)
+                        for j in range(delta + 1) for side in (1, -1)]
+            else:
+                rows = [(sign * j, -1, 1) for j in range(delta + 1)]
+            total = 0
+            for st, se, w in rows:
+                total += w
+                step.append(st)
+                sel.append(se)
+                cum.append(total)
+        ptr[i, kmax] = len(step)
+    return BoxTable(code, ptr, np.array(step, np.int32), np.array(sel, np.int64),
+                    np.array(cum, np.int64))
 
 
 class OptionPlans(NamedTuple):
@@ -255,6 +321,10 @@ class OptionPlans(NamedTuple):
     An option row: ``opt_target`` (whether it sets a target: the source plus ``opt_rel``, per
     dimension modulo ``dims``), ``opt_phase``, ``opt_sel``, ``opt_kind`` (0: not derouted, else
     1 + the index of its kind among the algorithm's ``deroute_kinds``).
+
+    A :class:`RandomInBox` decision's rows ride along as ``box_ptr``, ``box_step``,
+    ``box_sel`` and ``box_cum`` (:class:`BoxTable`'s ``ptr``, ``step``, ``sel``, ``cum``;
+    its ``code`` is ``code``); other decisions leave the one-row placeholders.
     """
 
     dims: np.ndarray
@@ -289,6 +359,10 @@ class OptionPlans(NamedTuple):
     opt_phase: np.ndarray
     opt_sel: np.ndarray
     opt_kind: np.ndarray
+    box_ptr: np.ndarray = np.zeros((1, 2), np.int32)
+    box_step: np.ndarray = np.zeros(1, np.int32)
+    box_sel: np.ndarray = np.full(1, -1, np.int64)
+    box_cum: np.ndarray = np.ones(1, np.int64)
 
     @property
     def nbytes(self) -> int:
@@ -497,28 +571,28 @@ class Interpreter:
                 apply(packet, choices[j], -1)
             return uniform
         if isinstance(decision, RandomTarget):
-            option = decision.option
+            choices = decision.options()
 
             def random_target(node, packet, used, rand):
-                apply(packet, option, int(rand() * n))
+                target = int(rand() * n)
+                j = int(rand() * len(choices)) if len(choices) > 1 else 0
+                apply(packet, choices[j], target)
             return random_target
         if isinstance(decision, RandomInBox):
             option, topo = decision.option, self._topology
-            box = box_table(topo.dims, decision.random_ties)
-            coords, dims = topo.coord_array, np.asarray(topo.dims, dtype=np.int64)
-            strides = np.asarray(topo.strides, dtype=np.int64)
-            ptr, rel, sel = box.ptr.tolist(), box.rel.astype(np.int64), box.sel.tolist()
-            classes = [box.code[i] for i in range(len(dims))]
-            radix = box.radix.tolist()
+            box = decision.table(topo.dims)
+            coords, dims, strides = topo.coord_array, list(topo.dims), list(topo.strides)
+            code, step, sel = box.code, box.step.tolist(), box.sel.tolist()
 
             def random_in_box(node, packet, used, rand):
                 cs, ct = coords[node], coords[packet.dst]
-                key = sum(int(classes[i][cs[i], ct[i]]) * radix[i] for i in range(len(radix)))
-                a = ptr[key]
-                row = a + int(rand() * (ptr[key + 1] - a))
-                target = int(((cs + rel[row]) % dims) @ strides)
+                target, mask = 0, -1
+                for i, k in enumerate(dims):
+                    row = box.draw(i, int(code[i, cs[i], ct[i]]), rand)
+                    target += (int(cs[i]) + step[row]) % k * strides[i]
+                    mask &= sel[row]
                 apply(packet, option, target)
-                packet.sel = sel[row]
+                packet.sel = option.sel & mask
             return random_in_box
         if isinstance(decision, Profit):
             choose = decision.choose

@@ -130,7 +130,8 @@ DTYPES = {
     "order_split": _PTR, "row_j": np.int32, "row_portset": np.int32, "row_n": np.int8,
     "row_div": np.int8, "row_dil": np.float64, "row_bounded": np.bool_, "opt_ptr": _PTR,
     "opt_target": np.bool_, "opt_rel": np.int32, "opt_phase": np.int8, "opt_sel": np.int64,
-    "opt_kind": np.int8,
+    "opt_kind": np.int8, "box_ptr": _PTR, "box_step": np.int32, "box_sel": np.int64,
+    "box_cum": np.int64,
 }
 @structref.register
 class PlansRecordType(types.StructRef):
@@ -215,6 +216,10 @@ def _record(typ, x):
     r.opt_phase = raw(x.opt_phase)
     r.opt_sel = raw(x.opt_sel)
     r.opt_kind = raw(x.opt_kind)
+    r.box_ptr = raw(x.box_ptr)
+    r.box_step = raw(x.box_step)
+    r.box_sel = raw(x.box_sel)
+    r.box_cum = raw(x.box_cum)
     return r
 
 
@@ -512,6 +517,33 @@ def choose_profit(x, s, t, used, capacity, eta, profit, min_deroute_distance, ge
     if j < 0:
         return -1
     return x.opt_ptr[plan] + j
+
+
+@njit(cache=True, forceinline=False)
+def box_draw(x, s, t, rng):
+    """A :class:`~icsim.routing.program.RandomInBox` draw for ``s -> t``: ``(target,
+    sel)``, dimension by dimension as :meth:`~icsim.routing.program.BoxTable.draw` (one draw
+    where the class has more than one row: the first row whose ``box_cum`` exceeds
+    ``int(u * total)``)."""
+    cs, ct = x.coords[s], x.coords[t]
+    target = 0
+    sel = -1
+    for i in range(cs.shape[0]):
+        c = x.code[i, cs[i], ct[i]]
+        a = x.box_ptr[i, c]
+        b = x.box_ptr[i, c + 1]
+        if b - a > 1:
+            r = int(uniform(rng) * x.box_cum[b - 1])
+            hi = b - 1
+            while a < hi:
+                mid = (a + hi) >> 1
+                if x.box_cum[mid] > r:
+                    hi = mid
+                else:
+                    a = mid + 1
+        target += (cs[i] + x.box_step[a]) % x.dims[i] * x.strides[i]
+        sel &= x.box_sel[a]
+    return target, sel
 
 
 @njit(cache=True, forceinline=False)

@@ -23,9 +23,9 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from icsim.routing.program import (OFFSET, PAIR, ROUTE, OptionPlans, Profit, Program,
-                                   RandomInBox, RandomTarget, Uniform, box_table, kind_code)
-from icsim.simulator.engines.compiled.decide import (VARIANTS, check_plans, choose_profit,
-                                                     option_target, plan_key, record)
+                                   RandomInBox, RandomTarget, Uniform, kind_code)
+from icsim.simulator.engines.compiled.decide import (VARIANTS, box_draw, check_plans,
+                                                     choose_profit, option_target, record)
 from icsim.simulator.engines.compiled.fabric import port_of
 from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_RANDOM_IN_BOX,
                                                      D_RANDOM_TARGET,
@@ -164,17 +164,13 @@ def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
         options = decision.options() if decision is not None else ()
         plans = _options(None, options, kinds)
         params["K_MIN_OPT"] = max(len(options) - 1, 0)
-        if isinstance(decision, RandomInBox):         # the box's rows, as option rows
-            box = box_table(topology.dims, decision.random_ties)
-            rows, opt = len(box.sel), decision.option
+        if isinstance(decision, RandomInBox):         # the box's rows, drawn per dimension
+            box = decision.table(topology.dims)
             plans = plans._replace(
                 dims=np.asarray(topology.dims, np.int64),
                 strides=np.asarray(topology.strides, np.int64),
                 coords=np.asarray(topology.coord_array, np.int32), code=box.code,
-                radix=box.radix, opt_ptr=box.ptr.astype(np.int32),
-                opt_target=np.ones(rows, np.bool_), opt_rel=box.rel,
-                opt_phase=np.full(rows, opt.phase, np.int8), opt_sel=box.sel,
-                opt_kind=np.full(rows, kind_code(opt.kind, kinds), np.int8))
+                box_ptr=box.ptr, box_step=box.step, box_sel=box.sel, box_cum=box.cum)
     if form.has_routes:
         phase = next(p for p in form.phases if p.key == ROUTE)
         route, rhops = phase.routes.arrays(topology.num_nodes)
@@ -272,25 +268,25 @@ def inject_route(prm, fprm, pk, qs, pt, used, dec, rng, node, p):
     if rule == D_NONE:
         return
     target = -1
-    if rule == D_PROFIT or rule == D_RANDOM_IN_BOX:   # an option row, perhaps with a target
-        if rule == D_PROFIT:
-            local_adaptive_used(prm, qs, pt, used, node)
-            o = choose_profit(dec, node, pk[p, P_DST], used, prm[K_CAP], fprm[F_ETA],
-                              prm[K_VARIANT], prm[K_MDD], rng)
-            if o < 0:
-                o = prm[K_MIN_OPT]                    # the minimal option: no target
-        else:                                         # a row of the box, drawn
-            key = plan_key(dec, node, pk[p, P_DST])
-            a = dec.opt_ptr[key]
-            o = a + int(random(rng) * (dec.opt_ptr[key + 1] - a))
+    sel = -1
+    if rule == D_PROFIT:                              # an option row, perhaps with a target
+        local_adaptive_used(prm, qs, pt, used, node)
+        o = choose_profit(dec, node, pk[p, P_DST], used, prm[K_CAP], fprm[F_ETA],
+                          prm[K_VARIANT], prm[K_MDD], rng)
+        if o < 0:
+            o = prm[K_MIN_OPT]                        # the minimal option: no target
         if dec.opt_target[o]:
             target = option_target(dec, node, o)
+    elif rule == D_RANDOM_IN_BOX:                     # a target from the box, its filter
+        target, sel = box_draw(dec, node, pk[p, P_DST], rng)
+        o = 0
     elif rule == D_UNIFORM:
         n = prm[K_MIN_OPT] + 1                        # the options, rows 0 .. n - 1
         o = int(random(rng) * n) if n > 1 else 0
     else:                                             # D_RANDOM_TARGET
         target = int(random(rng) * prm[K_N])
-        o = 0
+        n = prm[K_MIN_OPT] + 1
+        o = int(random(rng) * n) if n > 1 else 0
     pk[p, P_RS] = registers(target, np.int64(dec.opt_phase[o]))
-    pk[p, P_SEL] = dec.opt_sel[o]
+    pk[p, P_SEL] = dec.opt_sel[o] & sel
     pk[p, P_DER] = dec.opt_kind[o]
