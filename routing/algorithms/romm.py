@@ -44,7 +44,8 @@ class Romm(Routing):
     ('RandomInBox', 2)
     """
 
-    vcs = (VC("to_intermediate", ESCAPE, bubble=True), VC("to_destination", ESCAPE, bubble=True))
+    vcs = (VC("to_intermediate", ESCAPE, bubble=True, priority=1),
+           VC("to_destination", ESCAPE, bubble=True))         # escape_priority: E_final first
     requires = frozenset({"offsets", "rings"})
     Settings = RommSettings
 

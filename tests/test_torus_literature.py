@@ -1,0 +1,128 @@
+"""The torus routing literature (issue 47): Valiant (VAL), Randomized Local Balance (RLB) and
+its threshold variant (RLBth), beside DOR and two-phase ROMM -- their exact loads against hand
+computation and the RLB paper's published ratios, both engines' records, and runs past
+saturation that finish."""
+
+from __future__ import annotations
+
+import pytest
+
+from icsim.configs import bundled
+from icsim.model.config import Config, load_config
+from icsim.model.topology import Torus
+from icsim.routing.oblivious import Oblivious
+from icsim.routing.program import box_table
+from icsim.routing.registry import ROUTING
+from icsim.simulator.build import from_dict
+from icsim.simulator.simulation import run
+from icsim.traffic.patterns import make_pattern
+from tests.golden.cases import pinned
+
+NEW = [("val", {}), ("val", {"tie": "plus"}), ("rlb", {}), ("rlbth", {}),
+       ("romm", {"tie": "random"})]
+
+
+def exact(name: str, dims, **settings) -> Oblivious:
+    topo = Torus(tuple(dims))
+    cls = ROUTING.get(name)
+    return Oblivious(topo, cls(topo, Config(topology={"dims": list(dims)}),
+                               cls.Settings(**settings)))
+
+
+def throughput(o: Oblivious, pattern: str, **params) -> float:
+    return o.throughput(o.loads(make_pattern(pattern, o.topology, seed=0, **params).rates()))
+
+
+# ------------------------------------------------------------------ hand-computed values
+def test_valiant_is_half_of_capacity_on_every_traffic():
+    """Each leg of VAL is uniform traffic, which balanced minimal routing carries at 1: two
+    legs, 1/2, whatever the pattern -- its worst case too; on an odd ring no tie arises."""
+    for dims in [(8, 8), (5, 5)]:
+        val = exact("val", dims)
+        for pattern in ("neighbor", "tornado", "transpose"):
+            assert throughput(val, pattern) == pytest.approx(0.5)
+        assert val.worst_case().throughput == pytest.approx(0.5)
+
+
+def test_rlb_balances_tornado_on_an_8_ring_over_both_directions():
+    """Tornado on an 8-node ring (i -> i + 3): RLB goes + (3 hops) with probability 5/8 and -
+    (5 hops) with 3/8, so every + channel carries 3 x 5/8 and every - channel 5 x 3/8 =
+    15/8 of a node's rate: 8/15 of capacity (the uniform load of a ring channel is k/8 = 1),
+    where minimal routing's 3 on the + channels gives 1/3."""
+    rlb, dor = exact("rlb", (8,)), exact("dor", (8,))
+    loads = rlb.loads(make_pattern("tornado", rlb.topology, seed=0).rates())
+    plus = loads.reshape(8, rlb.P)[:, 0]
+    minus = loads.reshape(8, rlb.P)[:, 1]
+    assert plus == pytest.approx([15 / 8] * 8) and minus == pytest.approx([15 / 8] * 8)
+    assert throughput(rlb, "tornado") == pytest.approx(8 / 15)
+    assert throughput(dor, "tornado") == pytest.approx(1 / 3)
+
+
+def test_rlbs_directions_are_drawn_in_proportion_to_the_other_ways_length():
+    """Per dimension of an 8-ring at minimal distance Δ, the minimal way has weight (8 - Δ)/8
+    and the long way Δ/8, each spread uniformly over its positions."""
+    box = box_table((8,), balanced=True)
+    for delta in range(1, 5):
+        a, b = box.ptr[0, delta], box.ptr[0, delta + 1]
+        weights = [box.cum[a]] + [box.cum[i] - box.cum[i - 1] for i in range(a + 1, b)]
+        assert len(weights) == (delta + 1) + (8 - delta + 1)
+        assert box.step[a:a + delta + 1].tolist() == list(range(delta + 1))     # + side
+        assert box.step[a + delta + 1:b].tolist() == [-j for j in range(9 - delta)]
+        assert sum(weights[:delta + 1]) / box.cum[b - 1] == pytest.approx((8 - delta) / 8)
+        assert len(set(weights[:delta + 1])) == len(set(weights[delta + 1:])) == 1
+
+
+# ------------------------------------------------------------------ the RLB paper (abstract)
+def test_rlb_has_the_rlb_papers_ratios_on_the_8_ary_2_cube():
+    """Singh, Dally, Towles and Gupta (SPAA 2002), abstract: RLB has 25 % more worst-case
+    bandwidth than DOR and 50 % more than two-phase ROMM, 4.6 times VAL's on local traffic,
+    and RLBth matches minimal routing on very local traffic for about 4 % of RLB's worst
+    case.  Exact values: 0.3109 / 0.25 = 1.244, / 0.2083 = 1.492, 2.286 / 0.5 = 4.57,
+    0.2963 / 0.3109 = 0.953."""
+    rlb, rlbth = exact("rlb", (8, 8)), exact("rlbth", (8, 8))
+    dor, romm = exact("dor", (8, 8)), exact("romm", (8, 8), tie="random")
+    val = exact("val", (8, 8))
+    wc = rlb.worst_case().throughput
+    assert wc / dor.worst_case().throughput == pytest.approx(1.25, abs=0.01)
+    assert wc / romm.worst_case().throughput == pytest.approx(1.5, abs=0.01)
+    assert throughput(rlb, "neighbor") / throughput(val, "neighbor") == pytest.approx(4.6,
+                                                                                      abs=0.05)
+    assert throughput(rlbth, "neighbor") == pytest.approx(throughput(dor, "neighbor")) == 4.0
+    assert 0.03 <= 1 - rlbth.worst_case().throughput / wc <= 0.05
+
+
+# ------------------------------------------------------------------ both engines
+def config(name: str, settings: dict, dims, load: float, pattern: str = "uniform") -> dict:
+    return {"topology": {"kind": "torus", "dims": list(dims)},
+            "routing": {"algorithm": name, name: settings} if settings else {"algorithm": name},
+            "traffic": {"load": load, "message_packets": 4, "pattern": pattern},
+            "run": {"warmup_us": 5, "measure_us": 20, "drain_us": 60}}
+
+
+@pytest.mark.parametrize("name, settings", NEW, ids=lambda v: str(v))
+@pytest.mark.parametrize("dims", [(4, 4), (6, 3, 4)])
+@pytest.mark.parametrize("load", [0.3, 1.2])
+def test_every_new_algorithm_gives_identical_records_on_both_engines(name, settings, dims,
+                                                                      load):
+    cfg = config(name, settings, dims, load)
+    simpy = pinned(run(from_dict(cfg), engine="simpy"))
+    assert simpy == pinned(run(from_dict(cfg), engine="compiled"))
+    assert simpy["packets_delivered"] > 0
+    if name in ("val", "rlb"):
+        assert simpy["dilation"] > 1.0              # they leave the minimal paths
+
+
+# ------------------------------------------------------------------ past saturation
+@pytest.mark.parametrize("name, settings", NEW, ids=lambda v: str(v))
+@pytest.mark.parametrize("pattern", ["uniform", "neighbor", "bitcomplement", "transpose",
+                                     "tornado"])
+def test_at_gamma_1_5_every_packet_is_delivered(name, settings, pattern):
+    """The reference profile's finite run (3 messages per node) at γ = 1.5 on the 8-ary
+    2-cube: no deadlock (the watchdog and the end-of-run check would raise) and no packet
+    left behind."""
+    overrides = ["topology.dims=[8,8]", f"traffic.pattern={pattern}",
+                 f"routing.algorithm={name}", "traffic.load=1.5", "traffic.message_packets=8",
+                 "run.messages_per_node=3",
+                 *(f"routing.{name}.{k}={v}" for k, v in settings.items())]
+    r = run(load_config(bundled("ofr", "reference", "k8.yaml"), overrides), engine="compiled")
+    assert r["packets_delivered"] == r["packets_measured"] == 64 * 3 * 8
