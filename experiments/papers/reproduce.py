@@ -70,8 +70,8 @@ register("ofr-table2", "icsim.experiments.papers.ofr.table2",
 register("ofr-table3", "icsim.experiments.papers.ofr.table3",
          "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
 register("torus-routing", "icsim.experiments.papers.torus_routing:TORUS_ROUTING",
-         "Oblivious torus routing (DOR, ROMM) on the k-ary 2-cube: exact throughput per traffic "
-         "and worst case, beside the RLB paper's claims")
+         "Oblivious torus routing (DOR, ROMM, VAL, RLB, RLBth) on the 8-ary 2- and 3-cube: exact "
+         "throughput per traffic and worst case, beside the RLB paper's claims")
 register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
          "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
 register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2",
