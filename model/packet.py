@@ -17,7 +17,7 @@ class Packet:
 
     __slots__ = (
         "pid", "src", "dst", "birth", "age", "measured", "phase", "target", "sel", "ri",
-        "state", "deroute",
+        "state", "deroute", "drawn",
         "hops", "avail", "enter", "ready", "qid", "from_port", "from_vc", "retries",
     )
 
@@ -34,6 +34,7 @@ class Packet:
         self.ri = 0
         self.state = None            # an algorithm's own per-packet state (Python routing)
         self.deroute = 0             # how derouted (0: not derouted)
+        self.drawn = False           # whether a random decision has drawn for it
         self.hops = 0                # router-to-router links crossed
         self.avail = birth           # when the NIC may send it
         self.enter = -1              # when it entered its source router

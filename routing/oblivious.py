@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from icsim.routing.program import (OFFSET, ROUTE, Option, Profit, Program, RandomInBox,
+from icsim.routing.program import (OFFSET, ROUTE, Option, Profit, Program, QueueQuadrant,
+                                   RandomInBox,
                                    RandomTarget, Uniform)
 
 #: the most (pair, channel) entries walked for a routing that is not the same from every node
@@ -96,9 +97,9 @@ class Oblivious:
                              f"N x N matrices and takes at most {MAX_NODES:,}")
         self.neighbors = np.asarray(topology.neighbor_array, dtype=np.int64)
         decision = program.decision
-        if isinstance(decision, Profit):
+        if isinstance(decision, (Profit, QueueQuadrant)):
             raise NotOblivious(f"{self.name} chooses its route at injection by the occupancy "
-                               f"of the source's queues (a profit): not oblivious")
+                               f"of the source's queues: not oblivious")
         if decision is None:
             self.segments = [((Option(),), None)]
         elif isinstance(decision, Uniform):

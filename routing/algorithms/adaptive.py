@@ -1,4 +1,6 @@
-"""Adaptive routing on tori: ABR, POR and OFR (the OutFlank paper, §2–§3; docs/model.md §5).
+"""Adaptive routing on tori: ABR, POR and OFR (the OutFlank paper, §2–§3; docs/model.md §5),
+GOAL (POR's orthant drawn as RLB draws it) and CQR (the orthant chosen per dimension by the
+source's queues).
 
 All three are minimal-adaptive routers over a bubble escape network (the Adaptive Bubble Router):
 at each router a packet may take the adaptive queue of any of its allowed directions (the router
@@ -31,7 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from icsim.routing.outflank import (IdnPlans, OrthantPlanner, OrthantPlans, OutflankPlanner,
                                    orthant_select)
-from icsim.routing.program import OFFSET, Option, OptionPlans, Phase, Profit, Program
+from icsim.routing.program import (OFFSET, Option, OptionPlans, Phase, Profit, Program,
+                                   QueueQuadrant, RandomInBox)
 from icsim.routing.registry import ADAPTIVE, ESCAPE, VC, Routing, register
 
 
@@ -186,6 +189,43 @@ class PickOrthant(AdaptiveBubble):
         if option is None:
             option = self._pinned[key] = Option(1, key[0], "orthant" if derouted else None)
         return option, -1
+
+
+@register("goal")
+class Goal(AdaptiveBubble):
+    """GOAL, Globally Oblivious Adaptive Locally (Singh, Dally, Gupta and Towles, ISCA 2003):
+    at injection a direction is drawn in each dimension as RLB draws it -- the minimal one with
+    probability (k - Δ)/k, the other with Δ/k -- (:class:`~icsim.routing.program.RandomInBox`
+    with ``quadrant``); the packet then routes ABR-style within that quadrant: the adaptive
+    queue of any productive direction (most free slots wins), else the dimension-order escape
+    queue along the drawn directions under the bubble rule.  The paper's escape is Duato's
+    with *-channels (dateline VCs in the drawn directions); icsim's is POR's bubble escape.
+    GOAL is POR with the orthant drawn obliviously instead of scored by the source's queues."""
+
+    requires = frozenset({"offsets", "rings"})
+
+    def program(self) -> Program:
+        ports = both_dimension_ports(self.masks(), self.topology.n)
+        return Program((Phase(OFFSET, ports=ports, adaptive_vc=0, escape_vc=1, filtered=True),),
+                       RandomInBox(Option(phase=0), balanced=True, quadrant=True))
+
+
+@register("cqr")
+class ChannelQueue(AdaptiveBubble):
+    """Channel Queue Routing (Singh, Dally, Gupta and Towles, SPAA 2004): at injection, in each
+    dimension, the minimal direction unless its adaptive queue at the source times its hops
+    exceeds the other direction's (``q_min * Δ <= q_other * (k - Δ)`` keeps the minimal one;
+    :class:`~icsim.routing.program.QueueQuadrant`); then ABR-style within that quadrant, as
+    GOAL.  Backpressure fills the source's channel queues when the way is congested, so they
+    stand for the congestion along it.  The paper's escape is Duato's with *-channels; icsim's
+    is POR's bubble escape.  Taken again at every injection attempt, as the queues change."""
+
+    requires = frozenset({"offsets", "rings"})
+
+    def program(self) -> Program:
+        ports = both_dimension_ports(self.masks(), self.topology.n)
+        return Program((Phase(OFFSET, ports=ports, adaptive_vc=0, escape_vc=1, filtered=True),),
+                       QueueQuadrant(Option(phase=0)))
 
 
 @register("ofr")

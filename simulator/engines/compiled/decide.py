@@ -547,6 +547,29 @@ def box_draw(x, s, t, rng):
 
 
 @njit(cache=True, forceinline=False)
+def queue_quadrant(x, s, t, used):
+    """A :class:`~icsim.routing.program.QueueQuadrant` choice for ``s -> t``: the port filter
+    that keeps, per dimension with a non-zero offset, the direction whose adaptive queue times
+    its hops is the smaller (the minimal one when equal)."""
+    cs, ct = x.coords[s], x.coords[t]
+    sel = -1
+    for i in range(cs.shape[0]):
+        c = x.code[i, cs[i], ct[i]]
+        if c == 0:
+            continue
+        k = x.dims[i]
+        if 2 * c <= k:
+            low, d = 2 * i, c
+        else:
+            low, d = 2 * i + 1, k - c
+        if used[low] * d <= used[low ^ 1] * (k - d):
+            sel &= ~(1 << (low ^ 1))
+        else:
+            sel &= ~(1 << low)
+    return sel
+
+
+@njit(cache=True, forceinline=False)
 def option_target(x, s, o):
     """The target an option sets for a packet from ``s``: ``s`` displaced by ``opt_rel[o]``,
     per dimension modulo ``dims``."""

@@ -13,10 +13,10 @@ from icsim.simulator.engines.compiled.layout import (C_CUR_SLOT, C_DIRTY_N, C_LE
                                                      C_PK_FREE_N, K_ACKNAK, K_AVAIL, K_CAP, K_CTRL0,
                                                      K_CTRL_CAP, K_CYC, K_ESCAPE_FIRST, K_N, K_NPRM,
                                                      K_NPV_NODE, K_P1, K_QBUF, K_WWORDS, N_SRCH,
-                                                     N_SRCT, P_AVAIL, P_BIRTH, P_DER, P_DST,
-                                                     P_ENTER, P_FPORT, P_FVC, P_HI, P_HOPS, P_LEFT,
-                                                     P_LO, P_MEAS, P_NEXT, P_READY, P_RI, P_RS,
-                                                     P_SEL, P_SRC, Q_HEAD, Q_LEN, Q_READY_LO,
+                                                     N_SRCT, P_AVAIL, P_BIRTH, P_DER, P_DRAWN,
+                                                     P_DST, P_ENTER, P_FPORT, P_FVC, P_HI, P_HOPS,
+                                                     P_LEFT, P_LO, P_MEAS, P_NEXT, P_READY, P_RI,
+                                                     P_RS, P_SEL, P_SRC, Q_HEAD, Q_LEN, Q_READY_LO,
                                                      Q_WAIT, T_CHEAD, T_CLEN, T_DIRTY, T_DOWN, T_IN,
                                                      T_WAKE_AT, V_NCOL)
 from icsim.simulator.engines.compiled.speed import divide
@@ -50,6 +50,7 @@ def packet_new(ctr, prm, pk, src, dst, birth, age_lo, measured, avail):
     pk[p, P_DER] = 0
     pk[p, P_RS] = -256                # registers(-1, 0): no target, phase 0
     pk[p, P_SEL] = -1
+    pk[p, P_DRAWN] = 0
     pk[p, P_RI] = 0
     pk[p, P_HOPS] = 0
     pk[p, P_AVAIL] = avail

@@ -58,7 +58,7 @@ YIELD_PROGRESS, YIELD_WATCHDOG = 1, 2
 KEY_OFFSET, KEY_PAIR, KEY_ROUTE = 0, 1, 2
 
 
-D_NONE, D_UNIFORM, D_RANDOM_TARGET, D_PROFIT, D_RANDOM_IN_BOX = 0, 1, 2, 3, 4
+D_NONE, D_UNIFORM, D_RANDOM_TARGET, D_PROFIT, D_RANDOM_IN_BOX, D_QUEUE_QUADRANT = 0, 1, 2, 3, 4, 5
 
 
 # a phase's row of ``ph``: its key, where its ports and escape tables start in ``rtab`` (-1:
@@ -93,10 +93,11 @@ F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_
 # ----------------------------------------------------------------------------- columns
 # a packet's row: what a hop reads or writes (one cache line: the pool is allocated 64-byte
 # aligned), then what its NIC queue and the sink read (the second line), then its time of
-# entering the network and its port filter (read only in a filtered phase); 24 columns, so
-# that every row starts a cache line
+# entering the network, its port filter (read only in a filtered phase) and whether a random
+# decision has drawn for it (read only at injection); 24 columns, so that every row starts a
+# cache line
 (P_HI, P_LO, P_DST, P_RS, P_READY, P_HOPS, P_FPORT, P_FVC, P_RI, P_AVAIL, P_NEXT, P_LEFT, P_SRC,
- P_BIRTH, P_MEAS, P_DER, P_ENTER, P_SEL) = range(18)
+ P_BIRTH, P_MEAS, P_DER, P_ENTER, P_SEL, P_DRAWN) = range(19)
 
 
 P_NCOL = 24

@@ -23,17 +23,21 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from icsim.routing.program import (OFFSET, PAIR, ROUTE, OptionPlans, Profit, Program,
-                                   RandomInBox, RandomTarget, Uniform, kind_code)
+                                   QueueQuadrant, RandomInBox, RandomTarget, Uniform, kind_code,
+                                   offset_codes)
 from icsim.simulator.engines.compiled.decide import (VARIANTS, box_draw, check_plans,
-                                                     choose_profit, option_target, record)
+                                                     choose_profit, option_target,
+                                                     queue_quadrant, record)
 from icsim.simulator.engines.compiled.fabric import port_of
-from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_RANDOM_IN_BOX,
+from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_QUEUE_QUADRANT,
+                                                     D_RANDOM_IN_BOX,
                                                      D_RANDOM_TARGET,
                                                      D_UNIFORM, F_ETA, K_ADAPTIVE_VC, K_BASE,
                                                      K_CAP, K_DECISION, K_MDD, K_MIN_OPT, K_N,
                                                      K_NPORTS, K_NPV_NODE, K_P1, K_ROUTES, K_V,
                                                      K_VARIANT, KEY_OFFSET, KEY_PAIR, KEY_ROUTE,
-                                                     P_DER, P_DST, P_RI, P_RS, P_SEL, P_SRC,
+                                                     P_DER, P_DRAWN, P_DST, P_RI, P_RS, P_SEL,
+                                                     P_SRC,
                                                      PH_ESCAPE,
                                                      PH_FILTERED, PH_KEY, PH_NCOL, PH_NEXT,
                                                      PH_PORTS, PH_VC, PH_VC_ALL, Q_OCC, T_DOWN)
@@ -42,7 +46,7 @@ from icsim.simulator.engines.compiled.speed import divide
 
 KEYS = {OFFSET: KEY_OFFSET, PAIR: KEY_PAIR, ROUTE: KEY_ROUTE}
 RULES = {None: D_NONE, Uniform: D_UNIFORM, RandomTarget: D_RANDOM_TARGET,
-         Profit: D_PROFIT, RandomInBox: D_RANDOM_IN_BOX}
+         Profit: D_PROFIT, RandomInBox: D_RANDOM_IN_BOX, QueueQuadrant: D_QUEUE_QUADRANT}
 
 
 @dataclass
@@ -171,6 +175,11 @@ def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
                 strides=np.asarray(topology.strides, np.int64),
                 coords=np.asarray(topology.coord_array, np.int32), code=box.code,
                 box_ptr=box.ptr, box_step=box.step, box_sel=box.sel, box_cum=box.cum)
+        elif isinstance(decision, QueueQuadrant):     # the offsets, per dimension
+            plans = plans._replace(
+                dims=np.asarray(topology.dims, np.int64),
+                coords=np.asarray(topology.coord_array, np.int32),
+                code=offset_codes(topology.dims))
     if form.has_routes:
         phase = next(p for p in form.phases if p.key == ROUTE)
         route, rhops = phase.routes.arrays(topology.num_nodes)
@@ -267,6 +276,10 @@ def inject_route(prm, fprm, pk, qs, pt, used, dec, rng, node, p):
     rule = prm[K_DECISION]
     if rule == D_NONE:
         return
+    if rule != D_PROFIT and rule != D_QUEUE_QUADRANT:   # a draw: once per packet
+        if pk[p, P_DRAWN]:
+            return
+        pk[p, P_DRAWN] = 1
     target = -1
     sel = -1
     if rule == D_PROFIT:                              # an option row, perhaps with a target
@@ -279,6 +292,10 @@ def inject_route(prm, fprm, pk, qs, pt, used, dec, rng, node, p):
             target = option_target(dec, node, o)
     elif rule == D_RANDOM_IN_BOX:                     # a target from the box, its filter
         target, sel = box_draw(dec, node, pk[p, P_DST], rng)
+        o = 0
+    elif rule == D_QUEUE_QUADRANT:                    # a direction per dimension, by queues
+        local_adaptive_used(prm, qs, pt, used, node)
+        sel = queue_quadrant(dec, node, pk[p, P_DST], used)
         o = 0
     elif rule == D_UNIFORM:
         n = prm[K_MIN_OPT] + 1                        # the options, rows 0 .. n - 1

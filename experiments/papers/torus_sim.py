@@ -1,0 +1,180 @@
+"""The simulated side of ``icsim reproduce torus-routing --simulate``: every algorithm's
+saturation throughput γ* on the k-ary 2-cube, beside the exact ideal of every oblivious entry.
+
+One sweep (:mod:`icsim.experiments.pipeline.sweep`, bisection on a 0.05 grid, resumable from
+``OUT/sim/results.csv``) of the clean profile (``configs/ofr/clean/k8.yaml``: 512-byte packets,
+credit flow control, 8-packet queues, window runs) on the k-ary 2-cube, with single-packet
+messages (the RLB and GOAL papers' packets) and NICs fast enough (160 Gbps, injection rate
+factor 8) not to cap nearest-neighbour traffic below its ideal 4.  Curves: the algorithms of
+:data:`SIMULATED` under NN, UR, BC, TP and TOR; each oblivious algorithm's own worst-case
+permutation (WC; the adaptive ones run DOR's and RLB's and report the lower, the adversaries
+known here: their own worst case has no exact form); and ``perms`` of the analytic RP column's
+random permutations (RP: their mean).  Permutations run from files written to ``OUT/sim/``
+(``traffic.pattern: permutation``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from icsim.configs import bundled
+from icsim.experiments.analyze import write_permutation
+from icsim.experiments.pipeline.curves import Curve, parse_loads
+from icsim.experiments.pipeline.execution import SerialExecutor, make_executor
+from icsim.experiments.pipeline.plots import plot_results
+from icsim.experiments.pipeline.sweep import Sweep
+from icsim.model.config import Config, set_path
+from icsim.model.topology import Torus
+from icsim.routing.oblivious import Oblivious
+from icsim.routing.registry import ROUTING
+
+#: (label, algorithm, settings, oblivious)
+SIMULATED = (("DOR", "dor", {}, True), ("ROMM, random ties", "romm", {"tie": "random"}, True),
+             ("VAL", "val", {}, True), ("RLB", "rlb", {}, True), ("RLBth", "rlbth", {}, True),
+             ("minimal adaptive (ABR)", "abr", {}, False), ("POR", "por", {}, False),
+             ("OFR", "ofr", {}, False), ("GOAL", "goal", {}, False), ("CQR", "cqr", {}, False))
+#: (column, pattern) of the named traffics
+NAMED = (("NN", "neighbor"), ("UR", "uniform"), ("BC", "bitcomplement"), ("TP", "transpose"),
+         ("TOR", "tornado"))
+#: whose worst-case permutations the adaptive algorithms run
+ADVERSARIES = ("DOR", "RLB")
+#: the model around the routing (docs: module docstring)
+OVERRIDES = {"traffic.message_packets": 1, "nic.bandwidth_gbps": 160,
+             "nic.injection_rate_factor": 8}
+STEP = 0.05
+
+
+def base_config(k: int) -> dict[str, Any]:
+    data = yaml.safe_load(Path(bundled("ofr/clean/k8.yaml")).read_text())
+    set_path(data, "topology.dims", [k, k])
+    for key, value in OVERRIDES.items():
+        set_path(data, key, value)
+    return data
+
+
+def permutations(k: int, perms: int, seed: int, folder: Path,
+                 ideal: dict[str, Oblivious]) -> dict[str, Path]:
+    """Write the permutation files: ``WC <label>`` for each oblivious algorithm, ``RP <i>``
+    for the first ``perms`` of the analytic RP column's permutations (the same draws)."""
+    files = {}
+    for label, exact in ideal.items():
+        wc = exact.worst_case()
+        path = folder / f"wc-{label.split(',')[0].lower()}.txt"
+        write_permutation(path, wc.mapping, f"worst case of {label} on the {k}-ary 2-cube")
+        files[f"WC {label}"] = path
+    rng = np.random.default_rng(seed)
+    n = k * k
+    for i in range(perms):
+        path = folder / f"rp-{i}.txt"
+        write_permutation(path, rng.permutation(n), f"random permutation {i} (seed {seed})")
+        files[f"RP {i}"] = path
+    return files
+
+
+def curves(k: int, files: dict[str, Path], ideal: dict[str, Oblivious],
+           named: dict[tuple[str, str], float]) -> list[Curve]:
+    """One curve per (algorithm, traffic); ``guess`` the ideal where there is one."""
+    base = base_config(k)
+    top = max([v for v in named.values() if np.isfinite(v)] + [1.0]) + 0.5
+    grid = parse_loads(f"{STEP}:{round(top / STEP) * STEP:.2f}:{STEP}")
+    out = []
+    for label, name, settings, oblivious in SIMULATED:
+        traffics = [(c, p, None) for c, p in NAMED]
+        if oblivious:
+            traffics.append(("WC", "permutation", files[f"WC {label}"]))
+        else:
+            traffics += [("WC", "permutation", files[f"WC {a}"]) for a in ADVERSARIES]
+        traffics += [("RP", "permutation", f) for key, f in files.items()
+                     if key.startswith("RP ")]
+        for column, pattern, file in traffics:
+            d = json.loads(json.dumps(base))
+            set_path(d, "routing.algorithm", name)
+            if settings:
+                set_path(d, f"routing.{name}", dict(settings))
+            set_path(d, "traffic.pattern", pattern)
+            if file is not None:
+                set_path(d, "traffic.params.permutation.file", str(Path(file).resolve()))
+            guess = named.get((label, column)) if file is None else None
+            tag = "" if file is None else f" {Path(file).stem}"
+            out.append(Curve(f"{label} {column}{tag}", d, grid,
+                             {"algorithm": label, "column": column, "file": tag.strip()},
+                             guess=guess if guess is not None and np.isfinite(guess) else None))
+    return out
+
+
+def simulate(k: int, out: Path, *, perms: int = 2, seed: int = 0, workers: int | None = None,
+             report_only: bool = False, analytic: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Run (or resume, or only read with ``report_only``) the sweep in ``out/sim``; one row per
+    (algorithm, column): simulated γ*, whether the search finished, and the ideal."""
+    folder = out / "sim"
+    folder.mkdir(parents=True, exist_ok=True)
+    topo = Torus((k, k))
+    config = Config(topology={"dims": [k, k]})
+    ideal = {}
+    for label, name, settings, oblivious in SIMULATED:
+        if oblivious:
+            cls = ROUTING.get(name)
+            ideal[label] = Oblivious(topo, cls(topo, config, cls.Settings(**settings)))
+    named = {}
+    if analytic is not None:
+        part = analytic.set_index("algorithm")
+        for label in ideal:
+            for column, _ in NAMED:
+                named[(label, column)] = float(part.at[label, column])
+    files = permutations(k, perms, seed, folder, ideal)
+    sweep = Sweep(curves(k, files, ideal, named), folder, search="bisect",
+                  run_missing=not report_only, label="torus-routing --simulate")
+    executor = SerialExecutor() if workers == 1 else make_executor(workers)
+    with executor:
+        outcome = sweep.run(executor)
+    rows = []
+    for c in outcome.curves:
+        p = c.curve.params
+        rows.append({"algorithm": p["algorithm"], "column": p["column"], "file": p["file"],
+                     "gamma_star": c.result.gamma_star, "complete": c.result.complete})
+    runs = pd.DataFrame(rows)
+    table = _table(runs, _ideals(ideal, named, files))
+    named_rows = [r for r in outcome.rows if r.get("traffic.pattern", r.get("pattern")) !=
+                  "permutation"]
+    plot_results(pd.DataFrame(named_rows) if named_rows else outcome.rows, folder)
+    return table
+
+
+def _ideals(ideal: dict[str, Oblivious], named: dict[tuple[str, str], float],
+            files: dict[str, Path]) -> dict[tuple[str, str], float]:
+    """The exact throughput of every oblivious entry: the named traffics' from the analytic
+    table, WC the algorithm's worst case, RP the mean over the same permutation files."""
+    out = dict(named)
+    perms = [np.loadtxt(f, dtype=np.int64, comments="#") for key, f in files.items()
+             if key.startswith("RP ")]
+    for label, exact in ideal.items():
+        out[(label, "WC")] = exact.worst_case().throughput
+        if perms:
+            every = np.arange(exact.N)
+            values = []
+            for m in perms:
+                rates = np.zeros((exact.N, exact.N))
+                rates[every, m] = 1.0
+                values.append(exact.throughput(exact.loads(rates)))
+            out[(label, "RP")] = float(np.mean(values))
+    return out
+
+
+def _table(runs: pd.DataFrame, ideals: dict[tuple[str, str], float]) -> pd.DataFrame:
+    """Per algorithm and column: γ* (WC: the lowest of the adversaries; RP: the mean) and the
+    exact ideal of the same traffic where the algorithm is oblivious (NaN otherwise)."""
+    out = []
+    for (label, column), g in runs.groupby(["algorithm", "column"], sort=False):
+        values = pd.to_numeric(g.gamma_star, errors="coerce")
+        value = (values.min() if column == "WC" else values.mean() if column == "RP"
+                 else values.iloc[0])
+        out.append({"algorithm": label, "column": column, "simulated": value,
+                    "ideal": ideals.get((label, column), float("nan")),
+                    "complete": bool(g.complete.all())})
+    return pd.DataFrame(out)
