@@ -32,7 +32,8 @@ from icsim.experiments.papers.acro.cli import add_layers_parser
 from icsim.experiments.papers.angara.cli import add_tables_parser
 from icsim.experiments.papers.reproduce import add_parser
 from icsim.experiments.pipeline.arguments import check_sweep_size
-from icsim.experiments.pipeline.bench import CASES, ENGINES, run_bench, run_table_bench
+from icsim.experiments.pipeline.bench import (CASES, ENGINES, EXTRA_CASES, run_bench,
+                                              run_table_bench)
 from icsim.experiments.pipeline.curves import DEFAULT_LOADS, make_curves, parse_loads, parse_vary
 from icsim.experiments.pipeline.execution import (ExecutorError, RunProgress, add_engine_argument,
                                                   add_execution_arguments, engine_overrides,
@@ -380,9 +381,11 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true", help="shorter runs (smoke test)")
     p.add_argument("--engine", choices=("both", "simpy", "compiled"), default="both",
                    help="which engine(s) to run each case on (default both, with their ratio)")
-    p.add_argument("--case", action="append", default=[], choices=[c[0] for c in CASES],
-                   metavar="NAME", help="run only this case (repeatable; default all: "
-                                        + ", ".join(c[0] for c in CASES) + ")")
+    p.add_argument("--case", action="append", default=[],
+                   choices=[c[0] for c in CASES + EXTRA_CASES], metavar="NAME",
+                   help="run only this case (repeatable; default: "
+                        + ", ".join(c[0] for c in CASES) + "; also the torus routing "
+                        "literature beside ABR: " + ", ".join(c[0] for c in EXTRA_CASES) + ")")
     p.add_argument("--repeat", type=positive_int, default=1, metavar="N",
                    help="run each case N times on each engine and report the median run "
                         "(default 1; between runs only the machine's noise varies)")

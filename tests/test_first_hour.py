@@ -36,13 +36,13 @@ def config_error(capsys, *sets: str) -> str:
     (["topology.colour=red"], "topology.colour: unknown key; topology takes kind, dims, wrap, "
                               "file, nodes, degree, seed, failed_links, failed_nodes"),
     (["routing.algorithm=abd"], "routing.algorithm: unknown algorithm 'abd' (did you mean "
-                                "'abr'? valid: abr, dor, ofr, por, rlb, rlbth, romm, table, val)"),
+                                "'abr'? valid: abr, cqr, dor, goal, o1turn, ofr, por, rlb, rlbth, romm, table, val)"),
     (["routing.algorithm=DOR"], "routing.algorithm: unknown algorithm 'DOR' (did you mean "
-                                "'dor'? valid: abr, dor, ofr, por, rlb, rlbth, romm, table, val)"),
+                                "'dor'? valid: abr, cqr, dor, goal, o1turn, ofr, por, rlb, rlbth, romm, table, val)"),
     (["traffic.pattern=unifrom"], "traffic.pattern: unknown traffic pattern 'unifrom' (did you "
                                   "mean 'uniform'? valid: alltoall, "),
     (["routing.ofrr.delta=3"], "routing.ofrr: not a routing algorithm's section (did you mean "
-                               "'routing.ofr'? valid: abr, dor, ofr, por, rlb, rlbth, romm, table, val)"),
+                               "'routing.ofr'? valid: abr, cqr, dor, goal, o1turn, ofr, por, rlb, rlbth, romm, table, val)"),
     (["routing.algorithm=ofr", "routing.ofr.deltaa=3"],
      "routing.ofr.deltaa: unknown key (did you mean 'routing.ofr.delta'?)"),
     (["routing.algorithm=table", "routing.table.generator=ssp"],

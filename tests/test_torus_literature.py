@@ -20,7 +20,7 @@ from icsim.traffic.patterns import make_pattern
 from tests.golden.cases import pinned
 
 NEW = [("val", {}), ("val", {"tie": "plus"}), ("rlb", {}), ("rlbth", {}),
-       ("romm", {"tie": "random"}), ("goal", {}), ("cqr", {})]
+       ("romm", {"tie": "random"}), ("goal", {}), ("cqr", {}), ("o1turn", {})]
 
 
 def exact(name: str, dims, **settings) -> Oblivious:
@@ -71,6 +71,31 @@ def test_rlbs_directions_are_drawn_in_proportion_to_the_other_ways_length():
         assert box.step[a + delta + 1:b].tolist() == [-j for j in range(9 - delta)]
         assert sum(weights[:delta + 1]) / box.cum[b - 1] == pytest.approx((8 - delta) / 8)
         assert len(set(weights[:delta + 1])) == len(set(weights[delta + 1:])) == 1
+
+
+def test_o1turn_reaches_the_bisection_bound_on_the_mesh_where_dor_has_k_minus_1():
+    """On the 8x8 mesh XY routing's worst case puts k - 1 = 7 flows on a y channel at the
+    edge (the k sources of a row to the k - 1 nodes above in one column); no routing does
+    better than k/2 = 4, the bisection's (k^2/2 packets of a permutation across k channels
+    each way); O1TURN, half XY and half YX, has exactly 4 (its paper: near-optimal worst
+    case).  Transpose: twice DOR's on the mesh and on the torus."""
+    from icsim.simulator.build import build_topology
+
+    for wrap, dor_load, o1_load in [([False, False], 7.0, 4.0), ([True, True], 4.0, 4.0)]:
+        cfg = Config(topology={"dims": [8, 8], "wrap": wrap})
+        topo = build_topology(cfg.topology)
+        dor, o1 = (Oblivious(topo, ROUTING.get(name)(topo, cfg)) for name in ("dor", "o1turn"))
+        assert dor.worst_case().load == pytest.approx(dor_load)
+        assert o1.worst_case().load == pytest.approx(o1_load)
+        assert throughput(o1, "transpose") == pytest.approx(2 * throughput(dor, "transpose"))
+
+
+def test_o1turn_on_three_dimensions_is_one_line_and_status_2(capsys):
+    from icsim.experiments.cli import main
+    assert main(["run", "--set", "topology.dims=[4,4,4]", "--set", "routing.algorithm=o1turn",
+                 str(bundled("quickstart.yaml"))]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "topology.dims" in err and "2-D" in err
 
 
 # ------------------------------------------------------------------ the RLB paper (abstract)
@@ -171,6 +196,8 @@ def config(name: str, settings: dict, dims, load: float, pattern: str = "uniform
 @pytest.mark.parametrize("load", [0.3, 1.2])
 def test_every_new_algorithm_gives_identical_records_on_both_engines(name, settings, dims,
                                                                       load):
+    if name == "o1turn" and len(dims) != 2:
+        dims = (6, 3)
     cfg = config(name, settings, dims, load)
     simpy = pinned(run(from_dict(cfg), engine="simpy"))
     assert simpy == pinned(run(from_dict(cfg), engine="compiled"))
@@ -193,3 +220,26 @@ def test_at_gamma_1_5_every_packet_is_delivered(name, settings, pattern):
                  *(f"routing.{name}.{k}={v}" for k, v in settings.items())]
     r = run(load_config(bundled("ofr", "reference", "k8.yaml"), overrides), engine="compiled")
     assert r["packets_delivered"] == r["packets_measured"] == 64 * 3 * 8
+
+
+# ------------------------------------------------------------------ the simulated side
+def test_the_simulated_reproduction_holds_dor_to_its_exact_values_and_redraws(tmp_path,
+                                                                              monkeypatch):
+    """``icsim reproduce torus-routing --simulate`` on the 4-ary 2-cube with DOR and GOAL
+    only: DOR's γ* never above its exact ideal, within a grid step of it on BC and TP (one
+    bottleneck, no queueing to spare); a run without ``--simulate`` reads the table back."""
+    import icsim
+    from icsim.experiments.papers import torus_sim
+
+    monkeypatch.setattr(torus_sim, "SIMULATED", (torus_sim.SIMULATED[0],
+                                                 torus_sim.SIMULATED[-2]))
+    made = icsim.reproduce("torus-routing", out=str(tmp_path), k=4, n=[2], perms=2,
+                           simulate=True, sim_perms=1, workers=1)
+    sim = made.tables["simulated"].set_index(["algorithm", "column"])
+    dor = sim.loc["DOR"]
+    assert (dor.simulated <= dor.ideal + 1e-9).all()
+    assert (dor.loc[["BC", "TP"], "simulated"] >= dor.loc[["BC", "TP"], "ideal"] - 0.05).all()
+    assert sim.loc[("GOAL", "WC"), "ideal"] != sim.loc[("GOAL", "WC"), "ideal"]   # adaptive
+    assert (tmp_path / "sim" / "latency.png").exists()
+    again = icsim.reproduce("torus-routing", out=str(tmp_path), k=4, n=[2], perms=2)
+    assert again.report == made.report

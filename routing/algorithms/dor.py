@@ -22,12 +22,28 @@ class DorSettings(BaseModel):
     tie: Literal["plus", "random"] = "plus"
 
 
-def dor_mask(topology) -> np.ndarray:
+def dor_mask(topology, reverse: bool = False) -> np.ndarray:
     """Dimension order as a port bitmask by coordinate offset, + at an exact k/2 tie
-    (:attr:`~icsim.model.topology.Torus.dor_port_table`; 0 where the offset is zero)."""
-    port = np.frombuffer(topology.dor_port_table, dtype=np.uint8).astype(np.int64)
-    here = port == NO_PORT
-    return np.where(here, 0, np.left_shift(1, np.where(here, 0, port)))
+    (:attr:`~icsim.model.topology.Torus.dor_port_table`; 0 where the offset is zero); with
+    ``reverse`` the last dimension first (O1TURN's YX).
+
+    >>> from icsim.model.topology import Torus
+    >>> t = Torus((4, 4))
+    >>> t.relative_offsets()[9].tolist()                           # an offset of (+1, +1)
+    [1, 1]
+    >>> int(dor_mask(t)[9]), int(dor_mask(t, reverse=True)[9])     # x+ (port 0), y+ (port 2)
+    (1, 4)
+    """
+    if not reverse:
+        port = np.frombuffer(topology.dor_port_table, dtype=np.uint8).astype(np.int64)
+        here = port == NO_PORT
+        return np.where(here, 0, np.left_shift(1, np.where(here, 0, port)))
+    off = np.asarray(topology.relative_offsets(), dtype=np.int64)
+    mask = np.zeros(len(off), dtype=np.int64)
+    for d in range(off.shape[1]):                     # the last non-zero dimension wins
+        step = off[:, d]
+        mask = np.where(step > 0, 1 << (2 * d), np.where(step < 0, 1 << (2 * d + 1), mask))
+    return mask
 
 
 def dor_masks(topology) -> tuple[np.ndarray, np.ndarray]:
