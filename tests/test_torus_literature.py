@@ -12,7 +12,7 @@ from icsim.configs import bundled
 from icsim.model.config import Config, load_config
 from icsim.model.topology import Torus
 from icsim.routing.oblivious import Oblivious
-from icsim.routing.program import box_table
+from icsim.routing.boxes import box_table
 from icsim.routing.registry import ROUTING
 from icsim.simulator.build import from_dict
 from icsim.simulator.simulation import run

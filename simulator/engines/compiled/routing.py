@@ -22,9 +22,9 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from icsim.routing.boxes import offset_codes
 from icsim.routing.program import (OFFSET, PAIR, ROUTE, OptionPlans, Profit, Program,
-                                   QueueQuadrant, RandomInBox, RandomTarget, Uniform, kind_code,
-                                   offset_codes)
+                                   QueueQuadrant, RandomInBox, RandomTarget, Uniform, kind_code)
 from icsim.simulator.engines.compiled.decide import (VARIANTS, box_draw, check_plans,
                                                      choose_profit, option_target,
                                                      queue_quadrant, record)
