@@ -1,9 +1,9 @@
 """The simulated side of ``icsim reproduce torus-routing --simulate``: every algorithm's
-saturation throughput γ* on the k-ary 2-cube, beside the exact ideal of every oblivious entry.
+saturation throughput γ* on the k-ary n-cube, beside the exact ideal of every oblivious entry.
 
 One sweep (:mod:`icsim.experiments.pipeline.sweep`, bisection on a 0.05 grid refined by two
 more bisection steps to 0.0125, resumable from ``OUT/sim/results.csv``) of the clean profile (``configs/ofr/clean/k8.yaml``: 512-byte packets,
-credit flow control, 8-packet queues, window runs) on the k-ary 2-cube, with single-packet
+credit flow control, 8-packet queues, window runs) on the k-ary n-cube, with single-packet
 messages (the RLB and GOAL papers' packets), NICs fast enough (160 Gbps, injection rate
 factor 8) not to cap nearest-neighbour traffic below its ideal 4, and shorter windows (50 µs
 warm-up, 200 µs measured, 50 µs drain: 64 nodes settle fast).  The drain is short on purpose:
@@ -59,42 +59,51 @@ STEP = 0.05
 REFINE = 2
 
 
-def base_config(k: int) -> dict[str, Any]:
+def base_config(k: int, n: int = 2) -> dict[str, Any]:
     data = yaml.safe_load(Path(bundled("ofr/clean/k8.yaml")).read_text())
-    set_path(data, "topology.dims", [k, k])
+    set_path(data, "topology.dims", [k] * n)
     for key, value in OVERRIDES.items():
         set_path(data, key, value)
     return data
 
 
 def permutations(k: int, perms: int, seed: int, folder: Path,
-                 ideal: dict[str, Oblivious]) -> dict[str, Path]:
+                 ideal: dict[str, Oblivious], n: int = 2) -> dict[str, Path]:
     """Write the permutation files: ``WC <label>`` for each oblivious algorithm, ``RP <i>``
     for the first ``perms`` of the analytic RP column's permutations (the same draws)."""
     files = {}
     for label, exact in ideal.items():
         wc = exact.worst_case()
         path = folder / f"wc-{label.split(',')[0].lower()}.txt"
-        write_permutation(path, wc.mapping, f"worst case of {label} on the {k}-ary 2-cube")
+        write_permutation(path, wc.mapping, f"worst case of {label} on the {k}-ary {n}-cube")
         files[f"WC {label}"] = path
     rng = np.random.default_rng(seed)
-    n = k * k
     for i in range(perms):
         path = folder / f"rp-{i}.txt"
-        write_permutation(path, rng.permutation(n), f"random permutation {i} (seed {seed})")
+        write_permutation(path, rng.permutation(k ** n), f"random permutation {i} (seed {seed})")
         files[f"RP {i}"] = path
     return files
 
 
+def algorithms(n: int) -> tuple:
+    """:data:`SIMULATED` on an n-cube (O1TURN is 2-D)."""
+    return tuple(a for a in SIMULATED if n == 2 or a[1] != "o1turn")
+
+
+def named_traffics(n: int) -> tuple:
+    """:data:`NAMED` on an n-cube (TP is the 3-D transpose on a 3-cube)."""
+    return tuple((c, "transpose3d" if p == "transpose" and n == 3 else p) for c, p in NAMED)
+
+
 def curves(k: int, files: dict[str, Path], ideal: dict[str, Oblivious],
-           named: dict[tuple[str, str], float]) -> list[Curve]:
+           named: dict[tuple[str, str], float], n: int = 2) -> list[Curve]:
     """One curve per (algorithm, traffic); ``guess`` the ideal where there is one."""
-    base = base_config(k)
+    base = base_config(k, n)
     top = max([v for v in named.values() if np.isfinite(v)] + [1.0]) + 0.5
     grid = parse_loads(f"{STEP}:{round(top / STEP) * STEP:.2f}:{STEP}")
     out = []
-    for label, name, settings, oblivious in SIMULATED:
-        traffics = [(c, p, None) for c, p in NAMED]
+    for label, name, settings, oblivious in algorithms(n):
+        traffics = [(c, p, None) for c, p in named_traffics(n)]
         if oblivious:
             traffics.append(("WC", "permutation", files[f"WC {label}"]))
         else:
@@ -118,16 +127,18 @@ def curves(k: int, files: dict[str, Path], ideal: dict[str, Oblivious],
     return out
 
 
-def simulate(k: int, out: Path, *, perms: int = 2, seed: int = 0, workers: int | None = None,
-             report_only: bool = False, analytic: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Run (or resume, or only read with ``report_only``) the sweep in ``out/sim``; one row per
-    (algorithm, column): simulated γ*, whether the search finished, and the ideal."""
-    folder = out / "sim"
+def simulate(k: int, out: Path, *, n: int = 2, perms: int = 2, seed: int = 0,
+             workers: int | None = None, report_only: bool = False,
+             analytic: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Run (or resume, or only read with ``report_only``) the sweep of the k-ary n-cube in
+    ``out/sim`` (``out/sim-<n>`` for n other than 2); one row per (algorithm, column):
+    simulated γ*, whether the search finished, and the ideal."""
+    folder = out / ("sim" if n == 2 else f"sim-{n}")
     folder.mkdir(parents=True, exist_ok=True)
-    topo = Torus((k, k))
-    config = Config(topology={"dims": [k, k]})
+    topo = Torus((k,) * n)
+    config = Config(topology={"dims": [k] * n})
     ideal = {}
-    for label, name, settings, oblivious in SIMULATED:
+    for label, name, settings, oblivious in algorithms(n):
         if oblivious:
             cls = ROUTING.get(name)
             ideal[label] = Oblivious(topo, cls(topo, config, cls.Settings(**settings)))
@@ -137,8 +148,8 @@ def simulate(k: int, out: Path, *, perms: int = 2, seed: int = 0, workers: int |
         for label in ideal:
             for column, _ in NAMED:
                 named[(label, column)] = float(part.at[label, column])
-    files = permutations(k, perms, seed, folder, ideal)
-    sweep = Sweep(curves(k, files, ideal, named), folder, search="bisect", refine=REFINE,
+    files = permutations(k, perms, seed, folder, ideal, n)
+    sweep = Sweep(curves(k, files, ideal, named, n), folder, search="bisect", refine=REFINE,
                   run_missing=not report_only, label="torus-routing --simulate")
     executor = SerialExecutor() if workers == 1 else make_executor(workers)
     with executor:
@@ -153,6 +164,7 @@ def simulate(k: int, out: Path, *, perms: int = 2, seed: int = 0, workers: int |
                      "accepted": float(at[0]["accepted_load"]) if at else float("nan")})
     runs = pd.DataFrame(rows)
     table = _table(runs, _ideals(ideal, named, files))
+    table.insert(0, "network", f"{k}-ary {n}-cube")
     named_rows = [r for r in outcome.rows if r.get("config.traffic.pattern") != "permutation"]
     plot_results(pd.DataFrame(named_rows) if named_rows else outcome.rows, folder)
     return table
