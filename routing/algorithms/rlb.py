@@ -4,21 +4,12 @@ trades a little locality for load balance on a torus (Singh, Dally, Towles and G
 
 from __future__ import annotations
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from icsim.routing.algorithms.adaptive import both_dimension_ports
 from icsim.routing.algorithms.dor import dor_mask
 from icsim.routing.program import OFFSET, Option, Phase, Program, RandomInBox
 from icsim.routing.registry import ESCAPE, VC, Routing, register
-
-
-def both_ways(topology) -> np.ndarray:
-    """By coordinate offset, both ports (+ and -) of the first dimension with a non-zero
-    offset: dimension order with the direction left to the packet's port filter."""
-    mask = dor_mask(topology)
-    low = mask & -mask                                  # the one port of the DOR mask
-    plus = np.where(low & 0x5555555555555555, low, low >> 1)     # port 2d of its dimension
-    return np.where(mask == 0, 0, plus | (plus << 1))
 
 
 class RlbthSettings(BaseModel):
@@ -48,7 +39,7 @@ class Rlb(Routing):
     >>> from icsim.model.topology import Torus
     >>> from icsim.model.config import Config
     >>> rlb = Rlb(Torus((8, 8)), Config(topology={"dims": [8, 8]}))
-    >>> rlb.program().decision.balanced, [bin(m) for m in both_ways(rlb.topology)[:2]]
+    >>> rlb.program().decision.balanced, [bin(m) for m in rlb.program().phases[0].ports[:2]]
     (True, ['0b0', '0b11'])
     """
 
@@ -58,7 +49,8 @@ class Rlb(Routing):
     threshold = 0
 
     def program(self) -> Program:
-        ports = both_ways(self.topology)
+        # dimension order, both directions of its dimension: the port filter picks the drawn one
+        ports = both_dimension_ports(dor_mask(self.topology), self.topology.n)
         return Program((Phase(OFFSET, ports=ports, escape_vc=0, next=1, filtered=True),
                         Phase(OFFSET, ports=ports, escape_vc=1, filtered=True)),
                        RandomInBox(Option(phase=0), balanced=True,
