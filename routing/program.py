@@ -32,7 +32,12 @@ target, or its destination when it has none):
 5. the candidates come in two groups, tried in order: every port of the mask on
    ``adaptive_vc`` (the admissible queue with most free slots wins, ties by the run's stream),
    then one escape queue on ``escape_vc``: port ``escape[k]``, or the lowest port of the mask
-   when the phase has no escape table.  A group whose VC is None is left out.
+   when the phase has no escape table.  A group whose VC is None is left out.  A phase with a
+   ``dateline_vc`` (a torus: port 2d goes + in dimension d, 2d + 1 goes -) puts its escape hop
+   on that VC instead while the hop's way to ``t`` in the port's dimension still crosses the
+   ring's wraparound link (going +: ``t``'s coordinate below the router's; going -: above):
+   Dally and Seitz's dateline, the second VC of a ring that breaks its cycle
+   (:meth:`Program.with_datelines`).
 
 A packet admitted to a queue that is not ejection in a ``"route"`` phase moves ``ri`` on.
 
@@ -67,7 +72,7 @@ Every table is checked when the program is built (:meth:`Program.check`): a prob
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, ClassVar, NamedTuple, Sequence
 
 import numpy as np
@@ -99,6 +104,9 @@ class Phase:
         Whether ``ports[k]`` is ANDed with the packet's ``sel``.
     routes : Routes, optional
         The source routes of a ``"route"`` phase.
+    dateline_vc : int or None
+        The escape VC of a hop that still has its ring's wraparound link ahead (module
+        docstring, rule 5); None: every escape hop on ``escape_vc``.
     """
 
     key: str
@@ -109,6 +117,7 @@ class Phase:
     next: int | None = None
     filtered: bool = False
     routes: Any = None
+    dateline_vc: int | None = None
 
 
 @dataclass(frozen=True)
@@ -337,10 +346,12 @@ class Program:
                 raise ValueError(f"{where}: key {ph.key!r} is not one of {', '.join(KEYS)}")
             if ph.next is not None and not 0 <= ph.next < len(self.phases):
                 raise ValueError(f"{where}: next phase {ph.next} does not exist")
-            for name in ("adaptive_vc", "escape_vc"):
+            for name in ("adaptive_vc", "escape_vc", "dateline_vc"):
                 vc = getattr(ph, name)
                 if vc is not None and not 0 <= vc < num_vcs:
                     raise ValueError(f"{where}: {name} {vc} is not a VC (0..{num_vcs - 1})")
+            if ph.dateline_vc is not None and (ph.escape_vc is None or ph.key == ROUTE):
+                raise ValueError(f"{where}: a dateline VC needs an escape VC and a table key")
             if ph.key == ROUTE:
                 if ph.routes is None:
                     raise ValueError(f"{where}: a route phase needs its routes")
@@ -381,6 +392,25 @@ class Program:
     @property
     def has_routes(self) -> bool:
         return any(ph.key == ROUTE for ph in self.phases)
+
+    @property
+    def has_datelines(self) -> bool:
+        return any(ph.dateline_vc is not None for ph in self.phases)
+
+    def with_datelines(self) -> "Program":
+        """The same routes on dateline VCs instead of the bubble rule: escape VC ``v`` becomes
+        the pair ``2v`` (no wraparound ahead) and ``2v + 1`` (the dateline VC), so each phase
+        keeps a VC set of its own (:func:`icsim.routing.registry.dateline_vcs` names them).
+        Only for programs that route on escape VCs alone: an adaptive VC's deadlock freedom
+        rests on its escape, which keeps the bubble."""
+        if any(ph.adaptive_vc is not None for ph in self.phases):
+            raise ValueError("dateline VCs replace the bubble rule of escape-only programs; "
+                             "this one has adaptive VCs")
+        if self.has_routes or self.has_datelines:
+            raise ValueError("dateline VCs need table phases on one VC each")
+        return Program(tuple(replace(ph, escape_vc=2 * ph.escape_vc,
+                                     dateline_vc=2 * ph.escape_vc + 1)
+                             for ph in self.phases), self.decision)
 
 
 def kind_code(kind: str | None, kinds: Sequence[str]) -> int:
@@ -433,9 +463,9 @@ class Interpreter:
         escape = (None if ph.escape is None else
                   ph.escape.tolist() if len(ph.escape) <= 1 << 22 else ph.escape)
         adaptive, esc_vc, filtered = ph.adaptive_vc, ph.escape_vc, ph.filtered
-        groups: dict[tuple[int, int], tuple] = {}
+        groups: dict[tuple[int, int, int], tuple] = {}
 
-        def make(mask: int, esc: int) -> tuple:
+        def make(mask: int, esc: int, esc_vc: int | None) -> tuple:
             out = []
             if adaptive is not None:
                 rest, group = mask, []
@@ -450,6 +480,8 @@ class Interpreter:
 
         codes, base, n = self._codes, self._base, self.num_nodes
         offset = ph.key == OFFSET
+        dateline = ph.dateline_vc
+        coords = self._topology.coord_array.tolist() if dateline is not None else None
 
         def table(node, packet, t):
             k = codes[t] - codes[node] + base if offset else node * n + t
@@ -457,9 +489,14 @@ class Interpreter:
             if filtered:
                 mask &= packet.sel
             esc = int(escape[k]) if escape is not None else (mask & -mask).bit_length() - 1
-            g = groups.get((mask, esc))
+            vc = esc_vc
+            if dateline is not None and esc >= 0:
+                x, y = coords[node][esc >> 1], coords[t][esc >> 1]
+                if (y < x) if esc & 1 == 0 else (y > x):
+                    vc = dateline
+            g = groups.get((mask, esc, vc))
             if g is None:
-                g = groups[(mask, esc)] = make(mask, esc)
+                g = groups[(mask, esc, vc)] = make(mask, esc, vc)
             return g
         return table
 

@@ -44,7 +44,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -129,6 +129,25 @@ class VC:
     priority: int = 0
 
 
+def dateline_vcs(vcs: Sequence[VC]) -> tuple[VC, ...]:
+    """The VCs of :meth:`~icsim.routing.program.Program.with_datelines`: each escape VC
+    becomes two without the bubble, ``name`` (no wraparound ahead) and ``name_dateline`` (the
+    ring's wraparound link still ahead), with its priority."""
+    return tuple(VC(f"{vc.name}{tail}", vc.role, bubble=False, priority=vc.priority)
+                 for vc in vcs for tail in ("", "_dateline"))
+
+
+class EscapeSettings(BaseModel):
+    """The settings every oblivious torus routing shares: ``deadlock`` -- ``bubble`` (the
+    default: one escape VC per phase, its rings kept free of deadlock by the bubble rule) or
+    ``dateline`` (two VCs per phase and no bubble: a hop takes the second while its ring's
+    wraparound link is still ahead, Dally and Seitz's dateline; every phase a VC set of its
+    own, as the two-phase algorithms' papers have it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    deadlock: Literal["bubble", "dateline"] = "bubble"
+
+
 class NoSettings(BaseModel):
     """The config section of an algorithm without settings: it must be empty."""
 
@@ -185,6 +204,14 @@ class Routing:
         self._form: Program | None = None
         self._formed = False
         self._interpreter: Interpreter | None = None
+        if self.datelines:
+            self.vcs = dateline_vcs(type(self).vcs)
+
+    @property
+    def datelines(self) -> bool:
+        """Whether the algorithm runs on dateline VCs (``deadlock: dateline``,
+        :class:`EscapeSettings`) instead of the bubble rule."""
+        return getattr(self.settings, "deadlock", "bubble") == "dateline"
 
     @classmethod
     def check_topology(cls, topology: Any) -> None:
@@ -209,6 +236,8 @@ class Routing:
         (ValueError naming the problem)."""
         if not self._formed:
             form = self.program()
+            if form is not None and self.datelines:
+                form = form.with_datelines()
             if form is not None:
                 topo = self.topology
                 size = topo.relative_size if "offsets" in topo.capabilities else None

@@ -22,6 +22,11 @@ from tests.golden.cases import pinned
 
 NEW = [("val", {}), ("val", {"tie": "plus"}), ("rlb", {}), ("rlbth", {}),
        ("romm", {"tie": "random"}), ("goal", {}), ("cqr", {}), ("o1turn", {})]
+#: the oblivious ones on dateline VCs instead of the bubble rule
+DATELINE = [("dor", {"tie": "random", "deadlock": "dateline"}),
+            ("romm", {"tie": "random", "deadlock": "dateline"}),
+            ("val", {"deadlock": "dateline"}), ("rlb", {"deadlock": "dateline"}),
+            ("rlbth", {"deadlock": "dateline"}), ("o1turn", {"deadlock": "dateline"})]
 
 
 def exact(name: str, dims, **settings) -> Oblivious:
@@ -184,6 +189,88 @@ def test_rlb_saturates_on_its_worst_case_permutation_above_the_exact_bound(tmp_p
     assert not at(0.25)["saturated"] and at(0.35)["saturated"]
 
 
+# ------------------------------------------------------------------ dateline VCs
+def escape_paths(routing) -> list[list[tuple[int, int, int]]]:
+    """Every path the program can give a packet, as its (node, port, VC) channels: each pair,
+    each option of the decision, each intermediate target (when the decision draws one) and
+    each port filter of one direction per dimension (when a phase is filtered) -- a superset of
+    what the draws can give, walked with the interpreter the SimPy engine runs."""
+    from itertools import product
+
+    from icsim.model.packet import Packet
+    from icsim.routing.program import RandomInBox, RandomTarget
+
+    topo, form, it = routing.topology, routing.form, routing.interpreter
+    n, N = topo.n, topo.num_nodes
+    options = form.decision.options() if form.decision is not None else (None,)
+    targets = (range(N) if isinstance(form.decision, (RandomInBox, RandomTarget)) else (-1,))
+    sels = ([sum(1 << (2 * d + b) for d, b in enumerate(bits))
+             for bits in product((0, 1), repeat=n)]
+            if any(ph.filtered for ph in form.phases) else [-1])
+    paths = []
+    for src, dst, t, option, sel in product(range(N), range(N), targets, options, sels):
+        if src == dst:
+            continue
+        p = Packet(0, src=src, dst=dst, birth=0, age=0, measured=False)
+        p.phase, p.target, p.sel = (option.phase if option else 0), t, sel
+        node, path = src, []
+        while len(path) <= 4 * N:
+            groups = it.candidates(node, p)
+            port, vc = groups[-1][0]
+            if port < 0:                  # a filter no draw gives with this target: no path
+                path = []
+                break
+            if port == topo.num_ports:
+                break
+            path.append((node, port, vc))
+            node = topo.neighbor_table[node][port]
+        else:
+            raise AssertionError(f"{routing.name}: {src} -> {dst} via {t} does not arrive")
+        if path:
+            paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("name, settings", DATELINE, ids=lambda v: str(v))
+def test_dateline_vcs_make_the_channel_dependencies_acyclic(name, settings):
+    """On the 4-ary 2-cube (DOR on a 4x4x3 torus too), every path the program can give,
+    on its VCs: without the bubble rule's exemption the dependency graph of the default
+    (bubble) VCs has a cycle, that of the dateline VCs none (Dally and Seitz)."""
+    from icsim.routing.deadlock import dependency_graph, find_cycle
+
+    for dims in [(4, 4)] + ([(4, 4, 3)] if name == "dor" else []):
+        topo = Torus(dims)
+        cls = ROUTING.get(name)
+        cfg = Config(topology={"dims": list(dims)})
+        dateline = cls(topo, cfg, cls.Settings(**settings))
+        bubble = cls(topo, cfg, cls.Settings(**{**settings, "deadlock": "bubble"}))
+        assert len(dateline.vcs) == 2 * len(bubble.vcs)
+        assert not any(vc.bubble for vc in dateline.vcs)
+        assert find_cycle(dependency_graph(escape_paths(bubble))) is not None
+        assert find_cycle(dependency_graph(escape_paths(dateline))) is None
+
+
+def test_a_hop_takes_the_dateline_vc_while_the_wraparound_is_ahead():
+    """DOR on an 8-ring from 6 to 1 (+3: 6 -> 7 -> 0 -> 1): the hops out of 6 and 7 on the
+    dateline VC, the one out of 0 on the other; from 1 to 3 no wraparound at all; from 1 to 6
+    the - way (1 -> 0 -> 7 -> 6), its wraparound 0 -> 7 the last hop on the dateline VC."""
+    from icsim.model.packet import Packet
+
+    topo = Torus((8,))
+    cls = ROUTING.get("dor")
+    dor = cls(topo, Config(topology={"dims": [8]}), cls.Settings(deadlock="dateline"))
+    assert [vc.name for vc in dor.vcs] == ["escape", "escape_dateline"]
+
+    def vcs(src, dst):
+        p, node, out = Packet(0, src=src, dst=dst, birth=0, age=0, measured=False), src, []
+        while node != dst:
+            (port, vc), = dor.interpreter.candidates(node, p)[-1]
+            out.append(vc)
+            node = topo.neighbor_table[node][port]
+        return out
+    assert vcs(6, 1) == [1, 1, 0] and vcs(1, 3) == [0, 0] and vcs(1, 6) == [1, 1, 0]
+
+
 # ------------------------------------------------------------------ both engines
 def config(name: str, settings: dict, dims, load: float, pattern: str = "uniform") -> dict:
     return {"topology": {"kind": "torus", "dims": list(dims)},
@@ -192,7 +279,7 @@ def config(name: str, settings: dict, dims, load: float, pattern: str = "uniform
             "run": {"warmup_us": 5, "measure_us": 20, "drain_us": 60}}
 
 
-@pytest.mark.parametrize("name, settings", NEW, ids=lambda v: str(v))
+@pytest.mark.parametrize("name, settings", NEW + DATELINE, ids=lambda v: str(v))
 @pytest.mark.parametrize("dims", [(4, 4), (6, 3, 4)])
 @pytest.mark.parametrize("load", [0.3, 1.2])
 def test_every_new_algorithm_gives_identical_records_on_both_engines(name, settings, dims,
@@ -208,7 +295,7 @@ def test_every_new_algorithm_gives_identical_records_on_both_engines(name, setti
 
 
 # ------------------------------------------------------------------ past saturation
-@pytest.mark.parametrize("name, settings", NEW, ids=lambda v: str(v))
+@pytest.mark.parametrize("name, settings", NEW + DATELINE, ids=lambda v: str(v))
 @pytest.mark.parametrize("pattern", ["uniform", "neighbor", "bitcomplement", "transpose",
                                      "tornado"])
 def test_at_gamma_1_5_every_packet_is_delivered(name, settings, pattern):

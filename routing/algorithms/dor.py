@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from icsim.model.topology import NO_PORT
 from icsim.routing.program import OFFSET, Option, Phase, Program, Uniform
-from icsim.routing.registry import ESCAPE, VC, Routing, register
+from icsim.routing.registry import ESCAPE, VC, EscapeSettings, Routing, register
 
 
-class DorSettings(BaseModel):
+class DorSettings(EscapeSettings):
     """``routing.dor``: ``tie`` -- at an exact k/2 tie on an even ring, go ``plus`` (the
     OutFlank paper's DOR, the default) or draw the direction per packet at injection,
     ``random``: half each, the balanced DOR of Dally and Towles's throughput analyses (one

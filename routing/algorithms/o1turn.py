@@ -8,7 +8,7 @@ from typing import Any
 from icsim.model.config import ConfigError
 from icsim.routing.algorithms.dor import dor_mask
 from icsim.routing.program import OFFSET, Option, Phase, Program, Uniform
-from icsim.routing.registry import ESCAPE, VC, Routing, register
+from icsim.routing.registry import ESCAPE, VC, EscapeSettings, Routing, register
 
 
 @register("o1turn")
@@ -31,6 +31,7 @@ class O1Turn(Routing):
 
     vcs = (VC("xy", ESCAPE, bubble=True), VC("yx", ESCAPE, bubble=True))
     requires = frozenset({"offsets"})
+    Settings = EscapeSettings
 
     @classmethod
     def check_config(cls, topology: Any, config: Any, settings: Any) -> None:

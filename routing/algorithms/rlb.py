@@ -4,15 +4,15 @@ trades a little locality for load balance on a torus (Singh, Dally, Towles and G
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from icsim.routing.algorithms.adaptive import both_dimension_ports
 from icsim.routing.algorithms.dor import dor_mask
 from icsim.routing.program import OFFSET, Option, Phase, Program, RandomInBox
-from icsim.routing.registry import ESCAPE, VC, Routing, register
+from icsim.routing.registry import ESCAPE, VC, EscapeSettings, Routing, register
 
 
-class RlbthSettings(BaseModel):
+class RlbthSettings(EscapeSettings):
     """``routing.rlbth``: ``threshold`` -- a dimension whose minimal distance is below it is
     routed the minimal way (default 2: on the 8-ary cubes of the paper, a distance of 1 never
     goes the long way, whose 7 hops RLB takes one time in 8)."""
@@ -31,8 +31,9 @@ class Rlb(Routing):
     dimension's load is balanced over both directions in proportion to their lengths, so no
     permutation loads a ring more than uniform traffic over that dimension would twice.
 
-    The paper breaks deadlocks with dateline virtual channels per phase; here one escape VC
-    per phase under the bubble rule, as ROMM and DOR (docs/model.md §4).
+    Deadlock: by default one escape VC per phase under the bubble rule, as ROMM and DOR
+    (docs/model.md §4); ``routing.rlb.deadlock: dateline`` gives each phase two dateline VCs
+    instead (:class:`~icsim.routing.registry.EscapeSettings`).
 
     Examples
     --------
@@ -46,6 +47,7 @@ class Rlb(Routing):
     vcs = (VC("to_intermediate", ESCAPE, bubble=True, priority=1),
            VC("to_destination", ESCAPE, bubble=True))         # escape_priority: E_final first
     requires = frozenset({"offsets", "rings"})
+    Settings = EscapeSettings
     threshold = 0
 
     def program(self) -> Program:

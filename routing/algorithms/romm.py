@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from icsim.routing.algorithms.dor import dor_masks
 from icsim.routing.program import OFFSET, Option, Phase, Program, RandomInBox
-from icsim.routing.registry import ESCAPE, VC, Routing, register
+from icsim.routing.registry import ESCAPE, VC, EscapeSettings, Routing, register
 
 
-class RommSettings(BaseModel):
+class RommSettings(EscapeSettings):
     """``routing.romm``: ``tie`` -- at an exact k/2 tie the box lies on the + side
     (``plus``, as icsim's DOR) or on a side drawn per packet and dimension (``random``, the
     published analyses' ROMM)."""

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from icsim.routing.algorithms.dor import dor_masks
 from icsim.routing.program import OFFSET, Option, Phase, Program, RandomTarget
-from icsim.routing.registry import ESCAPE, VC, Routing, register
+from icsim.routing.registry import ESCAPE, VC, EscapeSettings, Routing, register
 
 
-class ValSettings(BaseModel):
+class ValSettings(EscapeSettings):
     """``routing.val``: ``tie`` -- at an exact k/2 tie each leg goes ``plus`` (as icsim's DOR)
     or a side drawn per packet and leg (``random``, the default: the published analyses'
     VAL, half of capacity on every traffic)."""

@@ -63,8 +63,10 @@ D_NONE, D_UNIFORM, D_RANDOM_TARGET, D_PROFIT, D_RANDOM_IN_BOX, D_QUEUE_QUADRANT 
 
 # a phase's row of ``ph``: its key, where its ports and escape tables start in ``rtab`` (-1:
 # no escape table, the lowest port of the mask), the VCs of its two groups (-1: none), the
-# phase after its target, whether the packet's ``sel`` filters its ports
-PH_KEY, PH_PORTS, PH_ESCAPE, PH_VC_ALL, PH_VC, PH_NEXT, PH_FILTERED, PH_NCOL = range(8)
+# phase after its target, whether the packet's ``sel`` filters its ports, its dateline VC (-1:
+# none) and where the torus's (stride, k) pairs start in ``rtab`` (for the dateline test)
+(PH_KEY, PH_PORTS, PH_ESCAPE, PH_VC_ALL, PH_VC, PH_NEXT, PH_FILTERED, PH_DATELINE, PH_DIMS,
+ PH_NCOL) = range(10)
 
 
 # ----------------------------------------------------------------------------- ctr

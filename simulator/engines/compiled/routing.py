@@ -38,7 +38,7 @@ from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_QUEUE_Q
                                                      K_VARIANT, KEY_OFFSET, KEY_PAIR, KEY_ROUTE,
                                                      P_DER, P_DRAWN, P_DST, P_RI, P_RS, P_SEL,
                                                      P_SRC,
-                                                     PH_ESCAPE,
+                                                     PH_DATELINE, PH_DIMS, PH_ESCAPE,
                                                      PH_FILTERED, PH_KEY, PH_NCOL, PH_NEXT,
                                                      PH_PORTS, PH_VC, PH_VC_ALL, Q_OCC, T_DOWN)
 from icsim.simulator.engines.compiled.pcg import random
@@ -78,9 +78,9 @@ def supports(form: Program | None) -> str | None:
     return None
 
 
-def _tables(form: Program) -> tuple[np.ndarray, np.ndarray]:
+def _tables(form: Program, topology: Any) -> tuple[np.ndarray, np.ndarray]:
     """``ph`` and ``rtab``; a table shared by several phases (the same array) is laid out
-    once."""
+    once; a program with dateline VCs gets the torus's (stride, k) pairs laid out too."""
     ph = np.full((len(form.phases), PH_NCOL), -1, np.int64)
     chunks: list[np.ndarray] = []
     where: dict[int, int] = {}
@@ -96,6 +96,8 @@ def _tables(form: Program) -> tuple[np.ndarray, np.ndarray]:
             size += len(table)
         return where[id(table)]
 
+    dims = (np.ravel(np.column_stack([topology.strides, topology.dims]))
+            if form.has_datelines else None)
     for i, phase in enumerate(form.phases):
         row = ph[i]
         row[PH_KEY] = KEYS[phase.key]
@@ -105,6 +107,9 @@ def _tables(form: Program) -> tuple[np.ndarray, np.ndarray]:
         row[PH_VC] = -1 if phase.escape_vc is None else phase.escape_vc
         row[PH_NEXT] = i if phase.next is None else phase.next
         row[PH_FILTERED] = phase.filtered
+        if phase.dateline_vc is not None:
+            row[PH_DATELINE] = phase.dateline_vc
+            row[PH_DIMS] = place(dims)
     rtab = np.concatenate(chunks) if chunks else np.zeros(1, np.int64)
     return ph, rtab
 
@@ -153,7 +158,7 @@ PLACEHOLDER = _placeholder()
 
 def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
     """``form`` as the kernel reads it (module docstring)."""
-    ph, rtab = _tables(form)
+    ph, rtab = _tables(form, topology)
     decision = form.decision
     params = {"K_DECISION": RULES[type(decision) if decision is not None else None],
               "K_ROUTES": form.has_routes, "K_MIN_OPT": 0, "K_VARIANT": 0, "K_MDD": 1}
@@ -240,7 +245,14 @@ def candidates(prm, pk, codes, ph, rtab, route, rhops, node, p):
         mask &= pk[p, P_SEL]
     esc = ph[f, PH_ESCAPE]
     port = rtab[esc + k] if esc >= 0 else trailing_zeros(mask)
-    return mask, ph[f, PH_VC_ALL], port, ph[f, PH_VC]
+    vc = ph[f, PH_VC]
+    if ph[f, PH_DATELINE] >= 0 and port < prm[K_NPORTS]:   # the wraparound still ahead?
+        at = ph[f, PH_DIMS] + 2 * (port >> 1)
+        x = node // rtab[at] % rtab[at + 1]
+        y = t // rtab[at] % rtab[at + 1]
+        if (y < x) if (port & 1) == 0 else (y > x):
+            vc = ph[f, PH_DATELINE]
+    return mask, ph[f, PH_VC_ALL], port, vc
 
 
 @njit(cache=True, forceinline=True)
