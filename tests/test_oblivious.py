@@ -211,6 +211,31 @@ def test_no_permutation_loads_a_channel_more_than_the_worst_case(seed, dims):
     assert loads[node * dor.P + port] == pytest.approx(wc.load) == loads.max()
 
 
+@pytest.mark.parametrize("name, dims", [("dor", (8,)), ("romm", (6,)), ("val", (8,)),
+                                        ("rlb", (8,)), ("rlbth", (7,)), ("dor", (2, 4)),
+                                        ("val", (2, 3))])
+def test_the_worst_case_is_the_heaviest_of_every_permutation(name, dims):
+    """Brute force over all N! permutations (N <= 8): the loads are linear in the traffic, so
+    each pair's channel loads (one analysis of a one-pair matrix each) summed along a
+    permutation give its loads; the heaviest channel of the heaviest permutation is what the
+    matchings found, and their permutation is one that reaches it."""
+    from itertools import permutations
+
+    o = exact(name, dims)
+    N = o.N
+    unit = np.zeros((N, N, N * o.P))
+    for s in range(N):
+        for d in range(N):
+            rates = np.zeros((N, N))
+            rates[s, d] = 1.0
+            unit[s, d] = o.loads(rates)
+    every = np.array(list(permutations(range(N))))
+    heaviest = unit[np.arange(N), every].sum(axis=1).max()
+    wc = o.worst_case()
+    assert wc.load == pytest.approx(heaviest)
+    assert unit[np.arange(N), wc.mapping].sum(axis=0).max() == pytest.approx(heaviest)
+
+
 def test_a_table_walked_pair_by_pair_gives_the_tables_own_channel_loads(tmp_path):
     """SSSP's table on a 4x4x2 torus is not the same from every node: every pair is walked;
     under all-to-all, (N - 1) x the expected loads are the routes per channel."""

@@ -321,6 +321,7 @@ def test_the_simulated_reproduction_holds_dor_to_its_exact_values_and_redraws(tm
 
     monkeypatch.setattr(torus_sim, "SIMULATED", (torus_sim.SIMULATED[0],
                                                  torus_sim.SIMULATED[-2]))
+    monkeypatch.setattr(torus_sim, "CONFIRM_MEASURE_US", 400)
     made = icsim.reproduce("torus-routing", out=str(tmp_path), k=4, n=[2], perms=2,
                            simulate=True, sim_perms=1, workers=1)
     sim = made.tables["simulated"].set_index(["algorithm", "column"])
@@ -329,6 +330,11 @@ def test_the_simulated_reproduction_holds_dor_to_its_exact_values_and_redraws(tm
     assert (dor.loc[["BC", "TP"], "simulated"] >= dor.loc[["BC", "TP"], "ideal"] - 0.05).all()
     assert sim.loc[("GOAL", "WC"), "ideal"] != sim.loc[("GOAL", "WC"), "ideal"]   # adaptive
     assert (tmp_path / "sim" / "latency.png").exists()
+    # the confirming search ran every curve with its longer window, around the first γ*
+    confirm = pd.read_csv(tmp_path / "sim" / "confirm" / "results.csv")
+    assert (confirm["config.run.measure_us"] == 400).all()
+    fine = torus_sim.STEP / 2 ** torus_sim.REFINE
+    assert (sim.simulated <= sim["first"] + 2 * fine + 1e-9).all()
     again = icsim.reproduce("torus-routing", out=str(tmp_path), k=4, n=[2], perms=2)
     assert again.report == made.report
 
@@ -340,6 +346,7 @@ def test_the_simulated_reproduction_runs_a_3_cube_too(tmp_path, monkeypatch):
     from icsim.experiments.papers import torus_sim
 
     monkeypatch.setattr(torus_sim, "SIMULATED", torus_sim.SIMULATED[:1])
+    monkeypatch.setattr(torus_sim, "CONFIRM_MEASURE_US", 400)
     made = icsim.reproduce("torus-routing", out=str(tmp_path), k=4, n=[3], perms=1,
                            simulate=True, sim_perms=1, workers=1)
     assert "## Simulated on the 4-ary 3-cube" in made.report

@@ -58,6 +58,10 @@ LITERATURE = ("abr", "val", "romm", "rlb", "rlbth", "goal", "cqr")
 EXTRA_CASES: list[tuple[str, str, list[str], tuple[float, float, float]]] = [
     (f"8x8x8-{a}-uniform-0.3", "ofr/clean/k8.yaml",
      ["traffic.load=0.3", f"routing.algorithm={a}"], (20.0, 80.0, 20.0)) for a in LITERATURE]
+EXTRA_CASES += [
+    (f"8x8x8-{a}-dateline-uniform-0.3", "ofr/clean/k8.yaml",
+     ["traffic.load=0.3", f"routing.algorithm={a}", f"routing.{a}.deadlock=dateline"],
+     (20.0, 80.0, 20.0)) for a in ("dor", "rlb")]
 DEFAULT = {c[0] for c in CASES}
 
 
