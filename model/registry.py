@@ -138,14 +138,20 @@ class Registry(Generic[T]):
         """Import the registry's packages and plug-ins (once)."""
         if self._loaded:
             return
-        self._loaded = True
-        for pkg_name in self._packages:
-            pkg = importlib.import_module(pkg_name)
-            for info in pkgutil.iter_modules(pkg.__path__, pkg_name + "."):
-                importlib.import_module(info.name)
-        if self._group:
-            for ep in entry_points(group=self._group):
-                ep.load()
+        self._loaded = True             # (a module that looks a name up while it loads)
+        try:
+            for pkg_name in self._packages:
+                pkg = importlib.import_module(pkg_name)
+                for info in pkgutil.iter_modules(pkg.__path__, pkg_name + "."):
+                    importlib.import_module(info.name)
+            if self._group:
+                for ep in entry_points(group=self._group):
+                    ep.load()
+        except BaseException:
+            # a module that fails to import fails every lookup, not only the first: a
+            # half-loaded registry would call the members it missed unknown names
+            self._loaded = False
+            raise
 
     def names(self, aliases: bool = False) -> list[str]:
         """Every registered name (with ``aliases``, the aliases too), sorted."""

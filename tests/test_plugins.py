@@ -149,3 +149,27 @@ def test_an_algorithm_routing_in_python_runs_on_simpy_and_says_why(tmp_path, cap
         make_engine(model, "compiled")
     r = run(config_from_dict(cfg))
     assert r["derouted"]["hand_made"] == 1.0          # a kind it did not declare is counted
+
+
+def test_a_package_module_that_fails_to_import_fails_every_lookup(tmp_path, monkeypatch):
+    """A registry whose package scan hits a module that raises says so at every lookup; it
+    does not go on with the members it loaded and call the rest unknown names (a sweep's
+    worker once reported 'unknown algorithm dor' for the rest of its life)."""
+    from icsim.model.registry import Registry
+
+    pkg = tmp_path / "scanned_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a_good.py").write_text("from scanned_registry import R\nR.register('good')(1)\n")
+    (pkg / "b_bad.py").write_text("raise RuntimeError('half written')\n")
+    (pkg / "c_later.py").write_text("from scanned_registry import R\nR.register('later')(3)\n")
+    (tmp_path / "scanned_registry.py").write_text(
+        "from icsim.model.registry import Registry\n"
+        "R = Registry('thing', packages=('scanned_pkg',))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import scanned_registry
+
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="half written"):
+            scanned_registry.R.get("later")
+    assert isinstance(scanned_registry.R, Registry)
