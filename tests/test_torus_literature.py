@@ -321,12 +321,19 @@ def test_the_simulated_reproduction_holds_dor_to_its_exact_values_and_redraws(tm
 
     monkeypatch.setattr(torus_sim, "SIMULATED", (torus_sim.SIMULATED[0],
                                                  torus_sim.SIMULATED[-2]))
+    monkeypatch.setattr(torus_sim, "DATELINE", torus_sim.DATELINE[:1])
     monkeypatch.setattr(torus_sim, "CONFIRM_MEASURE_US", 400)
     made = icsim.reproduce("torus-routing", out=str(tmp_path), k=4, n=[2], perms=2,
                            simulate=True, sim_perms=1, workers=1)
     sim = made.tables["simulated"].set_index(["algorithm", "column"])
     dor = sim.loc["DOR"]
     assert (dor.simulated <= dor.ideal + 1e-9).all()
+    # DOR on dateline VCs: the same paths, so the same ideals, on its five traffics
+    dateline = sim.loc["DOR, dateline"]
+    assert sorted(dateline.index) == sorted(torus_sim.DATELINE_COLUMNS)
+    assert (dateline.ideal == dor.ideal[dateline.index]).all()
+    assert (dateline.simulated <= dateline.ideal + 1e-9).all()
+    assert "dateline VCs against the bubble rule" in made.report
     assert (dor.loc[["BC", "TP"], "simulated"] >= dor.loc[["BC", "TP"], "ideal"] - 0.05).all()
     assert sim.loc[("GOAL", "WC"), "ideal"] != sim.loc[("GOAL", "WC"), "ideal"]   # adaptive
     assert (tmp_path / "sim" / "latency.png").exists()

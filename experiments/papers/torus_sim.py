@@ -50,6 +50,12 @@ SIMULATED = (("DOR", "dor", {}, True), ("ROMM, random ties", "romm", {"tie": "ra
              ("O1TURN", "o1turn", {}, True),
              ("minimal adaptive (ABR)", "abr", {}, False), ("POR", "por", {}, False),
              ("OFR", "ofr", {}, False), ("GOAL", "goal", {}, False), ("CQR", "cqr", {}, False))
+#: the oblivious ones again on dateline VCs (``deadlock: dateline``), on the 2-cube: the
+#: papers' deadlock scheme beside icsim's bubble rule, on the same paths
+DATELINE = tuple((f"{label}, dateline", name, {**settings, "deadlock": "dateline"}, True)
+                 for label, name, settings, oblivious in SIMULATED if oblivious)
+#: the traffics the dateline variants run (their RP and TP would repeat what UR and WC show)
+DATELINE_COLUMNS = ("NN", "UR", "BC", "TOR", "WC")
 #: (column, pattern) of the named traffics
 NAMED = (("NN", "neighbor"), ("UR", "uniform"), ("BC", "bitcomplement"), ("TP", "transpose"),
          ("TOR", "tornado"))
@@ -85,6 +91,9 @@ def permutations(k: int, perms: int, seed: int, folder: Path,
     for the first ``perms`` of the analytic RP column's permutations (the same draws)."""
     files = {}
     for label, exact in ideal.items():
+        if base_label(label) != label:          # the same paths: the same worst case
+            files[f"WC {label}"] = files[f"WC {base_label(label)}"]
+            continue
         wc = exact.worst_case()
         path = folder / f"wc-{label.split(',')[0].lower()}.txt"
         write_permutation(path, wc.mapping, f"worst case of {label} on the {k}-ary {n}-cube")
@@ -98,8 +107,14 @@ def permutations(k: int, perms: int, seed: int, folder: Path,
 
 
 def algorithms(n: int) -> tuple:
-    """:data:`SIMULATED` on an n-cube (O1TURN is 2-D)."""
-    return tuple(a for a in SIMULATED if n == 2 or a[1] != "o1turn")
+    """:data:`SIMULATED` on an n-cube (O1TURN is 2-D), and :data:`DATELINE` on the 2-cube."""
+    return tuple(a for a in SIMULATED if n == 2 or a[1] != "o1turn") + (DATELINE if n == 2
+                                                                       else ())
+
+
+def base_label(label: str) -> str:
+    """The bubble-rule algorithm a :data:`DATELINE` label runs the paths of."""
+    return label.removesuffix(", dateline")
 
 
 def named_traffics(n: int) -> tuple:
@@ -123,6 +138,8 @@ def curves(k: int, files: dict[str, Path], ideal: dict[str, Oblivious],
                          if f"WC {a}" in files]
         traffics += [("RP", "permutation", f) for key, f in files.items()
                      if key.startswith("RP ")]
+        if base_label(label) != label:
+            traffics = [t for t in traffics if t[0] in DATELINE_COLUMNS]
         for column, pattern, file in traffics:
             d = json.loads(json.dumps(base))
             set_path(d, "routing.algorithm", name)
@@ -159,7 +176,7 @@ def simulate(k: int, out: Path, *, n: int = 2, perms: int = 2, seed: int = 0,
         part = analytic.set_index("algorithm")
         for label in ideal:
             for column, _ in NAMED:
-                named[(label, column)] = float(part.at[label, column])
+                named[(label, column)] = float(part.at[base_label(label), column])
     files = permutations(k, perms, seed, folder, ideal, n)
     sweep = Sweep(curves(k, files, ideal, named, n), folder, search="bisect", refine=REFINE,
                   run_missing=not report_only, label="torus-routing --simulate")
