@@ -238,6 +238,8 @@ class Routing:
             form = self.program()
             if form is not None and self.datelines:
                 form = form.with_datelines()
+            if form is not None and form.has_datelines:    # coordinates, ports 2d (+), 2d + 1
+                self.topology.require(frozenset({"coordinates"}), "dateline VCs")
             if form is not None:
                 topo = self.topology
                 size = topo.relative_size if "offsets" in topo.capabilities else None

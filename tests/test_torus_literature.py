@@ -271,6 +271,27 @@ def test_a_hop_takes_the_dateline_vc_while_the_wraparound_is_ahead():
     assert vcs(6, 1) == [1, 1, 0] and vcs(1, 3) == [0, 0] and vcs(1, 6) == [1, 1, 0]
 
 
+def test_dateline_vcs_are_refused_on_a_topology_without_coordinates():
+    """The dateline test reads coordinates (and the torus's ports 2d, 2d + 1): a program that
+    asks for it on a graph is refused when it is built, naming what it lacks."""
+    from icsim.model.topology import Graph
+    from icsim.model.topology.base import CapabilityError
+    from icsim.routing.program import PAIR, Phase, Program
+    from icsim.routing.registry import ESCAPE, VC, Routing
+
+    class OnDatelines(Routing):
+        name = "on_datelines"
+        vcs = (VC("a", ESCAPE), VC("b", ESCAPE))
+
+        def program(self):
+            return Program((Phase(PAIR, ports=np.ones(16, np.int64), escape_vc=0,
+                                  dateline_vc=1),))
+
+    ring = Graph.from_edges(4, [(0, 1), (1, 2), (2, 3), (3, 0)])
+    with pytest.raises(CapabilityError, match="dateline VCs needs"):
+        OnDatelines(ring, Config(topology={"dims": [4]})).form
+
+
 # ------------------------------------------------------------------ both engines
 def config(name: str, settings: dict, dims, load: float, pattern: str = "uniform") -> dict:
     return {"topology": {"kind": "torus", "dims": list(dims)},
