@@ -210,9 +210,10 @@ def simulated_section(sim: pd.DataFrame, k: int, n: int, perms: int) -> list[str
              f"shown (`first` in simulated.csv: the first search's). A randomised routing's "
              f"draws load a channel as the exact analysis says only on average: over 200 µs the "
              f"busiest channels of RLB's worst case on the 2-cube ran up to 3 % away from their "
-             f"expected load, over 2 ms 1 %; the short window sustained loads above the exact "
-             f"ideal of 12 entries. The exact ideal is in brackets where the algorithm is "
-             f"oblivious. RP: the mean over the first {perms} of the random permutations above. "
+             f"expected load, over 2 ms 1 %; the short window had sustained loads above the "
+             f"exact ideal in 12 entries of the two cubes. The exact ideal is in brackets "
+             f"where the algorithm is oblivious. RP: the mean over the first {perms} of the "
+             f"random permutations above. "
              f"WC: an oblivious algorithm's own worst case; an adaptive one's lowest over the "
              f"worst cases of {' and '.join(ADVERSARIES)} (an upper estimate of its own worst "
              f"case, which has no exact form). Rows \"…, dateline\" (the 2-cube): the same "
@@ -270,9 +271,11 @@ def simulated_checks(sim: pd.DataFrame, n: int = 2) -> list[tuple[str, str, str]
                  "differs") + ": " + "; ".join(
                     f"{r.algorithm} {r.column} {r.simulated:.3f} > {r.ideal:.3f} "
                     f"(+{r.simulated / r.ideal - 1:.1%})" for r in above.itertuples())
-                + ". Within the confirming search's resolution: a load within a few tenths "
-                  "of a per cent of the ideal runs its busiest channel at utilisation 1, "
-                  "where a finite window cannot tell sustained from saturated."))
+                + ". Within the sampling noise of the draws: over a 2 ms window a "
+                  "randomised routing's busiest channels still run about 1 % off their "
+                  "expected load (more channels, a larger largest deviation on the 3-cube), "
+                  "and a load within that of the ideal cannot be told sustained from "
+                  "saturated; the exact value is the bound."))
     core = oblivious[oblivious.column.isin(["UR", "NN", "BC"])]
     low = core[core.simulated < 0.8 * core.ideal - 1e-9]
     out.append(("every oblivious entry on UR, NN and BC reaches 80 % of its ideal",
