@@ -208,9 +208,10 @@ def simulated_section(sim: pd.DataFrame, k: int, n: int, perms: int) -> list[str
              f"{CONFIRM_MEASURE_US} µs windows, bisected on the {fine:g} grid from "
              f"{CONFIRM_BELOW} steps below the first γ* to two above it: its γ* is the one "
              f"shown (`first` in simulated.csv: the first search's). A randomised routing's "
-             f"draws load a channel as the exact analysis says only on average: over 200 µs the "
-             f"busiest channels of RLB's worst case on the 2-cube ran up to 3 % away from their "
-             f"expected load, over 2 ms 1 %; the short window had sustained loads above the "
+             f"draws load a channel as the exact analysis says only on average: on RLBth's "
+             f"worst case on the 2-cube at γ 0.28 the channels ran up to 0.065 of their "
+             f"bandwidth off their expected utilisation over 200 µs, 0.014 over 2 ms; the "
+             f"short window had sustained loads above the "
              f"exact ideal in 12 entries of the two cubes. The exact ideal is in brackets "
              f"where the algorithm is oblivious. RP: the mean over the first {perms} of the "
              f"random permutations above. "
@@ -272,8 +273,9 @@ def simulated_checks(sim: pd.DataFrame, n: int = 2) -> list[tuple[str, str, str]
                     f"{r.algorithm} {r.column} {r.simulated:.3f} > {r.ideal:.3f} "
                     f"(+{r.simulated / r.ideal - 1:.1%})" for r in above.itertuples())
                 + ". Within the sampling noise of the draws: over a 2 ms window a "
-                  "randomised routing's busiest channels still run about 1 % off their "
-                  "expected load (more channels, a larger largest deviation on the 3-cube), "
+                  "randomised routing's channels still run up to about 0.014 of their "
+                  "bandwidth off their expected load (more channels, a larger largest "
+                  "deviation on the 3-cube), "
                   "and a load within that of the ideal cannot be told sustained from "
                   "saturated; the exact value is the bound."))
     core = oblivious[oblivious.column.isin(["UR", "NN", "BC"])]
@@ -332,7 +334,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=natural_int, default=0)
     parser.add_argument("--simulate", action="store_true",
                         help="also simulate every algorithm's γ* on each cube of --n (the "
-                             "8-ary 2-cube: about 10 minutes, the 3-cube: about 80 on two cores; "
+                             "8-ary 2-cube: about 15 minutes, the 3-cube: about 70 on two cores; "
                              "resumable from OUT/sim*/results.csv and OUT/sim*/confirm/)")
     parser.add_argument("--sim-perms", type=natural_int, default=5,
                         help="random permutations simulated for RP (default 5)")

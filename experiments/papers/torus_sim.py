@@ -13,8 +13,9 @@ leaves a backlog that a 150 µs drain clears unseen (DOR's worst case was then s
 0.2625, 5 % above its exact 0.25); 50 µs leaves it undelivered (starved), while uniform and NN
 runs near their γ* still finish.  Then a confirming sweep (``OUT/sim/confirm/``) runs every
 curve again with 2 ms windows around its first γ* (:func:`confirming`): a randomised routing's
-draws load a channel as their expectation only on average, about 3 % off over 200 µs on the
-busiest channels of RLB's worst case, 1 % over 2 ms; its γ* is the one reported.
+draws load a channel as their expectation only on average (RLBth's worst case on the 2-cube at
+γ 0.28: channels up to 0.065 of their bandwidth off their expected utilisation over 200 µs,
+0.014 over 2 ms); its γ* is the one reported.
 Curves: the algorithms of
 :data:`SIMULATED` under NN, UR, BC, TP and TOR; each oblivious algorithm's own worst-case
 permutation (WC; the adaptive ones run DOR's and RLB's and report the lower, the adversaries
@@ -69,9 +70,10 @@ STEP = 0.05
 #: bisection steps below the grid: γ* to within STEP / 2^REFINE
 REFINE = 2
 #: the confirming search's window (µs): ten times the first search's.  A randomised routing's
-#: draws put a channel's load within its expectation only on average: over 200 µs on the 8-ary
-#: 2-cube the busiest channels of RLB's worst case run up to 3 % away from it (a 2 ms window:
-#: 1 %), enough to sustain a load above the exact ideal or to lose one below it
+#: draws load a channel as the exact analysis says only on average: on RLBth's worst case on
+#: the 8-ary 2-cube at γ 0.28 the channels ran up to 0.065 of their bandwidth off their
+#: expected utilisation over 200 µs, 0.014 over 2 ms -- enough for a short window to sustain
+#: a load above the exact ideal, or to lose one below it
 CONFIRM_MEASURE_US = 2000
 #: the confirming grid: the first search's γ* and this many fine steps below and above it
 CONFIRM_BELOW, CONFIRM_ABOVE = 8, 2
