@@ -77,14 +77,40 @@ def Num(default: Any = ..., **limits: Any) -> Any:
 MAX_US = 1e6
 
 
+#: the keys each topology kind takes beyond ``kind`` (the rest must be left out)
+TOPOLOGY_KEYS = {
+    "torus": {"dims", "wrap", "failed_links", "failed_nodes"},
+    "graph": {"file", "p"},
+    "random_regular": {"nodes", "degree", "seed", "p"},
+    "dragonfly": {"p", "a", "h", "g", "arrangement"},
+    "fat_tree": {"k", "n", "taper"},
+    "hyperx": {"dims", "p", "trunking"},
+}
+
+
 class TopologyConfig(_Section):
-    kind: Literal["torus", "graph", "random_regular"] = "torus"
+    kind: Literal["torus", "graph", "random_regular", "dragonfly", "fat_tree", "hyperx"] = "torus"
+    # torus: sizes per dimension; hyperx: routers per dimension (S)
     dims: tuple[Annotated[int, Int(ge=1)], ...] | None = None
     wrap: tuple[Annotated[bool, Field(strict=True)], ...] | None = None
     file: str | None = None
     nodes: int | None = Int(None, ge=2)
     degree: int | None = Int(None, ge=1)
     seed: int = Int(0, ge=0)
+    # terminals per router (graph, dragonfly, hyperx; a torus has one, a fat tree k per leaf)
+    p: int | None = Int(None, ge=1, le=64)
+    # dragonfly: routers per group, global links per router, groups (default a*h + 1), how
+    # the global links are arranged
+    a: int | None = Int(None, ge=1, le=1 << 12)
+    h: int | None = Int(None, ge=1, le=1 << 12)
+    g: int | None = Int(None, ge=1, le=1 << 16)
+    arrangement: Literal["absolute", "relative", "circulant"] = "absolute"
+    # fat tree (k-ary n-tree): arity, levels, top-level tapering
+    k: int | None = Int(None, ge=1, le=1 << 10)
+    n: int | None = Int(None, ge=1, le=16)
+    taper: int = Int(1, ge=1, le=1 << 10)
+    # hyperx: parallel links between two routers of a line
+    trunking: int = Int(1, ge=1, le=64)
     # links out of service: [u, v] (two neighbours) or [u, "x+"] (a node and a port name)
     failed_links: tuple[tuple[Annotated[int, Int(ge=0)],
                               Annotated[int, Int(ge=0)] | str], ...] = ()
@@ -104,6 +130,18 @@ class TopologyConfig(_Section):
             raise ValueError("file: a graph topology needs an edge-list file")
         elif self.kind == "random_regular" and (self.nodes is None or self.degree is None):
             raise ValueError("nodes: random_regular needs nodes and degree")
+        given = self.model_fields_set - {"kind"}
+        for key in sorted(given - TOPOLOGY_KEYS[self.kind]):
+            if getattr(self, key) == type(self).model_fields[key].default:
+                continue
+            takes = [kind for kind, keys in TOPOLOGY_KEYS.items() if key in keys]
+            raise ValueError(f"{key}: not a key of a {self.kind} topology (it belongs to "
+                             f"{' and '.join(takes)}; a {self.kind} takes "
+                             f"{', '.join(sorted(TOPOLOGY_KEYS[self.kind]))})")
+        need = {"dragonfly": ("p", "a", "h"), "fat_tree": ("k", "n"), "hyperx": ("dims",)}
+        for key in need.get(self.kind, ()):
+            if getattr(self, key) is None:
+                raise ValueError(f"{key}: a {self.kind} needs {', '.join(need[self.kind])}")
         return self
 
 

@@ -84,7 +84,30 @@ def node_count(cfg: Any, nodes: int | None = None) -> tuple[int, int]:
         return math.prod(tc.dims), 2 * len(tc.dims)
     if tc.kind == "random_regular":
         return tc.nodes, tc.degree
+    if tc.kind in FAMILY_KINDS:
+        routers, ports, terminals = family_size(tc)
+        return max(routers, terminals), ports + (tc.p or tc.k or 1)
     return nodes or 4096, 64
+
+
+#: the topology families sized from their parameters (:func:`family_size`)
+FAMILY_KINDS = ("dragonfly", "fat_tree", "hyperx")
+#: the most routers a dragonfly, fat tree or HyperX may have: their routing reads tables of a
+#: row per pair of routers (8,192^2 rows of 8 bytes: 0.5 GB a table)
+MAX_FAMILY_ROUTERS = 1 << 13
+
+
+def family_size(tc: Any) -> tuple[int, int, int]:
+    """(routers, router-to-router ports per router, terminals) of a dragonfly, fat tree or
+    HyperX section, from its parameters alone (before anything is built)."""
+    if tc.kind == "dragonfly":
+        g = tc.g if tc.g is not None else tc.a * tc.h + 1
+        routers = tc.a * g
+        return routers, tc.a - 1 + tc.h, routers * tc.p
+    if tc.kind == "fat_tree":
+        return tc.n * tc.k ** (tc.n - 1), 2 * tc.k, tc.k ** tc.n
+    routers = math.prod(tc.dims)
+    return routers, sum(s - 1 for s in tc.dims) * tc.trunking, routers * (tc.p or 1)
 
 
 def messages_upper_bound(cfg: Any, nodes: int, window_only: bool = False) -> float:

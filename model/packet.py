@@ -8,7 +8,10 @@ class Packet:
 
     Times are integer picoseconds (the engine's clock).  ``age`` is a unique integer ordering
     packets oldest-first: message creation time, then source node, then creation order at the
-    source.  ``phase``, ``target``, ``sel`` and ``ri`` are the routing registers a routing
+    source.  ``src`` and ``dst`` are the source and destination *routers* (what routing sees);
+    ``tsrc`` and ``tdst`` the terminals (what traffic and statistics count; the same ids on a
+    topology of one terminal per router), ``eport`` the destination terminal's ejection port.
+    ``phase``, ``target``, ``sel`` and ``ri`` are the routing registers a routing
     program reads and a decision at injection sets (:mod:`icsim.routing.program`); ``state``
     belongs to an algorithm that routes in Python instead.  ``deroute`` is how the packet was
     derouted: 0 when it was not, else 1 + the index of its kind among the algorithm's
@@ -16,15 +19,19 @@ class Packet:
     """
 
     __slots__ = (
-        "pid", "src", "dst", "birth", "age", "measured", "phase", "target", "sel", "ri",
+        "pid", "src", "dst", "tsrc", "tdst", "eport", "birth", "age", "measured", "phase", "target", "sel", "ri",
         "state", "deroute", "drawn",
         "hops", "avail", "enter", "ready", "qid", "from_port", "from_vc", "retries",
     )
 
-    def __init__(self, pid: int, src: int, dst: int, birth: int, age: int, measured: bool):
+    def __init__(self, pid: int, src: int, dst: int, birth: int, age: int, measured: bool,
+                 tsrc: int | None = None, tdst: int | None = None, eport: int = -1):
         self.pid = pid
         self.src = src
         self.dst = dst
+        self.tsrc = src if tsrc is None else tsrc
+        self.tdst = dst if tdst is None else tdst
+        self.eport = eport           # -1: the router's (only) ejection port
         self.birth = birth           # message generation time
         self.age = age
         self.measured = measured

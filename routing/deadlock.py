@@ -95,3 +95,44 @@ def find_cycle(graph: DependencyGraph) -> list[Channel] | None:
 
 def is_acyclic(graph: DependencyGraph) -> bool:
     return find_cycle(graph) is None
+
+
+def cycle_in_edges(num_channels: int, src, dst) -> list[int] | None:
+    """One cycle of the dependency graph given as edge arrays ``src[i] -> dst[i]`` over
+    channels ``0 .. num_channels - 1`` (a list of channel ids, first not repeated), or None.
+
+    Kahn's peeling in numpy (graphs of millions of dependencies: every pair of routers of a
+    tree or a dragonfly), then :func:`find_cycle` on what is left, which only a cycle keeps.
+
+    >>> import numpy as np
+    >>> cycle_in_edges(4, np.array([0, 1, 2, 3]), np.array([1, 2, 0, 0]))
+    [0, 1, 2]
+    >>> cycle_in_edges(4, np.array([0, 1, 2]), np.array([1, 2, 3])) is None
+    True
+    """
+    import numpy as np
+
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    order = np.argsort(src, kind="stable")
+    src, dst = src[order], dst[order]
+    start = np.searchsorted(src, np.arange(num_channels + 1))
+    indeg = np.bincount(dst, minlength=num_channels)
+    alive = np.ones(num_channels, dtype=bool)
+    frontier = np.nonzero(indeg == 0)[0]
+    while frontier.size:
+        alive[frontier] = False
+        counts = start[frontier + 1] - start[frontier]
+        idx = np.repeat(start[frontier] - np.cumsum(counts) + counts, counts) + np.arange(
+            counts.sum())
+        targets = dst[idx]
+        np.subtract.at(indeg, targets, 1)
+        frontier = np.unique(targets[(indeg[targets] == 0) & alive[targets]])
+    if not alive.any():
+        return None
+    keep = alive[src] & alive[dst]
+    graph: DependencyGraph = {}
+    for a, b in zip(src[keep].tolist(), dst[keep].tolist()):
+        graph.setdefault(a, set()).add(b)
+    cycle = find_cycle(graph)
+    return [int(c) for c in cycle] if cycle else None

@@ -37,7 +37,12 @@ target, or its destination when it has none):
    on that VC instead while the hop's way to ``t`` in the port's dimension still crosses the
    ring's wraparound link (going +: ``t``'s coordinate below the router's; going -: above):
    Dally and Seitz's dateline, the second VC of a ring that breaks its cycle
-   (:meth:`Program.with_datelines`).
+   (:meth:`Program.with_datelines`).  A phase with an ``escape_vcs`` table puts its escape
+   hop on VC ``escape_vcs[k]`` instead (a VC per hop class: a dragonfly's hops before and
+   after the global link, up and down a tree).  Where ``escape[k]`` is -1 the escape port is
+   read by the destination *terminal* instead: ``terminal_escape[router * c + j]`` for the
+   packet's destination terminal ``j`` of its router (``c`` terminals per router; a fat
+   tree's destination-mod-k up port at the leaves).
 
 A packet admitted to a queue that is not ejection in a ``"route"`` phase moves ``ri`` on.
 
@@ -56,6 +61,12 @@ algorithm's ``deroute_kinds``) — and possibly a target:
   stream when there are more than one);
 * :class:`RandomTarget` — a target drawn uniformly over the nodes (one draw), then its option
   (or one of its options, a second draw);
+* :class:`TableTarget` — a target drawn uniformly from the source router's row of a table the
+  algorithm builds (one draw; Valiant's random intermediate group on a dragonfly);
+* :class:`Ugal` — the minimal option, or the option through a target drawn as
+  :class:`TableTarget`'s, whichever has the smaller congestion times hops (UGAL: the source's
+  queue of each route's first hop, or with global information the queue of a channel each
+  route crosses);
 * :class:`RandomInBox` — a target drawn coordinate by coordinate from a box of source and
   destination (the minimal box, or RLB's: a direction per dimension first; one draw per
   dimension, from :func:`box_table`), then its option;
@@ -107,6 +118,12 @@ class Phase:
     dateline_vc : int or None
         The escape VC of a hop that still has its ring's wraparound link ahead (module
         docstring, rule 5); None: every escape hop on ``escape_vc``.
+    escape_vcs : ndarray of int64, optional
+        The escape hop's VC by key (rule 5), in place of ``escape_vc`` (which must be set: the
+        phase has an escape group).
+    terminal_escape : ndarray of int64, optional
+        The escape port by router and destination terminal index, ``router * c + j``, where
+        ``escape[k]`` is -1 (rule 5).
     """
 
     key: str
@@ -118,6 +135,8 @@ class Phase:
     filtered: bool = False
     routes: Any = None
     dateline_vc: int | None = None
+    escape_vcs: np.ndarray | None = None
+    terminal_escape: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +199,50 @@ class RandomTarget(Decision):
 
     def options(self) -> tuple[Option, ...]:
         return (self.option, *self.alternatives)
+
+
+@dataclass(frozen=True)
+class TableTarget(Decision):
+    """A target drawn uniformly from ``targets[source router]`` (one draw), then ``option``.
+    ``targets`` is an (N, m) int64 table of routers, m >= 1."""
+
+    option: Option
+    targets: np.ndarray = field(repr=False, compare=False)
+    rule: ClassVar[str] = "table_target"
+
+    def options(self) -> tuple[Option, ...]:
+        return (self.option,)
+
+
+@dataclass(frozen=True)
+class Ugal(Decision):
+    """Universal globally adaptive load-balanced routing's choice at the source (Singh's
+    UGAL; the dragonfly papers' UGAL-L and UGAL-G): a Valiant target drawn as
+    :class:`TableTarget`'s (one draw at every attempt), then ``minimal`` (no target) when
+
+        q(minimal) * H(source, destination) <= q(Valiant) * H(source, target, destination)
+                                               + threshold
+
+    else ``valiant`` with the target.  ``hops[s * N + t]`` is the hop count of the route s -> t
+    (N^2 entries); ``first[phase][s * N + t]`` the port a route's phase leaves s by
+    (``minimal.phase`` to the destination, ``valiant.phase`` to the target).  ``q`` is the
+    occupancy of the source's queue of that port on the VC of the source's decisions
+    (``local``; UGAL-L), or with ``probe`` tables the occupancy of the queue of port id
+    ``probe[phase][s * N + t]`` on VC ``probe_vc`` (a channel of the route anywhere in the
+    network: UGAL-G's global queues).  Read again at every attempt, as the queues change."""
+
+    minimal: Option
+    valiant: Option
+    targets: np.ndarray = field(repr=False, compare=False)
+    hops: np.ndarray = field(repr=False, compare=False)
+    first: tuple = field(repr=False, compare=False)
+    threshold: int = 0
+    probe: tuple | None = field(default=None, repr=False, compare=False)
+    probe_vc: int = 0
+    rule: ClassVar[str] = "ugal"
+
+    def options(self) -> tuple[Option, ...]:
+        return (self.minimal, self.valiant)
 
 
 @dataclass(frozen=True)
@@ -375,10 +438,50 @@ class Program:
                                  f"{num_ports - 1}")
             if ph.escape is not None:
                 esc = np.asarray(ph.escape, dtype=np.int64)
-                bad = np.nonzero((esc < 0) | (esc >= num_ports))[0]
+                low = -1 if ph.terminal_escape is not None else 0
+                bad = np.nonzero((esc < low) | (esc >= num_ports))[0]
                 if len(bad):
                     raise ValueError(f"{where}: escape[{int(bad[0])}] = {int(esc[bad[0]])} is "
                                      f"not a port")
+            if ph.terminal_escape is not None:
+                term = np.asarray(ph.terminal_escape, dtype=np.int64)
+                if len(term) % num_nodes or ph.escape is None:
+                    raise ValueError(f"{where}: terminal_escape needs an escape table and a "
+                                     f"row of ports per router ({len(term)} entries for "
+                                     f"{num_nodes} routers)")
+                bad = np.nonzero((term < 0) | (term >= num_ports))[0]
+                if len(bad):
+                    raise ValueError(f"{where}: terminal_escape[{int(bad[0])}] = "
+                                     f"{int(term[bad[0]])} is not a port")
+            if ph.escape_vcs is not None:
+                if ph.escape_vc is None or ph.dateline_vc is not None:
+                    raise ValueError(f"{where}: escape_vcs needs an escape VC and no dateline")
+                vcs = np.asarray(ph.escape_vcs, dtype=np.int64)
+                if len(vcs) != size:
+                    raise ValueError(f"{where}: escape_vcs has {len(vcs)} entries, its key has "
+                                     f"{size}")
+                bad = np.nonzero((vcs < 0) | (vcs >= num_vcs))[0]
+                if len(bad):
+                    raise ValueError(f"{where}: escape_vcs[{int(bad[0])}] = {int(vcs[bad[0]])} "
+                                     f"is not a VC (0..{num_vcs - 1})")
+        if isinstance(self.decision, (TableTarget, Ugal)):
+            targets = np.asarray(self.decision.targets)
+            if targets.ndim != 2 or targets.shape[0] != num_nodes or targets.shape[1] < 1:
+                raise ValueError(f"a decision's targets table has shape {targets.shape}, not "
+                                 f"({num_nodes}, m >= 1)")
+            bad = np.nonzero((targets < 0) | (targets >= num_nodes))
+            if len(bad[0]):
+                raise ValueError(f"a decision's targets[{int(bad[0][0])}, {int(bad[1][0])}] is "
+                                 f"not a router")
+        if isinstance(self.decision, Ugal):
+            d = self.decision
+            tables = [("hops", d.hops), ("first", d.first[0]), ("first", d.first[1])]
+            if d.probe is not None:
+                tables += [("probe", d.probe[0]), ("probe", d.probe[1])]
+            for name, table in tables:
+                if len(table) != num_nodes * num_nodes:
+                    raise ValueError(f"UGAL's {name} table has {len(table)} entries, not "
+                                     f"{num_nodes * num_nodes}")
         if self.decision is not None:
             for opt in self.decision.options():
                 if not 0 <= opt.phase < len(self.phases):
@@ -392,6 +495,75 @@ class Program:
     @property
     def has_routes(self) -> bool:
         return any(ph.key == ROUTE for ph in self.phases)
+
+    def _out_masks(self, ph: Phase, n: int, num_vcs: int, escape_only: bool) -> np.ndarray:
+        """Per state ``router * n + t`` and VC, the bitmask of the ports a packet heading
+        for ``t`` may leave ``router`` by on that VC in phase ``ph`` (0 at ``t`` itself)."""
+        out = np.zeros((n * n, num_vcs), dtype=np.int64)
+        ports = np.asarray(ph.ports, dtype=np.int64)
+        if ph.escape_vc is not None:
+            if ph.escape is not None:
+                e = np.asarray(ph.escape, np.int64)
+                # by terminal (-1): any port of the mask may be the one
+                esc = np.where(ports == 0, 0, np.where(e >= 0, np.left_shift(1, np.maximum(e, 0)),
+                                                       ports))
+            else:
+                esc = ports & -ports
+            vcs = (np.full(n * n, ph.escape_vc, np.int64) if ph.escape_vcs is None
+                   else np.asarray(ph.escape_vcs, np.int64))
+            np.bitwise_or.at(out, (np.arange(n * n), vcs), esc)
+        if ph.adaptive_vc is not None and not escape_only:
+            out[:, ph.adaptive_vc] |= ports
+        out[np.arange(n) * (n + 1)] = 0
+        return out
+
+    def dependency_edges(self, topology: Any, num_vcs: int,
+                         escape_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The channel-dependency graph of every path the program can give, as edge arrays
+        over channel ids ``(router * num_ports + port) * num_vcs + vc``: a channel a packet
+        heading for ``t`` holds, to every channel it may ask for next at the router the first
+        leads to (in the same phase; at its target, the next phase's first channel to any
+        destination).  Every state (router, t) counts, whether or not a source reaches it (a
+        superset of the real graph: acyclic here means acyclic there).  ``escape_only``: the
+        escape channels alone (Duato's condition for adaptive routing over an escape network).
+        Pair-keyed phases only (tables by router and target, any topology)."""
+        n, nports = topology.num_nodes, topology.num_ports
+        if any(ph.key != PAIR for ph in self.phases):
+            raise ValueError("the dependency check reads pair-keyed phases only")
+        nbr = topology.neighbor_array
+        outs = [self._out_masks(ph, n, num_vcs, escape_only) for ph in self.phases]
+        src, dst = [], []
+        t_of = np.tile(np.arange(n), n)
+        r_of = np.repeat(np.arange(n), n)
+        for f, ph in enumerate(self.phases):
+            out = outs[f]
+            nxt = f if ph.next is None else ph.next
+            # at its target a packet goes on in the next phase to any destination
+            entering = (np.bitwise_or.reduce(outs[nxt].reshape(n, n, num_vcs), axis=1)
+                        if ph.next is not None else None)
+            for w in range(num_vcs):
+                col = out[:, w]
+                for b in range(nports):
+                    held = np.nonzero((col >> b) & 1)[0]
+                    if not held.size:
+                        continue
+                    r, t = r_of[held], t_of[held]
+                    v = nbr[r, b]
+                    onward = v != t
+                    acc = np.zeros((n, num_vcs), dtype=np.int64)   # by holding router
+                    np.bitwise_or.at(acc, r[onward], out[v[onward] * n + t[onward]])
+                    if entering is not None and not onward.all():
+                        np.bitwise_or.at(acc, r[~onward], entering[v[~onward]])
+                    rows = np.nonzero(acc.any(axis=1))[0]
+                    for w2 in range(num_vcs):
+                        for b2 in range(nports):
+                            hit = rows[((acc[rows, w2] >> b2) & 1) == 1]
+                            if hit.size:
+                                src.append((hit * nports + b) * num_vcs + w)
+                                dst.append((nbr[hit, b] * nports + b2) * num_vcs + w2)
+        if not src:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(src), np.concatenate(dst)
 
     @property
     def has_datelines(self) -> bool:
@@ -442,7 +614,9 @@ class Interpreter:
         self.has_inject = program.decision is not None
         self.has_admit = program.has_routes
         self._decide = self._decision(program.decision) if self.has_inject else None
-        self._once = not isinstance(program.decision, (Profit, QueueQuadrant))
+        self._once = not isinstance(program.decision, (Profit, QueueQuadrant, Ugal))
+        self.queues: Sequence[int] = ()
+        self.num_vcs = 1
 
     # ------------------------------------------------------------------ hops
     def _finder(self, index: int, ph: Phase) -> Callable:
@@ -463,6 +637,10 @@ class Interpreter:
         escape = (None if ph.escape is None else
                   ph.escape.tolist() if len(ph.escape) <= 1 << 22 else ph.escape)
         adaptive, esc_vc, filtered = ph.adaptive_vc, ph.escape_vc, ph.filtered
+        esc_vcs = (None if ph.escape_vcs is None else
+                   ph.escape_vcs.tolist() if len(ph.escape_vcs) <= 1 << 22 else ph.escape_vcs)
+        by_terminal = None if ph.terminal_escape is None else ph.terminal_escape.tolist()
+        conc, eject = self._topology.terminals_per_router, self.eject
         groups: dict[tuple[int, int, int], tuple] = {}
 
         def make(mask: int, esc: int, esc_vc: int | None) -> tuple:
@@ -489,7 +667,9 @@ class Interpreter:
             if filtered:
                 mask &= packet.sel
             esc = int(escape[k]) if escape is not None else (mask & -mask).bit_length() - 1
-            vc = esc_vc
+            if esc < 0 and by_terminal is not None:   # by the destination terminal
+                esc = by_terminal[node * conc + max(packet.eport - eject, 0)]
+            vc = esc_vc if esc_vcs is None else int(esc_vcs[k])
             if dateline is not None and esc >= 0:
                 x, y = coords[node][esc >> 1], coords[t][esc >> 1]
                 if (y < x) if esc & 1 == 0 else (y > x):
@@ -539,6 +719,15 @@ class Interpreter:
                 j = int(rand() * len(choices)) if len(choices) > 1 else 0
                 apply(packet, choices[j], target)
             return random_target
+        if isinstance(decision, TableTarget):
+            option, targets = decision.option, decision.targets
+            m = targets.shape[1]
+
+            def table_target(node, packet, used, rand):
+                apply(packet, option, int(targets[node, int(rand() * m) if m > 1 else 0]))
+            return table_target
+        if isinstance(decision, Ugal):
+            return self._ugal(decision)
         if isinstance(decision, RandomInBox):
             option, topo = decision.option, self._topology
             box = decision.table(topo.dims)
@@ -580,6 +769,34 @@ class Interpreter:
                 apply(packet, option, target)
             return profit
         raise ValueError(f"no interpreter for the decision {type(decision).__name__}")
+
+    def _ugal(self, d: Ugal) -> Callable:
+        apply, n, m = self._apply, self.num_nodes, d.targets.shape[1]
+        targets, hops, threshold = d.targets, d.hops, d.threshold
+        first_min, first_val = d.first
+        probe = d.probe
+
+        def ugal(node, packet, used, rand):
+            via = int(targets[node, int(rand() * m) if m > 1 else 0])
+            k_min, k_via = node * n + packet.dst, node * n + via
+            h_min = int(hops[k_min])
+            h_val = int(hops[k_via]) + int(hops[via * n + packet.dst])
+            if probe is None:                     # UGAL-L: the source's own queues
+                q_min, q_val = used[int(first_min[k_min])], used[int(first_val[k_via])]
+            else:                                 # UGAL-G: a channel of each route
+                occ, V, vc = self.queues, self.num_vcs, d.probe_vc
+                q_min = occ[int(probe[0][k_min]) * V + vc]
+                q_val = occ[int(probe[1][k_via]) * V + vc]
+            if q_min * h_min <= q_val * h_val + threshold:
+                apply(packet, d.minimal, -1)
+            else:
+                apply(packet, d.valiant, via)
+        return ugal
+
+    def bind_queues(self, occupancy: Sequence[int], num_vcs: int) -> None:
+        """The engine's queue occupancies by queue id (what a decision with global
+        information reads: :class:`Ugal`'s probes)."""
+        self.queues, self.num_vcs = occupancy, num_vcs
 
     def inject(self, node: int, packet, used, rand) -> None:
         if self._once:                        # a draw: once per packet

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from icsim.model.registry import Registry
+from icsim.routing.deadlock import cycle_in_edges
 from icsim.routing.program import Interpreter, Program
 
 if TYPE_CHECKING:
@@ -184,6 +185,13 @@ class Routing:
         Whether :meth:`inject` must be called when a packet is offered by its NIC.
     has_admit : bool
         Whether :meth:`admitted` must be called when a packet is accepted into a queue.
+    acyclic : {None, "all", "escape"}
+        Where the algorithm's deadlock freedom rests on an acyclic channel-dependency graph
+        (VC classes per hop, phases, up*/down*): ``"all"`` its channels, ``"escape"`` its
+        escape channels (adaptive routing over an escape network, Duato's condition).  The
+        build checks that graph before the run (:meth:`~icsim.routing.program.Program.
+        dependency_edges`) and refuses a cycle, naming it.  None: the bubble rule or a
+        table check keeps it free (docs/model.md).
     """
 
     name: ClassVar[str] = "?"
@@ -194,6 +202,7 @@ class Routing:
     deroute_styles: ClassVar[dict[str, str]] = {}
     has_inject: ClassVar[bool] = False
     has_admit: ClassVar[bool] = False
+    acyclic: ClassVar[str | None] = None
 
     def __init__(self, topology: Any, config: "Config", settings: BaseModel | None = None):
         self.topology = topology
@@ -245,8 +254,26 @@ class Routing:
                 size = topo.relative_size if "offsets" in topo.capabilities else None
                 form.check(topo.num_nodes, topo.num_ports, len(self.vcs), size,
                            self.deroute_kinds)
+                if self.acyclic is not None:
+                    self.check_dependencies(form)
             self._form, self._formed = form, True
         return self._form
+
+    def check_dependencies(self, form: Program) -> None:
+        """Refuse (ValueError naming a cycle) a program whose channel-dependency graph (of
+        its escape channels, with ``acyclic = "escape"``) has a cycle."""
+        topo, V = self.topology, len(self.vcs)
+        src, dst = form.dependency_edges(topo, V, escape_only=self.acyclic == "escape")
+        cycle = cycle_in_edges(topo.num_nodes * topo.num_ports * V, src, dst)
+        if cycle:
+            def name(c: int) -> str:
+                pid, vc = divmod(c, V)
+                node, port = divmod(pid, topo.num_ports)
+                return f"{topo.where(node)} {topo.port_name(port)} {self.vcs[vc].name}"
+            shown = " -> ".join(name(c) for c in cycle[:8]) + (" -> ..." if len(cycle) > 8
+                                                               else "")
+            raise ValueError(f"its channel-dependency graph has a cycle of {len(cycle)} "
+                             f"channels ({shown}): it could deadlock")
 
     @property
     def interpreter(self) -> Interpreter:

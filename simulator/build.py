@@ -17,7 +17,7 @@ into a :class:`Model`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -27,7 +27,8 @@ from icsim.model.config import (Config, ConfigError, TopologyConfig, _error_from
                                 config_from_dict, load_config)
 from icsim.model.limits import check_fits
 from icsim.model.registry import did_you_mean, unknown_name
-from icsim.model.topology import Graph, Torus
+from icsim.model.limits import FAMILY_KINDS, MAX_FAMILY_ROUTERS, family_size
+from icsim.model.topology import Dragonfly, FatTree, Graph, HyperX, Torus
 from icsim.model.units import UnitError, ps, serialisation_ps
 from icsim.routing.registry import ROUTING, load_plugin
 from icsim.simulator.results import growth_limit
@@ -53,14 +54,28 @@ def build_topology(tc: TopologyConfig) -> Any:
                              failed_nodes=tc.failed_nodes)
             except ValueError as exc:
                 raise ConfigError("topology.failed_nodes", str(exc)) from None
+        if tc.kind == "dragonfly":
+            return Dragonfly(tc.p, tc.a, tc.h, tc.g, tc.arrangement)
+        if tc.kind == "fat_tree":
+            return FatTree(tc.k, tc.n, tc.taper)
+        if tc.kind == "hyperx":
+            return HyperX(tuple(tc.dims), tc.p or 1, tc.trunking)
         if tc.kind == "graph":
-            return Graph.from_file(tc.file)
-        return Graph.random_regular(tc.nodes, tc.degree, tc.seed)
+            graph = Graph.from_file(tc.file)
+        else:
+            graph = Graph.random_regular(tc.nodes, tc.degree, tc.seed)
+        return replace(graph, terminals_per_router=tc.p or 1)
     except ConfigError:
         raise
     except ValueError as exc:
-        key = {"torus": "topology.dims", "graph": "topology.file"}.get(tc.kind, "topology.nodes")
-        raise ConfigError(key, str(exc)) from None
+        key = {"torus": "dims", "graph": "file", "random_regular": "nodes"}.get(tc.kind)
+        message = str(exc)
+        if key is None:                 # a family's message starts with the parameter's name
+            named, _, rest = message.partition(": ")
+            named = {"S": "dims", "K": "trunking"}.get(named, named)
+            key = named if named in TopologyConfig.model_fields else "kind"
+            message = rest if key != "kind" else message
+        raise ConfigError(f"topology.{key}", message) from None
 
 
 def _failed_link(torus: Torus, i: int, item: tuple) -> tuple[int, int]:
@@ -175,7 +190,13 @@ def prepare(cfg: Config) -> _Prepared:
 
 def _prepare(cfg: Config) -> _Prepared:
     cfg = resolve(cfg)
-    if cfg.topology.kind == "torus":
+    if cfg.topology.kind in FAMILY_KINDS:
+        routers, _, _ = family_size(cfg.topology)
+        if routers > MAX_FAMILY_ROUTERS:
+            raise ConfigError("topology", f"a {cfg.topology.kind} of {routers:,} routers: at "
+                              f"most {MAX_FAMILY_ROUTERS:,} (its routing reads tables of a "
+                              f"row per pair of routers)")
+    if cfg.topology.kind == "torus" or cfg.topology.kind in FAMILY_KINDS:
         check_fits(cfg)                 # before anything is built (a 10^12-node torus, ...)
         topo = build_topology(cfg.topology)
     else:
@@ -215,7 +236,7 @@ def _prepare_traffic(prep: _Prepared) -> None:
         if not tc.trace:
             raise ConfigError("traffic.trace", "a trace workload needs a trace file")
         try:
-            prep.messages = trace_messages(tc.trace, topo.num_nodes, cfg.packet.size_bytes)
+            prep.messages = trace_messages(tc.trace, topo.num_terminals, cfg.packet.size_bytes)
         except (TraceError, UnitError) as exc:
             raise ConfigError("traffic.trace", str(exc)) from None
     else:
@@ -335,7 +356,8 @@ def build(cfg: Config) -> Model:
     spec = NetworkSpec(
         topology=topo, routing=routing,
         neighbor=np.asarray(topo.neighbor_table, dtype=np.int64).reshape(topo.num_nodes, -1),
-        reverse_port=topo.reverse_ports(), vcs=tuple(routing.vcs),
+        reverse_port=topo.reverse_ports(), concentration=topo.terminals_per_router,
+        num_terminals=topo.num_terminals, vcs=tuple(routing.vcs),
         bubble=tuple(rc.bubble and vc.bubble for vc in routing.vcs),
         capacity=rc.queue_packets, injection_min_free=rc.injection_min_free or 1,
         flow_control=rc.flow_control, arbitration=rc.arbitration, tie_break=rc.tie_break,
@@ -351,7 +373,7 @@ def build(cfg: Config) -> Model:
         stop_when_saturated=run.stop_when_saturated and not finite,
         growth_limit=growth_limit(cfg.traffic.message_packets),
         latency_limit_ns=run.latency_limit_ns)
-    streams = seed_streams(cfg.seed, topo.num_nodes)
+    streams = seed_streams(cfg.seed, topo.num_terminals)
     if cfg.traffic.workload == "open":
         try:
             workload = open_loop(cfg, topo, prep.pattern, streams["nodes"], window, horizon)

@@ -175,7 +175,7 @@ def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
     out["derouted"]["total"] = int(counts[1:].sum()) / n
     # dilation: hops over the minimal distance, averaged over the measured packets (a packet to
     # itself counts 1); an exactly rounded sum, whatever the order
-    d = topology.distances_between(a["src"], a["dst"])
+    d = topology.terminal_distances(a["src"], a["dst"])
     moved = d > 0
     extra = a["hops"][moved] / d[moved] - 1.0
     out["dilation"] = 1.0 + math.fsum(extra.tolist()) / n
@@ -186,7 +186,7 @@ def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
 def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
                 engine: str) -> dict[str, Any]:
     """The result record of a run (every field of docs/model.md §9 and more)."""
-    N = spec.num_nodes
+    N = spec.num_terminals                      # loads are per terminal
     t1 = spec.gamma1_period_ns
     finite = spec.finite
     res: dict[str, Any] = {
@@ -330,8 +330,9 @@ def utilisation(spec: Any, tally: Tally) -> dict[str, Any]:
 def channel_utilisation(spec: Any, tally: Tally) -> np.ndarray:
     """Busy fraction of the window of every router-to-router channel, node-major, port order."""
     w0, w1 = spec.window
-    P = spec.num_ports + 1
-    busy = np.asarray(tally.busy_ps, dtype=np.float64).reshape(spec.num_nodes, P)[:, :-1]
+    P = spec.ports_per_router
+    busy = np.asarray(tally.busy_ps, dtype=np.float64).reshape(spec.num_nodes, P)[
+        :, :spec.num_ports]
     present = spec.neighbor >= 0
     return busy[present] / (w1 - w0)
 
@@ -350,7 +351,7 @@ def channel_table(spec: Any, tally: Tally) -> Any:
                "packets", "mean_occupancy"]
     if tally.busy_ps is None:
         return pd.DataFrame(columns=columns)
-    N, P, V = spec.num_nodes, spec.num_ports + 1, spec.num_vcs
+    N, P, V = spec.num_nodes, spec.ports_per_router, spec.num_vcs
     topo = spec.topology
     torus = "coordinates" in topo.capabilities
     w0, w1 = spec.window
@@ -376,13 +377,13 @@ def channel_table(spec: Any, tally: Tally) -> Any:
 
 
 def node_table(spec: Any, tally: Tally) -> Any:
-    """One row per node (a pandas DataFrame): ``sent`` and ``received`` (measured packets
-    delivered, by source and by destination), ``latency_ns`` (their mean by source), and in
-    window mode ``accepted_load`` (packets it consumed inside the window, in γ units), with
-    the coordinates ``c0, c1, ...`` on tori."""
+    """One row per node (terminal; a pandas DataFrame): ``sent`` and ``received`` (measured
+    packets delivered, by source and by destination), ``latency_ns`` (their mean by source),
+    and in window mode ``accepted_load`` (packets it consumed inside the window, in γ units),
+    with the coordinates ``c0, c1, ...`` on tori."""
     import pandas as pd
 
-    N = spec.num_nodes
+    N = spec.num_terminals
     a = tally.arrays()
     sent = np.bincount(a["src"], minlength=N)
     lat_sum = np.bincount(a["src"], weights=a["latency"] / 1000.0, minlength=N)

@@ -56,7 +56,7 @@ def workload_packet_hops(model: Model) -> int:
     wl = model.workload
     if not wl.num_messages:
         return 0
-    return int((wl.packets * model.topology.distances_between(wl.src, wl.dst)).sum())
+    return int((wl.packets * model.topology.terminal_distances(wl.src, wl.dst)).sum())
 
 
 def small_first_run(model: Model) -> bool:

@@ -9,9 +9,12 @@ arrays for a compiled one) and the run's measurement plan.  An engine takes a sp
 
 Ids
 ---
-A router has ``P = num_ports + 1`` ports, the last being ejection.  A *port id* is
-``node * P + port``; the NIC of ``node`` is port id ``N * P + node``.  A *queue id* is
-``port_id * V + vc`` with ``V`` VC classes per port.
+A router has ``P = num_ports + c`` ports with ``c`` its concentration (terminals per router):
+ports ``num_ports + j`` are the ejection ports of its terminals ``j = 0 .. c - 1``.  A *port
+id* is ``node * P + port``; the NIC of terminal ``t`` (attached to router ``t // c``) is port id
+``N * P + t``.  A *queue id* is ``port_id * V + vc`` with ``V`` VC classes per port.  Routing
+sees routers (a packet's ``src``/``dst``) and answers "eject" with port ``num_ports``; the
+engine sends the packet to its destination terminal's ejection port.
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ class NetworkSpec:
         The routing algorithm, built for this topology and config.
     neighbor : ndarray (N, num_ports), int64
         The node each port leads to, -1 where none.
+    concentration : int
+        Terminals per router (``c``; module docstring).
+    num_terminals : int
+        Terminals (NICs): terminal ``t`` is attached to router ``t // concentration``.
     reverse_port : ndarray (N, num_ports), int64
         The port of the neighbour whose channel leads back (-1 where none): where ack/nak
         control messages travel.
@@ -76,6 +83,8 @@ class NetworkSpec:
     routing: Any
     neighbor: np.ndarray
     reverse_port: np.ndarray
+    concentration: int
+    num_terminals: int
     vcs: tuple[VC, ...]
     bubble: tuple[bool, ...]
     capacity: int
@@ -119,7 +128,13 @@ class NetworkSpec:
 
     @property
     def eject_port(self) -> int:
+        """The first ejection port (that of each router's terminal 0)."""
         return self.num_ports
+
+    @property
+    def ports_per_router(self) -> int:
+        """``P``: direction ports, then one ejection port per terminal."""
+        return self.num_ports + self.concentration
 
     @property
     def adaptive_vc(self) -> int:

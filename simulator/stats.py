@@ -118,20 +118,20 @@ class Collector:
         tl.delivered += 1
         if t > tl.last_consume:
             tl.last_consume = t
-        if t > tl.finish[p.dst]:
-            tl.finish[p.dst] = t
+        if t > tl.finish[p.tdst]:
+            tl.finish[p.tdst] = t
         w = self.window
         if w is not None and w[0] <= t < w[1]:
             tl.window_delivered += 1
-            self.accepted[p.dst] += 1
+            self.accepted[p.tdst] += 1
         if not p.measured:
             return
         tl.measured_delivered += 1
         tl.latency.append(t - p.birth)
         tl.net_latency.append(t - p.enter)
         tl.hops.append(p.hops)
-        tl.src.append(p.src)
-        tl.dst.append(p.dst)
+        tl.src.append(p.tsrc)
+        tl.dst.append(p.tdst)
         kind = p.deroute
         tl.deroute.append(kind if type(kind) is int else self.code(kind))
         if tl.measured_delivered == tl.expected_measured and self.on_measured_done:

@@ -169,7 +169,8 @@ class Pattern:
     permutation : bool
         True when every source has one fixed destination (then :meth:`mapping` gives it).
     topology, num_nodes, seed
-        What the pattern was built on.
+        What the pattern was built on; ``num_nodes`` counts the topology's terminals (its
+        routers on a torus or graph, one terminal each).
     params : Mapping[str, Any]
         Resolved parameters (defaults filled in, normalised), read-only; fit for result metadata.
     """
@@ -192,7 +193,7 @@ class Pattern:
             what = topology.describe()
             raise self._error(f"needs a torus (it works on node coordinates), got {what}")
         self.topology = topology
-        self.num_nodes = int(topology.num_nodes)
+        self.num_nodes = int(topology.num_terminals)     # sources and destinations: terminals
         self.seed = int(seed)
         if self.num_nodes < 2:
             raise self._error(f"{_shape(topology)} has {self.num_nodes} node(s); "
@@ -650,3 +651,6 @@ class Neighbor(Pattern):
             for v in nbrs:
                 out[src, v] += 1.0 / len(nbrs)
         return out
+
+
+from icsim.traffic import group_shift  # noqa: E402,F401  (registers group_shift)

@@ -102,7 +102,7 @@ def open_loop(config: Any, topology: Any, pattern: Any, streams: Sequence[np.ran
     (32, 19660800, 3072, 3072)
     """
     tc, nc = config.traffic, config.nic
-    N = topology.num_nodes
+    N = topology.num_terminals
     M = tc.message_packets
     t1_ns = gamma1_packet_period_ns(topology, config.packet.size_bytes,
                                     config.link.bandwidth_gbps)
@@ -174,7 +174,7 @@ class JobRanks:
     capabilities = frozenset()
 
     def __init__(self, num_nodes: int):
-        self.num_nodes = num_nodes
+        self.num_nodes = self.num_terminals = num_nodes
         self.label = self.describe()
 
     def describe(self) -> str:
@@ -212,7 +212,7 @@ def collective_messages(kind: str, topology: Any, message_bytes: int, packet_byt
     """
     if nodes is None and topology.failed_nodes:
         nodes = topology.alive_nodes        # failed nodes take no part: a job of the others
-    job = list(range(topology.num_nodes)) if nodes is None else [int(v) for v in nodes]
+    job = list(range(topology.num_terminals)) if nodes is None else [int(v) for v in nodes]
     n = len(job)
     packets = packets_for(message_bytes, packet_bytes)
     if kind == "neighbor":

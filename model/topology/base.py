@@ -54,6 +54,9 @@ CAPABILITIES = {
     "coordinates": "node coordinates in a k-ary n-cube",
     "offsets": "minimal routes by coordinate differences (a torus or mesh with nothing failed)",
     "rings": "every dimension a ring of at least 3 nodes",
+    "groups": "dragonfly groups of routers joined by global links",
+    "updown": "a fat tree's levels with up and down ports",
+    "lines": "HyperX lines: all-to-all links within each dimension",
 }
 
 
@@ -72,8 +75,8 @@ class Topology(ABC):
 
     #: for labels only ("torus", "mesh", "graph"); never a reason to branch
     name: ClassVar[str] = "topology"
-    #: terminals (NICs) per router
-    terminals_per_router: ClassVar[int] = 1
+    #: terminals (NICs) per router that carries any (module docstring)
+    terminals_per_router: int = 1
     failed_links: frozenset[tuple[int, int]] = frozenset()
     failed_nodes: frozenset[int] = frozenset()
 
@@ -117,7 +120,19 @@ class Topology(ABC):
 
     @property
     def num_terminals(self) -> int:
+        """Terminals (NICs): traffic's sources and destinations."""
         return self.num_nodes * self.terminals_per_router
+
+    def terminal_router(self, terminal: int) -> int:
+        """The router terminal ``terminal`` is attached to."""
+        return terminal // self.terminals_per_router
+
+    @cached_property
+    def terminal_routers(self) -> np.ndarray:
+        """:meth:`terminal_router` of every terminal, int64, read-only."""
+        out = np.arange(self.num_terminals, dtype=np.int64) // self.terminals_per_router
+        out.setflags(write=False)
+        return out
 
     # ------------------------------------------------------------------ links
     @property
@@ -179,6 +194,12 @@ class Topology(ABC):
         """:meth:`distance` of every pair ``src[i] -> dst[i]``."""
         return np.array([self.distance(int(s), int(d)) for s, d in zip(src, dst)],
                         dtype=np.int64)
+
+    def terminal_distances(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Router hops between terminals ``src[i]`` and ``dst[i]`` (0 on one router)."""
+        routers = self.terminal_routers
+        return self.distances_between(routers[np.asarray(src, dtype=np.int64)],
+                                      routers[np.asarray(dst, dtype=np.int64)])
 
     def hop_distances(self, src: int) -> np.ndarray:
         """Hops from ``src`` to every router over the links in service (BFS), -1 where cut

@@ -60,6 +60,8 @@ class Graph(Topology):
 
     num_nodes: int
     edges: tuple[tuple[int, int], ...]
+    #: terminals per router (``topology.concentration``): terminal t on router t // p
+    terminals_per_router: int = 1
 
     name = "graph"
 
@@ -235,9 +237,10 @@ class Graph(Topology):
 
     @cached_property
     def max_channel_load_factor(self) -> float:
-        """Busiest channel's load per unit of per-node uniform injection (destinations uniform
-        over all nodes) under the minimal destination-based routing that picks, at each node,
-        the lowest-numbered port on a shortest path.  What γ = 1 is normalised by."""
+        """Busiest channel's load per unit of per-terminal uniform injection (destinations
+        uniform over all terminals) under the minimal destination-based routing that picks, at
+        each node, the lowest-numbered port on a shortest path: a router's ``p`` terminals
+        inject ``p`` times a terminal's load.  What γ = 1 is normalised by."""
         n = self.num_nodes
         if n < 2:
             return 0.0
@@ -250,7 +253,7 @@ class Graph(Topology):
                     v = next(w for w in self.adjacency[u] if dist[w, t] == dist[u, t] - 1)
                     load[(u, v)] = load.get((u, v), 0) + 1
                     u = v
-        return max(load.values()) / n
+        return max(load.values()) / n * self.terminals_per_router
 
     def to_json(self) -> dict:
         """The topology as a table file stores it (``icsim-routing-table``)."""
@@ -258,7 +261,9 @@ class Graph(Topology):
 
     def describe(self) -> str:
         degs = sorted({len(a) for a in self.adjacency})
-        return f"graph of {self.num_nodes} nodes, {len(self.edges)} links, degree {degs}"
+        p = self.terminals_per_router
+        each = f", {p} terminals per node" if p > 1 else ""
+        return f"graph of {self.num_nodes} nodes, {len(self.edges)} links, degree {degs}{each}"
 
 
 def _check_node_count(num_nodes: int) -> None:

@@ -128,7 +128,7 @@ def deadlock_at_end(spec: Any, cycle: list[int], now_ps: int) -> DeadlockError:
 
 def describe_ports(spec, ports: list[int]) -> str:
     """``node 3 (3, 0) x+ -> node 0 (0, 0) x+ -> ...``: a cycle of port ids, readably."""
-    topo, P = spec.topology, spec.num_ports + 1
+    topo, P = spec.topology, spec.ports_per_router
     out = []
     for pid in ports:
         node, port = divmod(pid, P)

@@ -22,6 +22,7 @@ from icsim.simulator.engines.compiled.layout import (C_ARR_N, C_DIRTY_N, C_IN_NE
                                                      K_NP, K_NPORTS, K_PREFETCH, K_SER, K_SER_ACK,
                                                      K_SER_ACK_NIC, K_SER_NIC, K_V, N_OUTSTANDING,
                                                      N_SRCH, P_ENTER, P_FPORT, P_FVC, P_HI, P_HOPS,
+                                                     P_SRC,
                                                      P_LO, Q_LEN, Q_OCC, Q_PACKETS, T_BUSY, T_CHEAD,
                                                      T_CLEN, T_DIRTY, T_DOWN, T_FREE_AT,
                                                      T_LINK_BUSY, T_NAK_MASK, T_NAK_VC, T_WAKE_AT,
@@ -50,7 +51,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, ph, rtab,
         q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, v, pk[p, P_FPORT],
                     pk[p, P_FVC], 1, -1)
     else:
-        v = -1 - src
+        v = pk[p, P_SRC]                  # the router of the NIC of terminal -1 - src
         mask, vc_all, port1, vc1 = candidates(prm, pk, codes, ph, rtab, route, rhops, v, p)
         q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, v, -1, -1, prm[K_INJ_MIN], -1)
     nak = -1
@@ -81,8 +82,8 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, ph, rtab,
         pt[rpid, T_CLEN] += 1
         mark_dirty(ctr, prm, pt, dl, rpid)
     else:
-        at(ctr, prm, ev, wheel, heap, now + prm[K_SER_ACK_NIC] + prm[K_LAT_NIC], EV_NIC_ACK, v,
-           nak)
+        at(ctr, prm, ev, wheel, heap, now + prm[K_SER_ACK_NIC] + prm[K_LAT_NIC], EV_NIC_ACK,
+           -1 - src, nak)
 
 
 @njit(cache=True, forceinline=True)
@@ -185,7 +186,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
             p = hd[j, H_PID]
             src = hd[j, H_PKT]
             if src < 0:                      # from the NIC: the injection-time decision first
-                inject_route(prm, fprm, pk, qs, pt, used, dec, rng, -1 - src, p)
+                inject_route(prm, fprm, pk, qs, pt, rtab, used, dec, rng, pk[p, P_SRC], p)
             receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, ph,
                     rtab, route, rhops, rng, arr, p, src)
     nd_ = ctr[C_DIRTY_N]
@@ -215,7 +216,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
             continue
         port = port_of(prm, pid)
         base = pid * V
-        if port == prm[K_NPORTS]:
+        if port >= prm[K_NPORTS]:
             if qs[base, Q_LEN] and not pt[pid, T_BUSY]:
                 eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid,
                       q_at(prm, qs, base, 0))

@@ -20,7 +20,7 @@ from icsim.simulator.engines.compiled.pcg import random
 def free_for(prm, qs, q, port, vc, from_port, from_vc, need_min):
     """Free slots of queue q if it admits the packet, else -1 (the bubble rule)."""
     free = prm[K_CAP] - qs[q, Q_OCC]
-    if port == prm[K_NPORTS]:
+    if port >= prm[K_NPORTS]:
         return free if free >= 1 else -1         # ejection: no bubble, no threshold
     need = 2 if vc_info(prm, vc, V_BUBBLE) and (port != from_port or vc != from_vc) else 1
     if need < need_min:

@@ -22,6 +22,7 @@ from icsim.simulator.engines.compiled.layout import (C_DIRTY_N, C_IN_NETWORK, C_
                                                      K_NP, K_NPORTS, K_PREFETCH, K_SAW, K_SER,
                                                      K_SER_ACK_NIC, K_SER_NIC, K_V, N_OUTSTANDING,
                                                      N_SRCH, P_ENTER, P_FPORT, P_FVC, P_HI, P_HOPS,
+                                                     P_SRC,
                                                      P_LO, P_READY, Q_LEN, Q_OCC, Q_PACKETS,
                                                      RADIX_FROM, T_BUSY, T_DIRTY, T_DOWN, T_FIRST,
                                                      T_IN, T_LINK_BUSY, V_RANK)
@@ -37,7 +38,7 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
             rtab, route, rhops, rng, rec, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
     port = port_of(prm, pid)
-    if port == prm[K_NPORTS]:
+    if port >= prm[K_NPORTS]:
         eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid, p)
         return True
     v = pt[pid, T_DOWN]
@@ -101,15 +102,17 @@ def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid, p):
 @njit(cache=True, forceinline=True)
 def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, ph,
                rtab, route, rhops, used, dec, rng, node, p):
-    """A NIC offers its head packet to its router (SimPy ``try_inject``)."""
+    """The NIC of terminal ``node`` offers its head packet to its router (SimPy
+    ``try_inject``)."""
     now = ctr[C_NOW]
     if not may_send(ctr, prm, fprm, ev, wheel, heap, pk, nd, node, p, now):
         return False
-    inject_route(prm, fprm, pk, qs, pt, used, dec, rng, node, p)
-    mask, vc_all, port1, vc1 = candidates(prm, pk, codes, ph, rtab, route, rhops, node, p)
+    router = pk[p, P_SRC]
+    inject_route(prm, fprm, pk, qs, pt, rtab, used, dec, rng, router, p)
+    mask, vc_all, port1, vc1 = candidates(prm, pk, codes, ph, rtab, route, rhops, router, p)
     nic = prm[K_NP] + node
-    q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, node, -1, -1, prm[K_INJ_MIN],
-                prm[K_NPORTS])                    # the NIC's input
+    q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, router, -1, -1, prm[K_INJ_MIN],
+                pt[nic, T_IN])                    # the NIC's input
     if q2 < 0:
         return False
     srcq_popleft(ctr, prm, pk, nd, node)

@@ -124,18 +124,18 @@ class CompiledEngine:
     def _layout(self, progress_every: int) -> None:
         """Every array of the run (:attr:`a`), record by record (:mod:`.layout`)."""
         spec = self.spec
-        N, P1 = spec.num_nodes, spec.num_ports + 1
+        N, P1, T = spec.num_nodes, spec.ports_per_router, spec.num_terminals
         laid = lay_out(spec.routing.form, spec.topology, spec.routing.deroute_kinds)
         # the timing wheel covers the longest hop (serialisation, propagation, pipeline), up to
         # MAX_WHEEL_SLOTS
         longest = max(spec.link_ser_ps + spec.link_lat_ps, spec.nic_ser_ps + spec.nic_lat_ps,
                       spec.ack_link_ser_ps + spec.link_lat_ps) + spec.delay_ps
         wsize = wheel_slots(longest, spec.cycle_ps)
-        self.ev_reserve = 4 * N * P1 + 4 * N + 64
+        self.ev_reserve = 4 * N * P1 + 4 * T + 64
         chunk, chunks = event_chunks(self.ev_reserve, wsize)
         # free packet rows a batch may take: a row per message posted at one time, a row per
         # NIC for the next packet of its message (fabric.srcq_popleft)
-        self.pk_reserve = self._max_messages_at_once() + N + 64
+        self.pk_reserve = self._max_messages_at_once() + T + 64
         self._numbers(progress_every, laid, wsize, chunk, chunks)
         self._calendar(wsize, chunk, chunks)
         self._fabric()
@@ -148,7 +148,7 @@ class CompiledEngine:
         ``ctr`` and the tie-break stream's state ``rng``."""
         spec, wl, a = self.spec, self.workload, self.a
         N, nports, V, cap = spec.num_nodes, spec.num_ports, spec.num_vcs, spec.capacity
-        P1 = nports + 1
+        P1, T = spec.ports_per_router, spec.num_terminals
         NP, npv_node = N * P1, P1 * V
         w = spec.window or (0, 0)
         prm = np.zeros(kl.K_NPRM + V * kl.V_NCOL, np.int64)
@@ -156,7 +156,7 @@ class CompiledEngine:
         vcs[:, kl.V_BUBBLE] = spec.bubble
         vcs[:, kl.V_ORDER] = spec.vc_order
         vcs[list(spec.vc_order), kl.V_RANK] = np.arange(V)
-        for k, v in {kl.K_N: N, kl.K_P1: P1, kl.K_NPORTS: nports, kl.K_V: V, kl.K_NP: NP,
+        for k, v in {kl.K_N: N, kl.K_T: T, kl.K_CONC: spec.concentration, kl.K_P1: P1, kl.K_NPORTS: nports, kl.K_V: V, kl.K_NP: NP,
                      kl.K_CAP: cap, kl.K_INJ_MIN: spec.injection_min_free,
                      kl.K_ORDERED: spec.tie_break == "ordered",
                      kl.K_ESCAPE_FIRST: spec.arbitration == "escape_priority",
@@ -171,7 +171,7 @@ class CompiledEngine:
                      kl.K_NPV_NODE: npv_node, kl.K_WWORDS: wait_words(P1),
                      kl.K_QBUF: q_buf_col(P1),
                      kl.K_ADAPTIVE_VC: spec.adaptive_vc, kl.K_CTRL_CAP: V * cap + 2,
-                     kl.K_CTRL0: NP + N, kl.K_CHUNK: chunk, kl.K_CHUNKS_END: chunks * chunk,
+                     kl.K_CTRL0: NP + T, kl.K_CHUNK: chunk, kl.K_CHUNKS_END: chunks * chunk,
                      kl.K_EV_RESERVE: self.ev_reserve, kl.K_PK_RESERVE: self.pk_reserve,
                      kl.K_AVAIL: wl.avail_period_ps,
                      kl.K_CYC_INV: inverse(spec.cycle_ps), kl.K_V_INV: inverse(V),
@@ -212,11 +212,12 @@ class CompiledEngine:
         a["wheel"][:, kl.S_USED] = chunk             # no chunk yet: as if a full one
 
     def _fabric(self) -> None:
-        """Packets, queues, ports (NICs last), nodes, the dirty list, the ports leading into
-        each router, a phase's arrivals (and the ack/nak rings) and heads."""
+        """Packets, queues, ports (NICs last, one per terminal), terminals (``nd``), the dirty
+        list, the ports leading into each router, a phase's arrivals (and the ack/nak rings)
+        and heads."""
         spec, a, ctr = self.spec, self.a, self.a["ctr"]
         N, nports, V, cap = spec.num_nodes, spec.num_ports, spec.num_vcs, spec.capacity
-        P1 = nports + 1
+        P1, T, c = spec.ports_per_router, spec.num_terminals, spec.concentration
         NP, NPV = N * P1, N * P1 * V
         n_pk = max(4 * self.pk_reserve, 4096)
         pk = aligned_zeros(n_pk, kl.P_NCOL)
@@ -224,7 +225,7 @@ class CompiledEngine:
         ctr[kl.C_PK_FREE_N] = n_pk
         a["pk"] = pk
         a["qs"] = aligned_zeros(NPV, q_ncol(P1, cap), np.int32)
-        pt = aligned_zeros(NP + N, kl.T_NCOL)
+        pt = aligned_zeros(NP + T, kl.T_NCOL)
         pt[:, kl.T_NAK_VC] = -1
         pt[:, kl.T_FIRST] = -1                    # and T_WAKE_AT, the same column
         pt[:, kl.T_DOWN] = -1
@@ -234,27 +235,28 @@ class CompiledEngine:
         router = pt[:NP].reshape(N, P1, kl.T_NCOL)
         router[:, :nports, kl.T_DOWN] = nbr
         router[:, :nports, kl.T_IN] = np.where(present, spec.reverse_port, -1)
-        pt[NP:, kl.T_IN] = nports                 # a NIC enters its router by the NIC input
+        terminals = np.arange(T)
+        pt[NP:, kl.T_IN] = nports + terminals % c  # a NIC enters its router by its own input
         a["pt"] = pt
-        nd = np.zeros((N, kl.N_NCOL), np.int64)
+        nd = np.zeros((T, kl.N_NCOL), np.int64)
         nd[:, kl.N_SRCH] = -1
         nd[:, kl.N_SRCT] = -1
         nd[:, kl.N_NIC_WAKE] = -1
         a["nd"] = nd
-        a["dl"] = np.zeros(NP + N, np.int64)
+        a["dl"] = np.zeros(NP + T, np.int64)
         # the ports leading into each router (a neighbour's port towards it, at the input its
-        # link enters by), then its NIC
+        # link enters by), then its terminals' NICs
         ups = np.full((N, P1), -1, np.int64)
         rows, ports = np.nonzero(present)
         ups[nbr[rows, ports], spec.reverse_port[rows, ports]] = rows * P1 + ports
-        ups[:, nports] = NP + np.arange(N)
+        ups[terminals // c, nports + terminals % c] = NP + terminals
         a["ups"] = ups
-        # the arrivals of a phase (NP + N rows), then, with ack/nak, each port's ring of waiting
+        # the arrivals of a phase (NP + T rows), then, with ack/nak, each port's ring of waiting
         # ACKs/NAKs (K_CTRL_CAP rows per port, from row K_CTRL0)
         rings = NP * (V * cap + 2) if spec.flow_control == "ack_nak" else 0
-        a["arr"] = np.zeros((NP + N + rings, 2), np.int64)
-        a["hd"] = np.zeros((NPV + N, kl.H_NCOL), np.int64)
-        a["order"] = np.zeros(NPV + N, np.int64)
+        a["arr"] = np.zeros((NP + T + rings, 2), np.int64)
+        a["hd"] = np.zeros((NPV + T, kl.H_NCOL), np.int64)
+        a["order"] = np.zeros(NPV + T, np.int64)
 
     def _routes(self, laid) -> None:
         """The routing program as :mod:`.routing` laid it out."""
@@ -419,9 +421,9 @@ class CompiledEngine:
         spec = self.spec
         busy = self.a["pt"][:, kl.T_BUSY] != 0
         if spec.flow_control == "ack_nak":
-            P1 = spec.num_ports + 1
+            P1 = spec.ports_per_router
             NP = spec.num_nodes * P1
-            busy[:NP] &= np.arange(NP) % P1 == spec.num_ports
+            busy[:NP] &= np.arange(NP) % P1 >= spec.num_ports
         return busy
 
     def waits(self, ports: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -429,12 +431,13 @@ class CompiledEngine:
         from the wait bits of its downstream router's queues (the bit of the input it enters
         by)."""
         a, spec = self.a, self.spec
-        P1 = spec.num_ports + 1
+        P1 = spec.ports_per_router
         npv = P1 * spec.num_vcs
         NP = spec.num_nodes * P1
         pt = a["pt"]
         ports = ports[(ports >= NP) | (pt[ports, kl.T_DOWN] >= 0)]
-        down = np.where(ports >= NP, ports - NP, pt[ports, kl.T_DOWN])   # a NIC: its router
+        down = np.where(ports >= NP, (ports - NP) // spec.concentration,   # a NIC: its router
+                        pt[ports, kl.T_DOWN])
         slot = pt[ports, kl.T_IN]
         queues = down[:, None] * npv + np.arange(npv)[None, :]
         bits = (a["qs"][queues, kl.Q_WAIT + (slot >> 5)[:, None]] >> (slot & 31)[:, None]) & 1
@@ -447,7 +450,7 @@ class CompiledEngine:
         c = a["ctr"]
         n = int(c[kl.C_MEAS_DELIV])
         rec = a["rec"][:n]
-        tl = Tally(spec.num_nodes, list(spec.routing.deroute_kinds))
+        tl = Tally(spec.num_terminals, list(spec.routing.deroute_kinds))
         tl.latency, tl.net_latency = rec[:, kl.R_LAT], rec[:, kl.R_NET]
         tl.hops, tl.src, tl.dst = rec[:, kl.R_HOPS], rec[:, kl.R_SRC], rec[:, kl.R_DST]
         tl.deroute = rec[:, kl.R_DER].astype(np.int8)
@@ -467,7 +470,7 @@ class CompiledEngine:
         tl.end_ps = int(c[kl.C_STOP_AT]) if c[kl.C_STOP_AT] >= 0 else int(c[kl.C_NOW])
         tl.stopped_by_rule = int(c[kl.C_STOP_RULE])
         if spec.window is not None and c[kl.C_SNAP_SAMPLES]:
-            NP = len(a["pt"]) - spec.num_nodes
+            NP = len(a["pt"]) - spec.num_terminals
             tl.busy_ps = a["pt"][:NP, kl.T_SNAP_BUSY].tolist()
             tl.packets = a["qs"][:, kl.Q_SNAP_PACKETS].tolist()
             # (no sample is taken after the window's end: the sums are the window's)
@@ -489,7 +492,7 @@ class CompiledEngine:
             raise AssertionError(f"queue {q}: occupancy {int(occ[q])}, {int(length[q])} "
                                  f"visible, capacity {spec.capacity}")
         at_nics = 0
-        for node in range(spec.num_nodes):
+        for node in range(spec.num_terminals):
             p = int(nd[node, kl.N_SRCH])
             while p >= 0:
                 at_nics += int(pk[p, kl.P_LEFT])    # a row may stand for several packets
@@ -508,7 +511,7 @@ class CompiledEngine:
     def _deadlock_message(self) -> str:
         a, spec = self.a, self.spec
         topo = spec.topology
-        P1, V, cap = spec.num_ports + 1, spec.num_vcs, spec.capacity
+        P1, V, cap = spec.ports_per_router, spec.num_vcs, spec.capacity
         c = a["ctr"]
         now, since = int(c[kl.C_NOW]), int(c[kl.C_DEAD_SINCE])
         qs, pk = a["qs"], a["pk"]
@@ -516,11 +519,12 @@ class CompiledEngine:
         for q in np.nonzero(qs[:, kl.Q_LEN])[0].tolist():
             pid, vc = divmod(q, V)
             node, port = divmod(pid, P1)
-            pname = "eject" if port == spec.num_ports else topo.port_name(port)
+            pname = (topo.port_name(port) if port < spec.num_ports else "eject"
+                     if spec.concentration == 1 else f"eject{port - spec.num_ports}")
             head = int(self.head_packets(q))
             blocked.append(f"node {topo.where(node)} port {pname} vc {spec.vcs[vc].name}: "
                            f"{int(qs[q, kl.Q_LEN])}/{cap} packets, head "
-                           f"{int(pk[head, kl.P_SRC])}->{int(pk[head, kl.P_DST])}")
+                           f"{int(pk[head, kl.P_TSRC])}->{int(pk[head, kl.P_TDST])}")
         shown = "; ".join(blocked[:12])
         more = f" (+{len(blocked) - 12} more)" if len(blocked) > 12 else ""
         return (f"deadlock: {int(c[kl.C_IN_NETWORK])} packets in the network and none has "

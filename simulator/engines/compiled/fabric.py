@@ -11,7 +11,9 @@ from numba import njit
 
 from icsim.simulator.engines.compiled.layout import (C_CUR_SLOT, C_DIRTY_N, C_LEFT_OFF, C_PK_FREE,
                                                      C_PK_FREE_N, K_ACKNAK, K_AVAIL, K_CAP, K_CTRL0,
-                                                     K_CTRL_CAP, K_CYC, K_ESCAPE_FIRST, K_N, K_NPRM,
+                                                     K_CONC, K_CTRL_CAP, K_CYC, K_ESCAPE_FIRST,
+                                                     K_N, K_NPORTS, K_NPRM, K_T, P_EJECT, P_TDST,
+                                                     P_TSRC,
                                                      K_NPV_NODE, K_P1, K_QBUF, K_WWORDS, N_SRCH,
                                                      N_SRCT, P_AVAIL, P_BIRTH, P_DER, P_DRAWN,
                                                      P_DST, P_ENTER, P_FPORT, P_FVC, P_HI, P_HOPS,
@@ -31,20 +33,32 @@ def vc_info(prm, vc, col):
 
 @njit(cache=True, forceinline=True)
 def port_of(prm, pid):
-    """The port (0 .. K_NPORTS; K_NPORTS is the ejection port) of port id ``pid``."""
+    """The port of port id ``pid`` (from K_NPORTS on: the ejection ports of the router's
+    terminals)."""
     return pid - divide(prm, pid, K_P1) * prm[K_P1]
 
 
 # ============================================================================= packets
 @njit(cache=True, forceinline=True)
 def packet_new(ctr, prm, pk, src, dst, birth, age_lo, measured, avail):
+    """A packet from terminal ``src`` to terminal ``dst``: its routers (what routing reads),
+    its terminals and its ejection port."""
     p = ctr[C_PK_FREE]
     ctr[C_PK_FREE] = pk[p, P_NEXT]
     ctr[C_PK_FREE_N] -= 1
-    pk[p, P_SRC] = src
-    pk[p, P_DST] = dst
+    c = prm[K_CONC]
+    if c == 1:
+        pk[p, P_SRC] = src
+        pk[p, P_DST] = dst
+        pk[p, P_EJECT] = prm[K_NPORTS]
+    else:
+        pk[p, P_SRC] = src // c
+        pk[p, P_DST] = dst // c
+        pk[p, P_EJECT] = prm[K_NPORTS] + dst % c
+    pk[p, P_TSRC] = src
+    pk[p, P_TDST] = dst
     pk[p, P_BIRTH] = birth
-    pk[p, P_HI] = birth * prm[K_N] + src
+    pk[p, P_HI] = birth * prm[K_T] + src
     pk[p, P_LO] = age_lo
     pk[p, P_MEAS] = measured
     pk[p, P_DER] = 0
@@ -173,7 +187,7 @@ def srcq_popleft(ctr, prm, pk, nd, node):
     nxt = pk[p, P_NEXT]
     left = pk[p, P_LEFT]
     if left > 1:
-        nxt_p = packet_new(ctr, prm, pk, pk[p, P_SRC], pk[p, P_DST], pk[p, P_BIRTH],
+        nxt_p = packet_new(ctr, prm, pk, pk[p, P_TSRC], pk[p, P_TDST], pk[p, P_BIRTH],
                            pk[p, P_LO] + 1, pk[p, P_MEAS], pk[p, P_AVAIL] + prm[K_AVAIL])
         pk[nxt_p, P_LEFT] = left - 1
         pk[nxt_p, P_NEXT] = nxt
@@ -248,7 +262,7 @@ def wake(ctr, prm, qs, pt, dl, ups, q):
     if not anyone:
         return
     node = divide(prm, q, K_NPV_NODE)
-    for i in range(prm[K_P1]):               # the ports leading into the router, and its NIC
+    for i in range(prm[K_P1]):               # the ports leading into the router, its NICs
         if (qs[q, Q_WAIT + (i >> 5)] >> (i & 31)) & 1:
             mark_dirty(ctr, prm, pt, dl, ups[node, i])
     for w in range(words):

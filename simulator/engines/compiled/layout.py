@@ -61,12 +61,17 @@ KEY_OFFSET, KEY_PAIR, KEY_ROUTE = 0, 1, 2
 D_NONE, D_UNIFORM, D_RANDOM_TARGET, D_PROFIT, D_RANDOM_IN_BOX, D_QUEUE_QUADRANT = 0, 1, 2, 3, 4, 5
 
 
+D_TABLE_TARGET, D_UGAL = 6, 7
+
+
 # a phase's row of ``ph``: its key, where its ports and escape tables start in ``rtab`` (-1:
 # no escape table, the lowest port of the mask), the VCs of its two groups (-1: none), the
 # phase after its target, whether the packet's ``sel`` filters its ports, its dateline VC (-1:
-# none) and where the torus's (stride, k) pairs start in ``rtab`` (for the dateline test)
+# none), where the torus's (stride, k) pairs start in ``rtab`` (for the dateline test) and
+# where its escape VC table starts (-1: none, every escape hop on PH_VC) and its table of escape
+# ports by destination terminal (-1: none)
 (PH_KEY, PH_PORTS, PH_ESCAPE, PH_VC_ALL, PH_VC, PH_NEXT, PH_FILTERED, PH_DATELINE, PH_DIMS,
- PH_NCOL) = range(10)
+ PH_ESC_VCS, PH_TERM, PH_NCOL) = range(12)
 
 
 # ----------------------------------------------------------------------------- ctr
@@ -79,12 +84,17 @@ D_NONE, D_UNIFORM, D_RANDOM_TARGET, D_PROFIT, D_RANDOM_IN_BOX, D_QUEUE_QUADRANT 
 
 
 # ----------------------------------------------------------------------------- prm
+# K_T and K_CONC: terminals, and terminals per router; K_TARGETS .. K_UG_THRESHOLD: where a
+# table-target or UGAL decision's tables start in ``rtab`` (the (N, m) targets, m =
+# K_TARGETS_M; UGAL's hops, first ports and probes, -1: none) and its numbers
 (K_N, K_P1, K_P1_INV, K_NPORTS, K_V, K_V_INV, K_NP, K_CAP, K_INJ_MIN, K_ORDERED,
  K_ESCAPE_FIRST, K_CUT, K_ACKNAK, K_SAW, K_CYC, K_CYC_INV, K_DELAY, K_SER, K_LAT, K_SER_NIC,
  K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC, K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE,
  K_WMASK, K_NPV_NODE, K_NPV_NODE_INV, K_WWORDS, K_ADAPTIVE_VC, K_CTRL_CAP, K_EV_RESERVE,
  K_PK_RESERVE, K_DECISION, K_BASE, K_ROUTES, K_MIN_OPT, K_AVAIL, K_VARIANT, K_MDD, K_CTRL0, K_CHUNK,
- K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_QBUF, K_NPRM) = range(51)
+ K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_QBUF, K_T, K_CONC, K_TARGETS, K_TARGETS_M,
+ K_UG_HOPS, K_UG_FIRST_MIN, K_UG_FIRST_VAL, K_UG_PROBE_MIN, K_UG_PROBE_VAL, K_UG_PROBE_VC,
+ K_UG_THRESHOLD, K_NPRM) = range(62)
 
 
 # a divisor K_X is followed by K_X_INV, its multiplier ceil(2**63 / prm[K_X]) (``divide``)
@@ -95,11 +105,12 @@ F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_
 # ----------------------------------------------------------------------------- columns
 # a packet's row: what a hop reads or writes (one cache line: the pool is allocated 64-byte
 # aligned), then what its NIC queue and the sink read (the second line), then its time of
-# entering the network, its port filter (read only in a filtered phase) and whether a random
-# decision has drawn for it (read only at injection); 24 columns, so that every row starts a
-# cache line
+# entering the network, its port filter (read only in a filtered phase), whether a random
+# decision has drawn for it (read only at injection), its source and destination terminals and
+# the destination terminal's ejection port (``P_SRC``/``P_DST`` are routers: what routing
+# reads); 24 columns, so that every row starts a cache line
 (P_HI, P_LO, P_DST, P_RS, P_READY, P_HOPS, P_FPORT, P_FVC, P_RI, P_AVAIL, P_NEXT, P_LEFT, P_SRC,
- P_BIRTH, P_MEAS, P_DER, P_ENTER, P_SEL, P_DRAWN) = range(19)
+ P_BIRTH, P_MEAS, P_DER, P_ENTER, P_SEL, P_DRAWN, P_TSRC, P_TDST, P_EJECT) = range(22)
 
 
 P_NCOL = 24

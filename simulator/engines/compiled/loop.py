@@ -58,7 +58,7 @@ from icsim.simulator.engines.compiled.layout import (C_ACTIONS, C_ARR_N, C_CUR_S
                                                      EV_SAMPLE, EV_STOP, EV_TX_END, EV_WATCHDOG,
                                                      EV_WINDOW_CLOSED, F_GAMMA1_NS, F_GROWTH_LIMIT,
                                                      F_WINDOW_NS, K_ACKNAK, K_AVAIL, K_CYC,
-                                                     K_EV_RESERVE, K_N, K_NP, K_PK_RESERVE,
+                                                     K_EV_RESERVE, K_NP, K_PK_RESERVE, K_T,
                                                      K_PREFETCH, K_PROGRESS, K_SAW,
                                                      K_STOP_SATURATED, K_WATCHDOG, K_WMASK,
                                                      N_ACCEPTED, N_NEXT_AVAIL, N_NIC_WAKE,
@@ -236,7 +236,7 @@ def run(numbers, calendar, fabric, routes, records):
                         finish(ctr, prm, ev, wheel, heap, lc if lc > t else t)
                     elif prm[K_STOP_SATURATED]:
                         rule = window_rule(ctr[C_WIN_DELIV], ctr[C_MEASURED],
-                                           smp[:ctr[C_NSAMPLES], 1], prm[K_N],
+                                           smp[:ctr[C_NSAMPLES], 1], prm[K_T],
                                            fprm[F_WINDOW_NS], fprm[F_GAMMA1_NS],
                                            fprm[F_GROWTH_LIMIT])
                         if rule:

@@ -17,8 +17,8 @@ from icsim.simulator.engines.compiled.layout import (C_DELIVERED, C_EXPECTED, C_
                                                      F_LATENCY_LIMIT, F_NIC_TICK, K_HAS_WINDOW,
                                                      K_NP, K_SAW, K_W0, K_W1, N_ACCEPTED, N_FINISH,
                                                      N_NIC_FREE_AT, N_NIC_WAKE, N_OUTSTANDING,
-                                                     N_SRCH, P_AVAIL, P_BIRTH, P_DER, P_DST,
-                                                     P_ENTER, P_HOPS, P_MEAS, P_SRC, R_DER, R_DST,
+                                                     N_SRCH, P_AVAIL, P_BIRTH, P_DER, P_ENTER,
+                                                     P_HOPS, P_MEAS, P_TDST, P_TSRC, R_DER, R_DST,
                                                      R_HOPS, R_LAT, R_NET, R_SRC)
 from icsim.simulator.results import LATENCY, latency_rule
 
@@ -40,7 +40,7 @@ def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, p, t):
     ctr[C_DELIVERED] += 1
     if t > ctr[C_LAST_CONSUME]:
         ctr[C_LAST_CONSUME] = t
-    dst = pk[p, P_DST]
+    dst = pk[p, P_TDST]                  # per terminal
     if t > nd[dst, N_FINISH]:
         nd[dst, N_FINISH] = t
     if prm[K_HAS_WINDOW] and prm[K_W0] <= t < prm[K_W1]:
@@ -52,7 +52,7 @@ def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, p, t):
         rec[i, R_LAT] = t - pk[p, P_BIRTH]
         rec[i, R_NET] = t - pk[p, P_ENTER]
         rec[i, R_HOPS] = pk[p, P_HOPS]
-        rec[i, R_SRC] = pk[p, P_SRC]
+        rec[i, R_SRC] = pk[p, P_TSRC]
         rec[i, R_DST] = dst
         rec[i, R_DER] = pk[p, P_DER]
         if i + 1 == ctr[C_EXPECTED]:

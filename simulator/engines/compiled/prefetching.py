@@ -112,7 +112,7 @@ def prefetch_heads(prm, pk, qs, pt, codes, ph, rtab, route, rhops, hd, n):
     go to downstream (NIC heads are routed when injected, ejection heads need none)."""
     for i in range(n):
         pid = hd[i, H_PID]
-        if hd[i, H_VC] >= 0 and port_of(prm, pid) != prm[K_NPORTS]:
+        if hd[i, H_VC] >= 0 and port_of(prm, pid) < prm[K_NPORTS]:
             prefetch_candidates(prm, pk, qs, codes, ph, rtab, route, rhops,
                                 pt[pid, T_DOWN], hd[i, H_PKT])
 
@@ -174,7 +174,7 @@ def prefetch_port_stage(prm, pk, qs, pt, nd, arr, hd, i, n):
         pid = hd[k, H_HI]
         prefetch_head_packets(prm, pk, qs, pid)
         port = port_of(prm, pid)
-        if port == prm[K_NPORTS]:
+        if port >= prm[K_NPORTS]:
             if qs[pid * prm[K_V], Q_LEN]:
                 p = q_at(prm, qs, pid * prm[K_V], 0)
                 prefetch_cell(pk, p, P_SRC)

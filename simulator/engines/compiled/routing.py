@@ -24,21 +24,29 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from icsim.routing.boxes import offset_codes
 from icsim.routing.program import (OFFSET, PAIR, ROUTE, OptionPlans, Profit, Program,
-                                   QueueQuadrant, RandomInBox, RandomTarget, Uniform, kind_code)
+                                   QueueQuadrant, RandomInBox, RandomTarget, TableTarget, Ugal,
+                                   Uniform, kind_code)
 from icsim.simulator.engines.compiled.decide import (VARIANTS, box_draw, check_plans,
                                                      choose_profit, option_target,
                                                      queue_quadrant, record)
 from icsim.simulator.engines.compiled.fabric import port_of
 from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_QUEUE_QUADRANT,
-                                                     D_RANDOM_IN_BOX,
-                                                     D_RANDOM_TARGET,
-                                                     D_UNIFORM, F_ETA, K_ADAPTIVE_VC, K_BASE,
-                                                     K_CAP, K_DECISION, K_MDD, K_MIN_OPT, K_N,
-                                                     K_NPORTS, K_NPV_NODE, K_P1, K_ROUTES, K_V,
-                                                     K_VARIANT, KEY_OFFSET, KEY_PAIR, KEY_ROUTE,
-                                                     P_DER, P_DRAWN, P_DST, P_RI, P_RS, P_SEL,
+                                                     D_RANDOM_IN_BOX, D_RANDOM_TARGET,
+                                                     D_TABLE_TARGET, D_UGAL, D_UNIFORM, F_ETA,
+                                                     K_ADAPTIVE_VC, K_BASE, K_CAP, K_CONC,
+                                                     K_DECISION,
+                                                     K_MDD, K_MIN_OPT, K_N, K_NPORTS,
+                                                     K_NPV_NODE, K_P1, K_ROUTES, K_TARGETS,
+                                                     K_TARGETS_M, K_UG_FIRST_MIN,
+                                                     K_UG_FIRST_VAL, K_UG_HOPS, K_UG_PROBE_MIN,
+                                                     K_UG_PROBE_VAL, K_UG_PROBE_VC,
+                                                     K_UG_THRESHOLD, K_V, K_VARIANT, KEY_OFFSET,
+                                                     KEY_PAIR, KEY_ROUTE,
+                                                     P_DER, P_DRAWN, P_DST, P_EJECT, P_RI, P_RS,
+                                                     P_SEL,
                                                      P_SRC,
-                                                     PH_DATELINE, PH_DIMS, PH_ESCAPE,
+                                                     PH_DATELINE, PH_DIMS, PH_ESC_VCS, PH_ESCAPE,
+                                                     PH_TERM,
                                                      PH_FILTERED, PH_KEY, PH_NCOL, PH_NEXT,
                                                      PH_PORTS, PH_VC, PH_VC_ALL, Q_OCC, T_DOWN)
 from icsim.simulator.engines.compiled.pcg import random
@@ -46,7 +54,8 @@ from icsim.simulator.engines.compiled.speed import divide
 
 KEYS = {OFFSET: KEY_OFFSET, PAIR: KEY_PAIR, ROUTE: KEY_ROUTE}
 RULES = {None: D_NONE, Uniform: D_UNIFORM, RandomTarget: D_RANDOM_TARGET,
-         Profit: D_PROFIT, RandomInBox: D_RANDOM_IN_BOX, QueueQuadrant: D_QUEUE_QUADRANT}
+         Profit: D_PROFIT, RandomInBox: D_RANDOM_IN_BOX, QueueQuadrant: D_QUEUE_QUADRANT,
+         TableTarget: D_TABLE_TARGET, Ugal: D_UGAL}
 
 
 @dataclass
@@ -78,9 +87,11 @@ def supports(form: Program | None) -> str | None:
     return None
 
 
-def _tables(form: Program, topology: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``ph`` and ``rtab``; a table shared by several phases (the same array) is laid out
-    once; a program with dateline VCs gets the torus's (stride, k) pairs laid out too."""
+def _tables(form: Program, topology: Any,
+            extra: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """``ph``, ``rtab`` and where the ``extra`` tables (a decision's) start in it (-1 for a
+    None); a table shared by several phases (the same array) is laid out once; a program with
+    dateline VCs gets the torus's (stride, k) pairs laid out too."""
     ph = np.full((len(form.phases), PH_NCOL), -1, np.int64)
     chunks: list[np.ndarray] = []
     where: dict[int, int] = {}
@@ -92,8 +103,8 @@ def _tables(form: Program, topology: Any) -> tuple[np.ndarray, np.ndarray]:
             return -1
         if id(table) not in where:
             where[id(table)] = size
-            chunks.append(np.asarray(table, dtype=np.int64))
-            size += len(table)
+            chunks.append(np.asarray(table, dtype=np.int64).ravel())
+            size += chunks[-1].size
         return where[id(table)]
 
     dims = (np.ravel(np.column_stack([topology.strides, topology.dims]))
@@ -110,8 +121,11 @@ def _tables(form: Program, topology: Any) -> tuple[np.ndarray, np.ndarray]:
         if phase.dateline_vc is not None:
             row[PH_DATELINE] = phase.dateline_vc
             row[PH_DIMS] = place(dims)
+        row[PH_ESC_VCS] = place(phase.escape_vcs)
+        row[PH_TERM] = place(phase.terminal_escape)
+    starts = [place(table) for table in extra]
     rtab = np.concatenate(chunks) if chunks else np.zeros(1, np.int64)
-    return ph, rtab
+    return ph, rtab, starts
 
 
 def _options(plans: OptionPlans | None, options: Sequence, kinds: Sequence[str]) -> OptionPlans:
@@ -158,10 +172,22 @@ PLACEHOLDER = _placeholder()
 
 def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
     """``form`` as the kernel reads it (module docstring)."""
-    ph, rtab = _tables(form, topology)
     decision = form.decision
+    extra: list[np.ndarray | None] = []
+    if isinstance(decision, (TableTarget, Ugal)):
+        extra.append(decision.targets)
+    if isinstance(decision, Ugal):
+        probe = decision.probe or (None, None)
+        extra += [decision.hops, *decision.first, *probe]
+    ph, rtab, starts = _tables(form, topology, extra)
     params = {"K_DECISION": RULES[type(decision) if decision is not None else None],
               "K_ROUTES": form.has_routes, "K_MIN_OPT": 0, "K_VARIANT": 0, "K_MDD": 1}
+    if extra:
+        params.update(K_TARGETS=starts[0], K_TARGETS_M=decision.targets.shape[1])
+    if isinstance(decision, Ugal):
+        params.update(K_UG_HOPS=starts[1], K_UG_FIRST_MIN=starts[2], K_UG_FIRST_VAL=starts[3],
+                      K_UG_PROBE_MIN=starts[4], K_UG_PROBE_VAL=starts[5],
+                      K_UG_PROBE_VC=decision.probe_vc, K_UG_THRESHOLD=decision.threshold)
     fparams = {"F_ETA": 0.0}
     if isinstance(decision, Profit):
         plans = _options(decision.plans, [decision.minimal], kinds)
@@ -229,13 +255,13 @@ def candidates(prm, pk, codes, ph, rtab, route, rhops, node, p):
         pair = pk[p, P_SRC] * prm[K_N] + pk[p, P_DST]
         i = pk[p, P_RI]
         if i >= route[pair, 1]:
-            return 0, -1, prm[K_NPORTS], 0
+            return 0, -1, pk[p, P_EJECT], 0
         h = route[pair, 0] + i
         return 0, -1, rhops[h, 0], rhops[h, 1]
     if t < 0:
         t = pk[p, P_DST]
     if t == node:
-        return 0, -1, prm[K_NPORTS], 0
+        return 0, -1, pk[p, P_EJECT], 0         # its terminal's ejection port
     if key == KEY_OFFSET:
         k = codes[t] - codes[node] + prm[K_BASE]
     else:
@@ -245,7 +271,9 @@ def candidates(prm, pk, codes, ph, rtab, route, rhops, node, p):
         mask &= pk[p, P_SEL]
     esc = ph[f, PH_ESCAPE]
     port = rtab[esc + k] if esc >= 0 else trailing_zeros(mask)
-    vc = ph[f, PH_VC]
+    if port < 0:                      # by the destination terminal
+        port = rtab[ph[f, PH_TERM] + node * prm[K_CONC] + pk[p, P_EJECT] - prm[K_NPORTS]]
+    vc = ph[f, PH_VC] if ph[f, PH_ESC_VCS] < 0 else rtab[ph[f, PH_ESC_VCS] + k]
     if ph[f, PH_DATELINE] >= 0 and port < prm[K_NPORTS]:   # the wraparound still ahead?
         at = ph[f, PH_DIMS] + 2 * (port >> 1)
         x = node // rtab[at] % rtab[at + 1]
@@ -264,7 +292,7 @@ def admitted(prm, pk, ph, p, q2):
         rs = registers(-1, ph[rs & 255, PH_NEXT])
         pk[p, P_RS] = rs
     if prm[K_ROUTES] and ph[rs & 255, PH_KEY] == KEY_ROUTE:
-        if port_of(prm, divide(prm, q2, K_V)) != prm[K_NPORTS]:
+        if port_of(prm, divide(prm, q2, K_V)) < prm[K_NPORTS]:
             pk[p, P_RI] += 1
 
 
@@ -282,13 +310,39 @@ def local_adaptive_used(prm, qs, pt, used, node):
 
 
 @njit(cache=True, forceinline=True)
-def inject_route(prm, fprm, pk, qs, pt, used, dec, rng, node, p):
+def ugal(prm, rtab, qs, pt, used, rng, node, dst):
+    """UGAL's choice (``Interpreter._ugal``): ``(target, option)``, option 0 the minimal
+    route, 1 Valiant's through the target."""
+    n = prm[K_N]
+    m = prm[K_TARGETS_M]
+    via = rtab[prm[K_TARGETS] + node * m + (int(random(rng) * m) if m > 1 else 0)]
+    k_min = node * n + dst
+    k_via = node * n + via
+    hops = prm[K_UG_HOPS]
+    h_min = rtab[hops + k_min]
+    h_val = rtab[hops + k_via] + rtab[hops + via * n + dst]
+    if prm[K_UG_PROBE_MIN] < 0:                       # UGAL-L: the source's own queues
+        local_adaptive_used(prm, qs, pt, used, node)
+        q_min = used[rtab[prm[K_UG_FIRST_MIN] + k_min]]
+        q_val = used[rtab[prm[K_UG_FIRST_VAL] + k_via]]
+    else:                                             # UGAL-G: a channel of each route
+        V = prm[K_V]
+        vc = prm[K_UG_PROBE_VC]
+        q_min = qs[rtab[prm[K_UG_PROBE_MIN] + k_min] * V + vc, Q_OCC]
+        q_val = qs[rtab[prm[K_UG_PROBE_VAL] + k_via] * V + vc, Q_OCC]
+    if q_min * h_min <= q_val * h_val + prm[K_UG_THRESHOLD]:
+        return via, 0
+    return via, 1
+
+
+@njit(cache=True, forceinline=True)
+def inject_route(prm, fprm, pk, qs, pt, rtab, used, dec, rng, node, p):
     """The program's decision at injection (``Interpreter.inject``): an option of ``dec``
     (its phase, port filter and deroute kind) and perhaps a target."""
     rule = prm[K_DECISION]
     if rule == D_NONE:
         return
-    if rule != D_PROFIT and rule != D_QUEUE_QUADRANT:   # a draw: once per packet
+    if rule != D_PROFIT and rule != D_QUEUE_QUADRANT and rule != D_UGAL:   # a draw: once
         if pk[p, P_DRAWN]:
             return
         pk[p, P_DRAWN] = 1
@@ -312,6 +366,14 @@ def inject_route(prm, fprm, pk, qs, pt, used, dec, rng, node, p):
     elif rule == D_UNIFORM:
         n = prm[K_MIN_OPT] + 1                        # the options, rows 0 .. n - 1
         o = int(random(rng) * n) if n > 1 else 0
+    elif rule == D_TABLE_TARGET:                      # a target from the source's row
+        m = prm[K_TARGETS_M]
+        target = rtab[prm[K_TARGETS] + node * m + (int(random(rng) * m) if m > 1 else 0)]
+        o = 0
+    elif rule == D_UGAL:                              # minimal, or Valiant through a target
+        target, o = ugal(prm, rtab, qs, pt, used, rng, node, pk[p, P_DST])
+        if o == 0:
+            target = -1
     else:                                             # D_RANDOM_TARGET
         target = int(random(rng) * prm[K_N])
         n = prm[K_MIN_OPT] + 1

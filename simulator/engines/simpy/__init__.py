@@ -76,7 +76,7 @@ class SimpyEngine:
         self.workload = workload
         self.env = simpy.Environment()
         self.fab = Fabric(spec)
-        self.tally = Tally(spec.num_nodes, list(spec.routing.deroute_kinds))
+        self.tally = Tally(spec.num_terminals, list(spec.routing.deroute_kinds))
         self.collector = Collector(self.tally, spec.window)
         flow_cls = AckNakFlow if spec.flow_control == "ack_nak" else CreditFlow
         self.flow: CreditFlow = None  # type: ignore[assignment]

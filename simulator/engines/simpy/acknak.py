@@ -50,7 +50,7 @@ class AckNakFlow(CreditFlow):
         for pid in range(fab.N * P):
             u, port = divmod(pid, P)
             v = fab.down[pid]
-            if port == EJ or v < 0:
+            if port >= EJ or v < 0:
                 continue
             back = int(back_port[u, port])
             if back < 0 or fab.nbr[v][back] != u:
@@ -93,7 +93,7 @@ class AckNakFlow(CreditFlow):
                 v = down[pid_up]
                 q2 = select(v, candidates(v, p), p.from_port, p.from_vc, 1, -1)
             else:
-                v = -1 - src
+                v = p.src                       # from the NIC of terminal -1 - src
                 if has_inject:
                     inject(v, p, local_used(v), rand)
                 q2 = select(v, candidates(v, p), -1, -1, inj_min, -1)
@@ -127,7 +127,7 @@ class AckNakFlow(CreditFlow):
                 cq.append((src, nak))
                 dirty.add(rpid)
             else:
-                at(now + ack_nic_time, nic_ack, v, nak)
+                at(now + ack_nic_time, nic_ack, -1 - src, nak)
 
         def ack(src_q: int, nak: Packet | None) -> None:
             pid = src_q // V
@@ -193,7 +193,7 @@ class AckNakFlow(CreditFlow):
                 continue
             port = port_of[pid]
             pq = port_queues[pid]
-            if port == EJ:
+            if port >= EJ:
                 if pq[0] and not busy[pid]:
                     self.eject(pid, pq[0][0])
                 continue

@@ -33,7 +33,7 @@ def make_select(fab: Any, rand: Callable[[], float]) -> Callable[..., int]:
                  need_min: int) -> int:
         """Free slots of queue ``q`` if it admits the packet, else -1 (the admission rule)."""
         free = cap - occ[q]
-        if port == EJ:
+        if port >= EJ:
             return free if free >= 1 else -1         # ejection: no bubble, no threshold
         # bubble: entering a ring needs two free slots, continuing on it one
         need = 2 if bubble[vc] and (port != from_port or vc != from_vc) else 1

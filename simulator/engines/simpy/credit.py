@@ -46,6 +46,10 @@ class CreditFlow:
         # methods (Routing.hooks)
         (self.route_candidates, self.route_inject, self.route_admitted, self.has_inject,
          self.has_admit) = spec.routing.hooks()
+        if spec.routing.form is not None:    # decisions with global information read queues
+            spec.routing.interpreter.bind_queues(fab.occ, fab.V)
+        if fab.c > 1:
+            self.route_candidates = terminal_ejection(self.route_candidates, fab.EJ)
         self.escape_first = spec.arbitration == "escape_priority"
         self.rank = {vc: i for i, vc in enumerate(spec.vc_order)}
         self.forward, self.tx_end, self.ready = self._make_hot_path()
@@ -77,7 +81,7 @@ class CreditFlow:
 
         def forward(pid: int, vc: int, p: Packet) -> bool:
             port = port_of[pid]
-            if port == EJ:
+            if port >= EJ:
                 eject(pid, p)
                 return True
             v = down[pid]
@@ -176,15 +180,17 @@ class CreditFlow:
 
     # ------------------------------------------------------------------ injection, ejection
     def try_inject(self, node: int, p: Packet) -> bool:
+        """The NIC of terminal ``node`` offers its head packet to its router."""
         fab, cal, nic = self.fab, self.cal, self.nic
         spec = fab.spec
         now = cal.now
         if not nic.may_send(node, p, now):
             return False
+        router = p.src
         if self.has_inject:
-            self.route_inject(node, p, fab.local_adaptive_used(node), self.rand)
-        q2 = self.select(node, self.route_candidates(node, p), -1, -1, spec.injection_min_free,
-                         fab.NP + node)
+            self.route_inject(router, p, fab.local_adaptive_used(router), self.rand)
+        q2 = self.select(router, self.route_candidates(router, p), -1, -1,
+                         spec.injection_min_free, fab.NP + node)
         if q2 < 0:
             return False
         fab.srcq[node].popleft()
@@ -233,6 +239,18 @@ class CreditFlow:
         """Packets in pending actions (for invariant checks)."""
         return [(f"in action {getattr(fn, '__name__', fn)} at {t}", x)
                 for t, fn, a, b in self.cal.pending_actions() for x in (a, b)]
+
+
+def terminal_ejection(candidates: Callable, eject: int) -> Callable:
+    """``candidates`` on routers of several terminals: where the routing answers "eject" (port
+    ``eject``), the destination terminal's own ejection port (``Packet.eport``)."""
+    def with_terminals(node: int, p: Packet):
+        groups = candidates(node, p)
+        if groups[0][0][0] == eject and p.eport != eject:
+            return (((p.eport, 0),),)
+        return groups
+
+    return with_terminals
 
 
 def bubble_back(q) -> None:

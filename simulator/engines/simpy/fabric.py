@@ -29,19 +29,24 @@ class Fabric:
     busy : per port id (NICs last)
     link_busy_ps, link_packets : per port id / per queue id, serialisation time and packets
         granted on the channel (statistics)
-    srcq, next_avail, src_seq, nic_wake, outstanding, nic_free_at : per node (the NICs)
+    srcq, next_avail, src_seq, nic_wake, outstanding, nic_free_at : per terminal (the NICs)
+    router_of : per terminal, its router
     dirty : the port ids the next decision phase looks at
     """
 
     def __init__(self, spec: NetworkSpec):
         self.spec = spec
         self.N = N = spec.num_nodes
+        self.T = T = spec.num_terminals
+        self.c = c = spec.concentration
         self.EJ = spec.num_ports
-        self.P = P = spec.num_ports + 1
+        self.P = P = spec.ports_per_router
         self.V = V = spec.num_vcs
         self.NP = N * P
         self.cap = spec.capacity
-        self.nbr = [tuple(row) + (-1,) for row in spec.neighbor.tolist()]
+        self.nbr = [tuple(row) + (-1,) * c for row in spec.neighbor.tolist()]
+        # per terminal: its router
+        self.router_of = [t // c for t in range(T)]
         # per port id: its node, its port number, the node its channel leads to
         self.node_of = [pid // P for pid in range(N * P)]
         self.port_of = [pid % P for pid in range(N * P)]
@@ -49,15 +54,16 @@ class Fabric:
         self.occ = [0] * (N * P * V)
         self.queues = [deque() for _ in range(N * P * V)]
         self.port_queues = [tuple(self.queues[pid * V:(pid + 1) * V]) for pid in range(N * P)]
-        self.busy = [False] * (N * P + N)
+        self.busy = [False] * (N * P + T)
         self.waiting: list[list[int] | None] = [None] * (N * P * V)
         self.dirty: set[int] = set()
-        self.srcq = [deque() for _ in range(N)]      # NIC source queues (unbounded)
-        self.nic_wake = [-1] * N                      # pending NIC wake-up time
-        self.next_avail = [0] * N                     # NIC availability pacing
-        self.src_seq = [0] * N                        # packets created per source
-        self.outstanding = [0] * N                    # NIC packets not yet acknowledged
-        self.nic_free_at = [0] * N                    # stop-and-wait: when the last ACK came back
+        # per terminal (its NIC)
+        self.srcq = [deque() for _ in range(T)]      # NIC source queues (unbounded)
+        self.nic_wake = [-1] * T                      # pending NIC wake-up time
+        self.next_avail = [0] * T                     # NIC availability pacing
+        self.src_seq = [0] * T                        # packets created per source
+        self.outstanding = [0] * T                    # NIC packets not yet acknowledged
+        self.nic_free_at = [0] * T                    # stop-and-wait: when the last ACK came back
         self.progress_ps = 0          # last time any packet moved
         self.in_network = 0           # packets accepted from NICs and not yet ejected
         self.in_sources = 0           # packets waiting at NICs
@@ -70,18 +76,23 @@ class Fabric:
     # ------------------------------------------------------------------ traffic entry
     def post_message(self, src: int, dst: int, packets: int, birth: int, first_pid: int,
                      measured: bool, avail_period: int) -> None:
-        """Create a message's packets at the NIC of ``src`` (at time ``birth`` = now).
+        """Create a message's packets at the NIC of terminal ``src`` to terminal ``dst`` (at
+        time ``birth`` = now).
 
         Packets become available to the NIC one per ``avail_period`` ps (0: all at once), after
         the previous message's packets."""
         # oldest first: message creation time, then source, then creation order at the source
-        base = (birth * self.N + src) << 32
+        base = (birth * self.T + src) << 32
+        c = self.c
+        rs, rd = src // c, dst // c
+        eport = self.EJ + dst % c
         seq = self.src_seq[src]
         self.src_seq[src] = seq + packets
         start = max(birth, self.next_avail[src])
         q = self.srcq[src]
         for i in range(packets):
-            p = Packet(first_pid + i, src, dst, birth, base | (seq + i), measured)
+            p = Packet(first_pid + i, rs, rd, birth, base | (seq + i), measured, src, dst,
+                       eport)
             p.avail = start + i * avail_period
             q.append(p)
         self.next_avail[src] = start + packets * avail_period
@@ -101,7 +112,10 @@ class Fabric:
         pid, vc = divmod(q, self.V)
         node, port = divmod(pid, self.P)
         topo = self.spec.topology
-        pname = "eject" if port == self.EJ else topo.port_name(port)
+        if port < self.EJ:
+            pname = topo.port_name(port)
+        else:
+            pname = "eject" if self.c == 1 else f"eject{port - self.EJ}"
         return f"node {topo.where(node)} port {pname} vc {self.spec.vcs[vc].name}"
 
     def blocked_queues(self) -> list[str]:
@@ -113,7 +127,7 @@ class Fabric:
                 head = dq[0]
                 extra = describe(head)
                 out.append(f"{self.queue_label(q)}: {len(dq)}/{self.cap} packets, head "
-                           f"{head.src}->{head.dst}{' ' + extra if extra else ''}")
+                           f"{head.tsrc}->{head.tdst}{' ' + extra if extra else ''}")
         return out
 
     def check_invariants(self, generated: int, delivered: int, in_flight: list[Any]) -> None:
@@ -137,9 +151,9 @@ class Fabric:
                                      f"{len(dq)} visible, capacity {self.cap}")
             for p in dq:
                 place(p, self.queue_label(q))
-        for node, dq in enumerate(self.srcq):
+        for t, dq in enumerate(self.srcq):
             for p in dq:
-                place(p, f"at NIC {node}")
+                place(p, f"at NIC {t}")
         for where, p in in_flight:
             place(p, where)
         missing = generated - delivered - len(seen)

@@ -1,0 +1,191 @@
+"""Routing on a dragonfly (Kim, Dally, Scott and Abts, ISCA 2008): minimal (MIN), Valiant's
+random intermediate group (VAL), and UGAL's choice between them at the source with local or
+global queue information (UGAL-L, UGAL-G; Jiang, Kim and Dally, ISCA 2009).
+
+Routes
+------
+A minimal route from router ``r`` to router ``t`` of another group crosses one global link:
+``r``'s own first global link to ``t``'s group if it has one, else the group's first link to it
+(lowest port of the group's global ports, :attr:`~icsim.model.topology.Dragonfly.gateway_table`)
+after a local hop to that gateway; then, unless it lands on ``t``, a local hop to ``t``: at
+most local, global, local.  Every router of a group uses the same link to a given group, so the
+route is the same whichever router of it a packet starts from.  With several links between two
+groups (``g < a h + 1``) only the first carries minimal traffic (said here: the papers'
+balanced networks have one).
+
+Valiant's route goes minimally to a random other group -- to the router its minimal route
+enters that group by (the *entry* router: drawn uniformly over the ``g - 1`` other groups, one
+draw) -- and on minimally to the destination.
+
+Deadlock freedom
+----------------
+VC classes per hop, the papers' discipline: MIN takes VC 0 in the source group and on the
+global link, VC 1 in the destination group (local 0 < global 0 < local 1); Valiant's second
+phase is one class up (local 0 < global 0 < local 1 < global 1 < local 2).  UGAL runs both on
+the same three VCs.  The build checks that the channel-dependency graph of every route is
+acyclic (:attr:`~icsim.routing.registry.Routing.acyclic`); no bubble rule.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from icsim.routing.program import PAIR, Option, Phase, Program, TableTarget, Ugal
+from icsim.routing.registry import ESCAPE, VC, Routing, register
+
+#: VC classes: one per hop class (before, between and after the global links)
+HOP_VCS = (VC("hop0", ESCAPE), VC("hop1", ESCAPE), VC("hop2", ESCAPE))
+
+
+class MinimalRoutes:
+    """The minimal routes of a dragonfly as tables over (router, target) pairs, ``r * N + t``
+    (module docstring): the port, the hop count, the entry router into each group, and the
+    channel each route crosses between groups (UGAL-G's probe)."""
+
+    def __init__(self, topology):
+        df = self.topology = topology
+        a, n = df.routers_per_group, df.num_nodes
+        g = df.num_groups
+        self.n = n
+        nbr = df.neighbor_array
+        first = df.gateway_table[:, :, 0, :]                  # (g, g, 2): first link i -> j
+        own = np.full((n, g), -1, dtype=np.int64)             # a router's own first link
+        for port in range(df.num_ports - 1, a - 2, -1):       # global ports, lowest wins
+            v = nbr[:, port]
+            ok = v >= 0
+            own[np.nonzero(ok)[0], v[ok] // a] = port
+        r = np.repeat(np.arange(n), n)
+        t = np.tile(np.arange(n), n)
+        gr, gt = r // a, t // a
+        self.same = gr == gt
+
+        def local(u, w):
+            """Port of ``u`` to ``w`` of its group (``u != w``)."""
+            iu, iw = u % a, w % a
+            return np.where(iw < iu, iw, iw - 1)
+
+        mine = own[r, gt]
+        gw = first[gr, gt, 0]                                 # -1 within a group
+        gw_port = first[gr, gt, 1]
+        port = np.where(mine >= 0, mine, local(r, np.where(gw >= 0, gw, r)))
+        port = np.where(self.same, local(r, t), port)
+        port[r == t] = 0
+        # the router the route enters t's group by, and the channel between the groups
+        lands = np.where(mine >= 0, nbr[r, np.maximum(mine, 0)],
+                         nbr[np.maximum(gw, 0), np.maximum(gw_port, 0)])
+        self.port = port
+        hops = np.where(mine >= 0, 1, 2) + (lands != t)
+        hops = np.where(self.same, 1, hops)
+        hops[r == t] = 0
+        self.hops = hops.astype(np.int64)
+        P = df.num_ports + df.terminals_per_router           # port ids as the engines count
+        probe = np.where(mine >= 0, r * P + np.maximum(mine, 0), gw * P + gw_port)
+        self.probe = np.where(self.same, r * P + port, probe).astype(np.int64)
+        self.lands = lands
+        others = np.array([[j for j in range(g) if j != i] for i in range(g)], dtype=np.int64)
+        rows = np.arange(n)
+        # entry router of every other group from each router (g - 1 columns)
+        self.entry = lands.reshape(n, n)[rows[:, None], others[rows // a] * a]
+
+    @cached_property
+    def mask(self) -> np.ndarray:
+        """The port as a one-port mask (0 at the diagonal)."""
+        out = np.left_shift(1, self.port)
+        out[np.arange(self.n) * (self.n + 1)] = 0
+        return out
+
+    def phase(self, vc_before: int, vc_after: int, next_phase: int | None = None,
+              reachable_same_group: bool = True) -> Phase:
+        """A phase along these routes: VC ``vc_before`` in the source group and on the global
+        link, ``vc_after`` in the target's group.  ``reachable_same_group`` False: a phase
+        whose targets are in other groups (Valiant's first), whose same-group states no
+        packet reaches -- their masks are left empty so that the dependency check does not
+        count them."""
+        mask = self.mask if reachable_same_group else np.where(self.same, 0, self.mask)
+        vcs = np.where(self.same, vc_after, vc_before).astype(np.int64)
+        return Phase(PAIR, ports=mask, escape=self.port, escape_vc=vc_before,
+                     escape_vcs=vcs, next=next_phase)
+
+
+class _Dragonfly(Routing):
+    requires = frozenset({"groups"})
+    acyclic = "all"
+
+    @cached_property
+    def routes(self) -> MinimalRoutes:
+        return MinimalRoutes(self.topology)
+
+    def valiant_phases(self) -> tuple[Phase, Phase]:
+        """Valiant's two phases: to the entry router of the drawn group on VC 0 (phase 0), then
+        on to the destination one class up (phase 1)."""
+        routes = self.routes
+        return (routes.phase(0, 0, next_phase=1, reachable_same_group=False),
+                routes.phase(1, 2))
+
+
+@register("dfly_min")
+class DragonflyMinimal(_Dragonfly):
+    """MIN: the minimal route (at most local, global, local; module docstring) on VC 0 up to
+    and across the global link, VC 1 after it."""
+
+    vcs = HOP_VCS[:2]
+
+    def program(self) -> Program:
+        return Program((self.routes.phase(0, 1),))
+
+
+@register("dfly_val")
+class DragonflyValiant(_Dragonfly):
+    """VAL: minimally to the entry router of a random other group (one draw), then minimally
+    to the destination (module docstring); VCs 0, 1, 2 by hop class."""
+
+    vcs = HOP_VCS
+    deroute_kinds = ("valiant",)
+
+    def program(self) -> Program:
+        return Program(self.valiant_phases(),
+                       TableTarget(Option(phase=0, kind="valiant"), self.routes.entry))
+
+
+class UgalSettings(BaseModel):
+    """``routing.ugal_l`` / ``routing.ugal_g``: ``threshold`` -- the minimal route is taken
+    while its queue times its hops is at most Valiant's plus this many packet-hops (0: the
+    papers' plain comparison; a positive value favours the minimal route)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    threshold: int = Field(0, ge=0, le=1 << 20, strict=True)
+
+
+class _Ugal(_Dragonfly):
+    vcs = HOP_VCS
+    deroute_kinds = ("valiant",)
+    Settings = UgalSettings
+    global_queues = False
+
+    def program(self) -> Program:
+        routes = self.routes
+        phases = (*self.valiant_phases(), routes.phase(0, 1))
+        probe = (routes.probe, routes.probe) if self.global_queues else None
+        return Program(phases, Ugal(
+            minimal=Option(phase=2), valiant=Option(phase=0, kind="valiant"),
+            targets=routes.entry, hops=routes.hops, first=(routes.port, routes.port),
+            threshold=self.settings.threshold, probe=probe, probe_vc=0))
+
+
+@register("ugal_l")
+class UgalLocal(_Ugal):
+    """UGAL-L: at injection, the minimal route or Valiant's through a random other group
+    (drawn at every attempt), whichever has the smaller queue x hops at the source: the
+    occupancy of the source's VC-0 queue of each route's first port (Kim et al. 2008, §4)."""
+
+
+@register("ugal_g")
+class UgalGlobal(_Ugal):
+    """UGAL-G: as UGAL-L, but the queue compared is that of each route's global channel
+    (VC 0 at its gateway router), wherever it is: the ideal global information of Kim et al.
+    2008 and Jiang et al. 2009 (a packet within its own group compares its first hop)."""
+
+    global_queues = True

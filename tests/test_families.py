@@ -1,0 +1,176 @@
+"""Dragonfly, fat tree and HyperX with their routing, in both engines: identical results,
+exact zero-load latency along the published routes, deadlock freedom checked at build time,
+and the analytic facts the papers rest on (MIN's ceiling under group shift, D-mod-k's
+contention-free shifts)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from icsim.model.config import ConfigError, config_from_dict
+from icsim.routing.program import Program
+from icsim.simulator.build import build
+from icsim.simulator.simulation import run
+from tests.golden.cases import pinned
+from tests.test_concentration import deliver
+from tests.test_model import zero_load_ns
+
+DRAGONFLY = {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}          # 9 groups, 72 terminals
+FAT_TREE = {"kind": "fat_tree", "k": 4, "n": 2}                     # 16 terminals
+HYPERX = {"kind": "hyperx", "dims": [3, 3], "p": 2, "trunking": 2}  # 18 terminals
+
+CASES = [(DRAGONFLY, alg, pat) for alg in ("dfly_min", "dfly_val", "ugal_l", "ugal_g")
+         for pat in ("uniform", "group_shift")]
+CASES += [(FAT_TREE, alg, pat) for alg in ("dmodk", "updown_adaptive")
+          for pat in ("uniform", "permutation")]
+CASES += [(HYPERX, alg, pat) for alg in ("hx_dor", "hx_adaptive")
+          for pat in ("uniform", "permutation")]
+IDS = [f"{t['kind']}-{a}-{p}" for t, a, p in CASES]
+
+
+def config(topology, algorithm, pattern="uniform", load=0.4, **sections):
+    data = {"seed": 3, "topology": topology, "routing": {"algorithm": algorithm},
+            "traffic": {"pattern": pattern, "load": load, "message_packets": 2},
+            "run": {"warmup_us": 3, "measure_us": 12, "drain_us": 30}}
+    data.update(sections)
+    return config_from_dict(data)
+
+
+@pytest.mark.parametrize("topology,algorithm,pattern", CASES, ids=IDS)
+@pytest.mark.parametrize("load", [0.4, 1.5])
+def test_both_engines_give_identical_results(topology, algorithm, pattern, load):
+    cfg = config(topology, algorithm, pattern, load)
+    a, b = run(cfg, engine="simpy"), run(cfg, engine="compiled")
+    assert pinned(a) == pinned(b)
+    assert a["topology"] == build(cfg).topology.describe()
+
+
+@pytest.mark.parametrize("topology,algorithm,pattern", CASES, ids=IDS)
+def test_every_packet_is_delivered_past_saturation(topology, algorithm, pattern):
+    cfg = config(topology, algorithm, pattern, 1.5,
+                 run={"mode": "finite", "messages_per_node": 10})
+    res = run(cfg, engine="compiled")
+    assert res["packets_delivered"] == res["packets_generated"] > 0
+    assert not res["saturated"] or res["saturation_reason"] != "deadlock"
+
+
+def route_hops(cfg, src, dst):
+    """Router hops of the minimal route between two terminals, from the topology."""
+    topo = build(cfg).topology
+    return topo.distance(topo.terminal_router(src), topo.terminal_router(dst))
+
+
+@pytest.mark.parametrize("engine", ["simpy", "compiled"])
+@pytest.mark.parametrize("topology,algorithm", [(DRAGONFLY, "dfly_min"), (FAT_TREE, "dmodk"),
+                                                (FAT_TREE, "updown_adaptive"),
+                                                (HYPERX, "hx_dor"), (HYPERX, "hx_adaptive")])
+def test_a_packet_at_zero_load_takes_the_formula_along_its_route(table1, topology, algorithm,
+                                                                 engine):
+    cfg = config(topology, algorithm)
+    model = build(cfg)
+    topo = model.topology
+    rng = np.random.default_rng(0)
+    pairs = [(0, 1)] + [tuple(rng.choice(topo.num_terminals, 2, replace=False).tolist())
+                        for _ in range(8)]
+    for src, dst in pairs:
+        (s, d, hops, t), = deliver(cfg, [(0, src, dst, 1)], engine)
+        if algorithm == "dfly_min":          # local, global, local: its own table's count
+            h = int(model.routing.routes.hops[topo.terminal_router(src) * topo.num_nodes
+                                              + topo.terminal_router(dst)])
+        else:                                # minimal on a tree and a HyperX
+            h = route_hops(cfg, src, dst)
+        assert (s, d, hops) == (src, dst, h)
+        assert t == pytest.approx(zero_load_ns(table1, h), abs=1e-6)
+
+
+def test_dragonfly_minimal_routes_cross_at_most_one_global_link(table1):
+    model = build(config(DRAGONFLY, "dfly_min"))
+    hops = model.routing.routes.hops
+    assert hops.max() == 3
+    # the minimal route is as short as the local-global-local count, never shorter than the
+    # graph distance
+    topo = model.topology
+    n = topo.num_nodes
+    for r in range(0, n, 5):
+        for t in range(0, n, 3):
+            assert topo.distance(r, t) <= hops[r * n + t] <= topo.lgl_hops(r, t)
+
+
+def test_valiant_routes_cross_two_global_links_at_most():
+    res = run(config(DRAGONFLY, "dfly_val", load=0.2), engine="compiled")
+    a = res.records() if hasattr(res, "records") else None
+    assert res["derouted"]["valiant"] == 1.0
+    assert 3 < res["hops"] <= 5
+    del a
+
+
+def test_minimal_routing_under_group_shift_stops_at_one_link_per_group():
+    # every terminal of a group sends to the next group: the one global link between them
+    # carries a p terminals' traffic, so MIN accepts at most 1 / (a p) = 1/8
+    res = run(config(DRAGONFLY, "dfly_min", "group_shift", 0.5), engine="compiled")
+    assert res["saturated"]
+    assert res["accepted_load"] == pytest.approx(1 / 8, rel=0.03)
+    val = run(config(DRAGONFLY, "ugal_g", "group_shift", 0.3), engine="compiled")
+    assert not val["saturated"] and val["derouted"]["valiant"] > 0.5
+
+
+@pytest.mark.parametrize("engine", ["simpy", "compiled"])
+def test_dmodk_routes_a_shift_permutation_without_contention(table1, engine):
+    # every terminal of a 4-ary 2-tree sends one packet to the terminal 4 on (the next leaf)
+    # at once: destination-mod-k gives each its own up and down channels, so every packet
+    # arrives at zero-load latency (up to the top and down: 2 hops)
+    cfg = config(FAT_TREE, "dmodk")
+    got = deliver(cfg, [(0, s, (s + 4) % 16, 1) for s in range(16)], engine)
+    assert len(got) == 16
+    assert {h for _, _, h, _ in got} == {2}
+    assert [t for *_, t in got] == pytest.approx([zero_load_ns(table1, 2)] * 16, abs=1e-6)
+
+
+def test_a_routing_whose_dependencies_close_a_cycle_is_refused_at_build():
+    model = build(config(DRAGONFLY, "dfly_min"))
+    routing = model.routing
+    one_vc = Program((routing.routes.phase(0, 0),))         # every hop on one VC
+    with pytest.raises(ValueError, match="channel-dependency graph has a cycle"):
+        routing.check_dependencies(one_vc)
+    routing.check_dependencies(routing.form)                # the published discipline
+
+
+@pytest.mark.parametrize("topology,algorithm,needs", [
+    ({"kind": "torus", "dims": [4, 4]}, "dfly_min", "groups"),
+    (DRAGONFLY, "dmodk", "updown"), (FAT_TREE, "hx_dor", "lines"),
+    (HYPERX, "ofr", "offsets")])
+def test_an_algorithm_on_a_topology_it_cannot_route_is_refused(topology, algorithm, needs):
+    with pytest.raises(ConfigError, match=needs):
+        build(config(topology, algorithm))
+
+
+def test_group_shift_needs_groups():
+    with pytest.raises(ConfigError, match="group_shift: needs a topology of groups"):
+        build(config(FAT_TREE, "dmodk", "group_shift"))
+
+
+@pytest.mark.parametrize("topology,key", [
+    ({"kind": "dragonfly", "p": 4, "a": 8, "h": 4, "g": 40}, "topology.g"),
+    ({"kind": "dragonfly", "p": 1, "a": 3, "h": 1, "g": 3}, "topology.g"),
+    ({"kind": "fat_tree", "k": 4, "n": 3, "taper": 3}, "topology.taper"),
+    ({"kind": "hyperx", "dims": [4, 1]}, "topology.dims"),
+    ({"kind": "torus", "dims": [4, 4], "a": 2}, "topology.a"),
+    ({"kind": "dragonfly", "p": 4, "a": 8}, "topology.h"),
+    ({"kind": "dragonfly", "p": 4, "a": 200, "h": 40}, "topology")])
+def test_an_impossible_topology_is_one_line_naming_its_key(topology, key):
+    with pytest.raises(ConfigError) as err:
+        build(config(topology, "dfly_min"))
+    assert err.value.path == key
+    assert "\n" not in str(err.value)
+
+
+def test_the_balanced_dragonfly_of_the_papers():
+    cfg = config({"kind": "dragonfly", "p": 4, "a": 8, "h": 4}, "ugal_l")
+    model = build(cfg)
+    topo = model.topology
+    assert (topo.num_terminals, topo.num_nodes, topo.num_groups) == (1056, 264, 33)
+    spec = dataclasses.replace(model.spec)
+    assert spec.ports_per_router == 7 + 4 + 4      # local, global, a terminal each
