@@ -86,6 +86,8 @@ TOPOLOGY_KEYS = {
     "fat_tree": {"k", "n", "taper"},
     "hyperx": {"dims", "p", "trunking"},
 }
+#: the keys only the topology families (and a graph's p) read
+FAMILY_KEYS = {"p", "a", "h", "g", "arrangement", "k", "n", "taper", "trunking"}
 
 
 class TopologyConfig(_Section):
@@ -130,7 +132,9 @@ class TopologyConfig(_Section):
             raise ValueError("file: a graph topology needs an edge-list file")
         elif self.kind == "random_regular" and (self.nodes is None or self.degree is None):
             raise ValueError("nodes: random_regular needs nodes and degree")
-        given = self.model_fields_set - {"kind"}
+        # a family's key on a kind that does not take it is refused (the older keys -- a
+        # torus's dims on a graph after --set topology.kind=graph -- are left unread, as ever)
+        given = self.model_fields_set & FAMILY_KEYS
         for key in sorted(given - TOPOLOGY_KEYS[self.kind]):
             if getattr(self, key) == type(self).model_fields[key].default:
                 continue
@@ -149,9 +153,17 @@ class PacketConfig(_Section):
     size_bytes: int = Int(512, gt=0, le=1 << 24)
 
 
+class LinkClassConfig(_Section):
+    bandwidth_gbps: float | None = Num(None, gt=0, le=1e6)
+    latency_ns: float | None = Num(None, ge=0, le=1e9)
+
+
 class LinkConfig(_Section):
     bandwidth_gbps: float = Num(20.0, gt=0, le=1e6)
     latency_ns: float = Num(200.0, ge=0, le=1e9)
+    # a link class's own bandwidth and latency (e.g. a dragonfly's global links), by the
+    # topology's class names; what a class leaves out is the values above
+    classes: dict[str, LinkClassConfig] = Field(default_factory=dict)
 
 
 class NicConfig(_Section):

@@ -92,8 +92,11 @@ from icsim.routing.boxes import BoxTable, box_table
 
 OFFSET, PAIR, ROUTE = "offset", "pair", "route"
 KEYS = (OFFSET, PAIR, ROUTE)
-#: the most ports a router may have for a program: masks are 64-bit integers
-MAX_PORTS = 63
+#: the most ports a router may have for a program: masks are 64-bit integers (port 63 is the
+#: sign bit of an int64 mask: the interpreter reads masks as unsigned)
+MAX_PORTS = 64
+#: a mask's 64 bits as a Python int
+_BITS = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -432,7 +435,9 @@ class Program:
                 if len(table) != size:
                     raise ValueError(f"{where}: {name} has {len(table)} entries, its key has "
                                      f"{size}")
-            bad = np.nonzero((np.asarray(ph.ports, dtype=np.int64) >> num_ports) != 0)[0]
+            beyond = (np.asarray(ph.ports, dtype=np.int64) >> num_ports if num_ports < 64
+                      else np.zeros(1, np.int64))
+            bad = np.nonzero(beyond != 0)[0]
             if len(bad):
                 raise ValueError(f"{where}: ports[{int(bad[0])}] names a port beyond "
                                  f"{num_ports - 1}")
@@ -663,7 +668,7 @@ class Interpreter:
 
         def table(node, packet, t):
             k = codes[t] - codes[node] + base if offset else node * n + t
-            mask = int(ports[k])
+            mask = int(ports[k]) & _BITS
             if filtered:
                 mask &= packet.sel
             esc = int(escape[k]) if escape is not None else (mask & -mask).bit_length() - 1

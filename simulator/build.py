@@ -353,6 +353,10 @@ def build(cfg: Config) -> Model:
     nic_ser, nic_lat = serialisation_ps(size, nc.bandwidth_gbps), ps(nc.latency_ns)
     # a watchdog shorter than a hop would call a slow link a deadlock
     hop = max(link_ser + link_lat, nic_ser + nic_lat) + rc.delay_cycles * cycle + cycle
+    port_times = link_class_times(cfg, topo)
+    hop = max(hop, (max(port_times[..., 0].max(), port_times[..., 2].max())
+                    + port_times[..., 1].max() + rc.delay_cycles * cycle + cycle)
+              if port_times is not None else 0)
     spec = NetworkSpec(
         topology=topo, routing=routing,
         neighbor=np.asarray(topo.neighbor_table, dtype=np.int64).reshape(topo.num_nodes, -1),
@@ -366,6 +370,7 @@ def build(cfg: Config) -> Model:
         link_ser_ps=link_ser, link_lat_ps=link_lat, nic_ser_ps=nic_ser, nic_lat_ps=nic_lat,
         ack_link_ser_ps=serialisation_ps(rc.ack_bytes, lc.bandwidth_gbps),
         ack_nic_ser_ps=serialisation_ps(rc.ack_bytes, nc.bandwidth_gbps),
+        port_times=port_times,
         nic_tick_ps=gamma1 * 1000.0 / nc.injection_rate_factor,
         window=window, horizon_ps=horizon,
         watchdog_ps=max(ps(run.watchdog_us * 1000), 2 * hop),
@@ -382,6 +387,35 @@ def build(cfg: Config) -> Model:
     else:
         workload = scheduled(cfg.traffic.workload, prep.messages)
     return Model(cfg, topo, routing, spec, workload, streams["routing"])
+
+
+def link_class_times(cfg: Config, topology: Any) -> np.ndarray | None:
+    """Per ``[node, port]``: (packet serialisation, propagation, ACK serialisation) of its
+    channel's link class (``link.classes``), or None when no class differs from ``link``.
+    ConfigError naming ``link.classes.<name>`` for a class the topology does not have."""
+    lc, rc, size = cfg.link, cfg.router, cfg.packet.size_bytes
+    if not lc.classes:
+        return None
+    names, index = topology.port_classes
+    rows = []
+    for name in names:
+        c = lc.classes.get(name)
+        bw = c.bandwidth_gbps if c and c.bandwidth_gbps is not None else lc.bandwidth_gbps
+        lat = c.latency_ns if c and c.latency_ns is not None else lc.latency_ns
+        try:
+            row = (serialisation_ps(size, bw), ps(lat), serialisation_ps(rc.ack_bytes, bw))
+        except UnitError as exc:
+            raise ConfigError(f"link.classes.{name}", str(exc)) from None
+        if min(row[0], row[2]) < 1:
+            raise ConfigError(f"link.classes.{name}.bandwidth_gbps", "rounds a packet's "
+                              "serialisation to 0 ps (the engines count whole picoseconds)")
+        rows.append(row)
+    for name in lc.classes:
+        if name not in names:
+            raise ConfigError(f"link.classes.{name}", f"{topology.describe()} has no link class "
+                              f"{name!r} (its classes: {', '.join(names)})")
+    table = np.array(rows + [rows[0]], dtype=np.int64)
+    return table[index]                  # absent ports (-1) take the last row: unused
 
 
 def load(path: Any, overrides: list[str] | None = None) -> Config:

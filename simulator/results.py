@@ -319,12 +319,21 @@ def stuck_text(spec: Any, tally: Tally) -> str:
 
 
 def utilisation(spec: Any, tally: Tally) -> dict[str, Any]:
-    """Mean and busiest channel utilisation over the window (None in finite runs)."""
+    """Mean and busiest channel utilisation over the window (None in finite runs); on a
+    topology of several link classes, the same per class (``channel_utilisation_by_class``:
+    ``{class: {"mean": .., "max": ..}}``, e.g. a dragonfly's local and global links)."""
     if tally.busy_ps is None:
         return {"channel_utilisation_mean": None, "channel_utilisation_max": None}
     vals = channel_utilisation(spec, tally)
-    return {"channel_utilisation_mean": float(np.mean(vals)) if len(vals) else None,
-            "channel_utilisation_max": float(np.max(vals)) if len(vals) else None}
+    out = {"channel_utilisation_mean": float(np.mean(vals)) if len(vals) else None,
+           "channel_utilisation_max": float(np.max(vals)) if len(vals) else None}
+    names, index = spec.topology.port_classes
+    if len(names) > 1:
+        cls = index[spec.neighbor >= 0]
+        out["channel_utilisation_by_class"] = {
+            name: {"mean": float(np.mean(vals[cls == i])), "max": float(np.max(vals[cls == i]))}
+            for i, name in enumerate(names) if (cls == i).any()}
+    return out
 
 
 def channel_utilisation(spec: Any, tally: Tally) -> np.ndarray:

@@ -57,6 +57,10 @@ class NetworkSpec:
         Router clock period; routing pipeline (``delay_cycles`` cycles).
     link_ser_ps, link_lat_ps, nic_ser_ps, nic_lat_ps : int
         Serialisation of one packet and propagation, on router and NIC links.
+    port_times : ndarray (N, num_ports, 3) int64, or None
+        Where link classes differ (``link.classes``): per router port, its channel's packet
+        serialisation, propagation and ACK/NAK serialisation; None: every channel takes
+        ``link_ser_ps``, ``link_lat_ps``, ``ack_link_ser_ps``.
     ack_link_ser_ps, ack_nic_ser_ps : int
         Serialisation of an ACK/NAK (``ack_nak`` flow control, stop-and-wait NIC).
     nic_tick_ps : float
@@ -102,6 +106,7 @@ class NetworkSpec:
     nic_lat_ps: int
     ack_link_ser_ps: int
     ack_nic_ser_ps: int
+    port_times: np.ndarray | None
     nic_tick_ps: float
     window: tuple[int, int] | None
     horizon_ps: int | None
@@ -145,6 +150,27 @@ class NetworkSpec:
     def vc_order(self) -> tuple[int, ...]:
         """VCs in ``escape_priority`` arbitration order (their declared priority)."""
         return tuple(sorted(range(len(self.vcs)), key=lambda v: (self.vcs[v].priority, v)))
+
+    @property
+    def longest_link_ps(self) -> int:
+        """The longest packet or ACK hop over a router-to-router channel (serialisation and
+        propagation)."""
+        if self.port_times is None:
+            return max(self.link_ser_ps, self.ack_link_ser_ps) + self.link_lat_ps
+        t = self.port_times
+        return int(max(t[..., 0].max(), t[..., 2].max()) + t[..., 1].max())
+
+    def channel_times(self) -> tuple[list[int], list[int], list[int]]:
+        """Per port id (``node * P + port``, ejection ports included): packet serialisation,
+        propagation and ACK serialisation of its channel (the defaults where nothing differs
+        and on ejection ports)."""
+        N, P = self.num_nodes, self.ports_per_router
+        out = np.empty((N, P, 3), dtype=np.int64)
+        out[:] = (self.link_ser_ps, self.link_lat_ps, self.ack_link_ser_ps)
+        if self.port_times is not None:
+            out[:, :self.num_ports] = self.port_times
+        flat = out.reshape(N * P, 3)
+        return flat[:, 0].tolist(), flat[:, 1].tolist(), flat[:, 2].tolist()
 
     @property
     def finite(self) -> bool:

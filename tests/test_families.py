@@ -174,3 +174,30 @@ def test_the_balanced_dragonfly_of_the_papers():
     assert (topo.num_terminals, topo.num_nodes, topo.num_groups) == (1056, 264, 33)
     spec = dataclasses.replace(model.spec)
     assert spec.ports_per_router == 7 + 4 + 4      # local, global, a terminal each
+
+
+@pytest.mark.parametrize("engine", ["simpy", "compiled"])
+@pytest.mark.parametrize("flow", ["credit", "ack_nak"])
+def test_zero_load_latency_is_exact_per_link_class(table1, flow, engine):
+    # global links 40 Gb/s and 1 µs, local links 48 ns: a local hop takes 204.8 + 48 ns, a
+    # global one 102.4 + 1000 ns, the NICs 2 x (64 + 80) ns
+    cfg = config(DRAGONFLY, "dfly_min", router={"flow_control": flow},
+                 link={"classes": {"global": {"latency_ns": 1000.0, "bandwidth_gbps": 40.0},
+                                   "local": {"latency_ns": 48.0}}})
+    got = deliver(cfg, [(0, 0, 71, 1), (0, 4, 6, 1)], engine)
+    assert sorted(got) == [(0, 71, 3, pytest.approx(288 + 2 * 252.8 + 1102.4, abs=1e-6)),
+                           (4, 6, 1, pytest.approx(288 + 252.8, abs=1e-6))]
+
+
+def test_channel_utilisation_is_reported_per_link_class():
+    res = run(config(DRAGONFLY, "dfly_min", "group_shift", 0.3), engine="compiled")
+    by_class = res["channel_utilisation_by_class"]
+    assert set(by_class) == {"local", "global"}
+    # group shift under MIN: each group's one link to the next group runs flat out
+    assert by_class["global"]["max"] == pytest.approx(1.0, abs=0.02)
+    assert by_class["global"]["mean"] == pytest.approx(1 / 8, rel=0.05)   # 1 link of 8
+
+
+def test_a_link_class_the_topology_lacks_is_named():
+    with pytest.raises(ConfigError, match="link.classes.optical: .* no link class 'optical'"):
+        build(config(DRAGONFLY, "dfly_min", link={"classes": {"optical": {"latency_ns": 5.0}}}))

@@ -34,15 +34,22 @@ def config_error(capsys, *sets: str) -> str:
     (["traffic.patern=uniform"], "traffic.patern: unknown key (did you mean 'traffic.pattern'?)"),
     (["run.measure=20"], "run.measure: unknown key (did you mean 'run.measure_us'?)"),
     (["topology.colour=red"], "topology.colour: unknown key; topology takes kind, dims, wrap, "
-                              "file, nodes, degree, seed, failed_links, failed_nodes"),
+                              "file, nodes, degree, seed, p, a, h, g, arrangement, k, n, taper, "
+                              "trunking, failed_links, failed_nodes"),
     (["routing.algorithm=abd"], "routing.algorithm: unknown algorithm 'abd' (did you mean "
-                                "'abr'? valid: abr, cqr, dor, goal, o1turn, ofr, por, rlb, rlbth, romm, table, val)"),
+                                "'abr'? valid: abr, cqr, dfly_min, dfly_val, dmodk, dor, goal, hx_adaptive, "
+                                "hx_dor, o1turn, ofr, por, rlb, rlbth, romm, table, ugal_g, ugal_l, "
+                                "updown_adaptive, val)"),
     (["routing.algorithm=DOR"], "routing.algorithm: unknown algorithm 'DOR' (did you mean "
-                                "'dor'? valid: abr, cqr, dor, goal, o1turn, ofr, por, rlb, rlbth, romm, table, val)"),
+                                "'dor'? valid: abr, cqr, dfly_min, dfly_val, dmodk, dor, goal, hx_adaptive, "
+                                "hx_dor, o1turn, ofr, por, rlb, rlbth, romm, table, ugal_g, ugal_l, "
+                                "updown_adaptive, val)"),
     (["traffic.pattern=unifrom"], "traffic.pattern: unknown traffic pattern 'unifrom' (did you "
                                   "mean 'uniform'? valid: alltoall, "),
     (["routing.ofrr.delta=3"], "routing.ofrr: not a routing algorithm's section (did you mean "
-                               "'routing.ofr'? valid: abr, cqr, dor, goal, o1turn, ofr, por, rlb, rlbth, romm, table, val)"),
+                               "'routing.ofr'? valid: abr, cqr, dfly_min, dfly_val, dmodk, dor, goal, hx_adaptive, "
+                                "hx_dor, o1turn, ofr, por, rlb, rlbth, romm, table, ugal_g, ugal_l, "
+                                "updown_adaptive, val)"),
     (["routing.algorithm=ofr", "routing.ofr.deltaa=3"],
      "routing.ofr.deltaa: unknown key (did you mean 'routing.ofr.delta'?)"),
     (["routing.algorithm=table", "routing.table.generator=ssp"],

@@ -16,7 +16,7 @@ PROPERTY = settings(max_examples=40, deadline=None, derandomize=True)
 
 ALL_NAMES = {"uniform", "transpose", "transpose3d", "butterfly", "fft", "bitreverse",
              "bitcomplement", "shuffle", "bitrotation", "tornado", "neighbor", "permutation",
-             "hotspot", "alltoall"}
+             "hotspot", "alltoall", "group_shift"}
 FIXED_MAPPINGS = {"transpose", "transpose3d", "bitreverse", "bitcomplement", "shuffle",
                   "bitrotation", "tornado", "permutation"}
 
@@ -179,7 +179,8 @@ def test_every_applicable_pattern_returns_python_ints_in_range(name, topology):
     # every size here is a power of two and a square; only shape preconditions can fail
     rejected = ((PATTERNS[name].needs_torus and not isinstance(topology, Torus))
                 or (name == "tornado" and not isinstance(topology, Torus))   # coordinates
-                or (name == "transpose3d" and topology.dims in ((2, 8), (16,))))
+                or (name == "transpose3d" and topology.dims in ((2, 8), (16,)))
+                or name == "group_shift")                                     # a dragonfly's
     if rejected:
         pytest.raises(PatternError, make_pattern, name, topology, seed=1)
         return
@@ -194,8 +195,11 @@ def test_every_applicable_pattern_returns_python_ints_in_range(name, topology):
 
 
 def test_patterns_without_a_fixed_mapping_have_none():
+    from icsim.model.topology import Dragonfly
+
     for name in ALL_NAMES - FIXED_MAPPINGS:
-        assert make_pattern(name, Torus((4, 4)), seed=0).mapping() is None
+        topology = Dragonfly(2, 4, 2) if name == "group_shift" else Torus((4, 4))
+        assert make_pattern(name, topology, seed=0).mapping() is None
 
 
 # ---------------------------------------------------------------------------- fixed mappings

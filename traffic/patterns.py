@@ -80,7 +80,8 @@ class PatternError(Picklable, ValueError):
         self.param = param
 
 
-PATTERNS: Registry[type["Pattern"]] = Registry("traffic pattern")
+PATTERNS: Registry[type["Pattern"]] = Registry("traffic pattern",
+                                               packages=("icsim.traffic.families",))
 
 
 def register(name: str, *aliases: str) -> Callable[[type["Pattern"]], type["Pattern"]]:
@@ -651,6 +652,3 @@ class Neighbor(Pattern):
             for v in nbrs:
                 out[src, v] += 1.0 / len(nbrs)
         return out
-
-
-from icsim.traffic import group_shift  # noqa: E402,F401  (registers group_shift)

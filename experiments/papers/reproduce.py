@@ -72,6 +72,9 @@ register("ofr-table3", "icsim.experiments.papers.ofr.table3",
 register("torus-routing", "icsim.experiments.papers.torus_routing:TORUS_ROUTING",
          "Oblivious torus routing (DOR, ROMM, VAL, RLB, RLBth) on the 8-ary 2- and 3-cube: exact "
          "throughput per traffic and worst case, beside the RLB paper's claims")
+register("dragonfly", "icsim.experiments.papers.dragonfly:DRAGONFLY",
+         "Dragonfly (1,056 terminals): MIN, VAL, UGAL-L, UGAL-G under uniform and group-shift "
+         "traffic, beside the exact bounds and Kim et al. 2008 / Jiang et al. 2009")
 register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
          "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
 register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2",

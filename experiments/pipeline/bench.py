@@ -21,6 +21,7 @@ takes 0.25 s; best of ``repeats``, routing graph included.
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -62,6 +63,19 @@ EXTRA_CASES += [
     (f"8x8x8-{a}-dateline-uniform-0.3", "ofr/clean/k8.yaml",
      ["traffic.load=0.3", f"routing.algorithm={a}", f"routing.{a}.deadlock=dateline"],
      (20.0, 80.0, 20.0)) for a in ("dor", "rlb")]
+#: the topology families (``--case``; compiled engine only, each in a process of its own whose
+#: peak memory is reported): issue 46's 1,056-terminal dragonfly under UGAL-L at γ 0.5
+#: (speed), the 16,512-terminal dragonfly and the 32-ary 3-tree (memory, under 4 GB)
+FAMILY_CASES: list[tuple[str, str, list[str], tuple[float, float, float]]] = [
+    ("dragonfly1056-ugal_l-uniform-0.5", "families/dragonfly_1056.yaml",
+     ["traffic.load=0.5"], (20.0, 60.0, 40.0)),
+    ("dragonfly16512-ugal_l-uniform-0.3", "families/dragonfly_1056.yaml",
+     ["topology.p=8", "topology.a=16", "topology.h=8", "traffic.load=0.3"], (5.0, 10.0, 10.0)),
+    ("fattree32x3-dmodk-uniform-0.3", "families/fat_tree.yaml",
+     ["topology.k=32", "traffic.load=0.3"], (5.0, 10.0, 10.0)),
+]
+EXTRA_CASES += FAMILY_CASES
+ALONE = {c[0] for c in FAMILY_CASES}
 DEFAULT = {c[0] for c in CASES}
 
 
@@ -95,6 +109,20 @@ def bench_case(name: str, config: str, overrides: list[str], times: tuple[float,
         "wall_s_runs": [r["wall_s"] for r in results],
         "sim_time_ns": result["sim_time_ns"],
     }
+
+
+def bench_alone(name: str, scale: float = 1.0, repeat: int = 1) -> dict[str, Any]:
+    """:func:`bench_case` of the case ``name`` on the compiled engine in a fresh process, with
+    that process's peak resident memory (``peak_rss_mb``: model, tables, run)."""
+    code = ("import json, resource\n"
+            "from icsim.experiments.pipeline.bench import bench_case, EXTRA_CASES\n"
+            f"case = next(c for c in EXTRA_CASES if c[0] == {name!r})\n"
+            f"row = bench_case(*case, 'compiled', {scale!r}, {repeat!r})\n"
+            "row['peak_rss_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+            "print(json.dumps(row))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def warm_start() -> float:
@@ -135,8 +163,13 @@ def run_bench(quick: bool = False, engines: tuple[str, ...] = ENGINES, compile: 
             continue
         speeds = {}
         for engine in engines:
-            row = bench_case(name, config, overrides, times, engine, 0.25 if quick else 1.0,
-                             repeat)
+            if name in ALONE and engine != "compiled":
+                continue
+            scale = 0.25 if quick else 1.0
+            if name in ALONE:
+                row = bench_alone(name, scale, repeat)
+            else:
+                row = bench_case(name, config, overrides, times, engine, scale, repeat)
             rows.append(row)
             speeds[engine] = row["packet_hops_per_s"]
             spread = ""
@@ -144,8 +177,10 @@ def run_bench(quick: bool = False, engines: tuple[str, ...] = ENGINES, compile: 
                 fast = row["packet_hops"] / min(row["wall_s_runs"])
                 slow = row["packet_hops"] / max(row["wall_s_runs"])
                 spread = f"  (median of {repeat}: {slow:,.0f} to {fast:,.0f})"
+            memory = (f"  peak {row['peak_rss_mb']:,.0f} MB" if "peak_rss_mb" in row else "")
             say(f"{name:26s} {engine:8s} {row['packet_hops_per_s']:>12,.0f} packet-hops/s "
-                f"{row['events_per_s']:>12,.0f} events/s {row['wall_s']:8.2f} s wall{spread}")
+                f"{row['events_per_s']:>12,.0f} events/s {row['wall_s']:8.2f} s wall{spread}"
+                f"{memory}")
         if len(speeds) == 2:
             ratio = speeds["compiled"] / speeds["simpy"]
             rows.append({"case": name, "engine": "compiled/simpy", "ratio": ratio})

@@ -164,6 +164,22 @@ class Topology(ABC):
         """The class of the channel leaving ``node`` by ``port`` (module docstring)."""
         return "link"
 
+    @cached_property
+    def port_classes(self) -> tuple[tuple[str, ...], np.ndarray]:
+        """``(names, index)``: the link classes of the topology's channels, sorted, and per
+        ``[node, port]`` the index of its channel's class in ``names`` (-1 where the port
+        leads nowhere)."""
+        index = np.full(self.neighbor_array.shape, -1, dtype=np.int64)
+        found: dict[str, int] = {}
+        for node, port, _ in self.channels():
+            name = self.link_class(node, port)
+            index[node, port] = found.setdefault(name, len(found))
+        names = tuple(sorted(found))
+        remap = np.array([names.index(n) for n in found] + [-1], dtype=np.int64)
+        index = remap[index]
+        index.setflags(write=False)
+        return names, index
+
     def channels(self) -> Iterator[tuple[int, int, int]]:
         """Every unidirectional router-to-router channel as ``(node, port, neighbour)``."""
         for node, row in enumerate(self.neighbor_table):

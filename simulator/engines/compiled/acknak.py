@@ -18,7 +18,8 @@ from icsim.simulator.engines.compiled.layout import (C_ARR_N, C_DIRTY_N, C_IN_NE
                                                      EV_ACK, EV_ARRIVAL, EV_CHAN_FREE, EV_NIC_ACK,
                                                      EV_NIC_TX_END, EV_READY, H_HI, H_LO, H_PID,
                                                      H_PKT, K_CTRL_CAP, K_CUT, K_DELAY,
-                                                     K_ESCAPE_FIRST, K_INJ_MIN, K_LAT, K_LAT_NIC,
+                                                     K_CLASSED, K_ESCAPE_FIRST, K_INJ_MIN, K_LAT,
+                                                     K_LAT_NIC, T_LAT, T_SER, T_SER_ACK,
                                                      K_NP, K_NPORTS, K_PREFETCH, K_SER, K_SER_ACK,
                                                      K_SER_ACK_NIC, K_SER_NIC, K_V, N_OUTSTANDING,
                                                      N_SRCH, P_ENTER, P_FPORT, P_FVC, P_HI, P_HOPS,
@@ -236,10 +237,12 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
             nak = arr[c, 1]
             pt[pid, T_CHEAD] = wrap(j + 1, cc)
             pt[pid, T_CLEN] -= 1
-            fa = now + prm[K_SER_ACK]
+            ser_ack = pt[pid, T_SER_ACK] if prm[K_CLASSED] else prm[K_SER_ACK]
+            lat = pt[pid, T_LAT] if prm[K_CLASSED] else prm[K_LAT]
+            fa = now + ser_ack
             pt[pid, T_FREE_AT] = fa
-            pt[pid, T_LINK_BUSY] += prm[K_SER_ACK]
-            at(ctr, prm, ev, wheel, heap, fa + prm[K_LAT], EV_ACK, src_q, nak)
+            pt[pid, T_LINK_BUSY] += ser_ack
+            at(ctr, prm, ev, wheel, heap, fa + lat, EV_ACK, src_q, nak)
         else:
             best = -1
             if prm[K_ESCAPE_FIRST]:
@@ -254,13 +257,15 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
                 continue
             # speculative transmission of the head; its slot stays held until the ACK
             p = q_pop(prm, qs, base + best)
-            fa = now + prm[K_SER]
+            ser = pt[pid, T_SER] if prm[K_CLASSED] else prm[K_SER]
+            lat = pt[pid, T_LAT] if prm[K_CLASSED] else prm[K_LAT]
+            fa = now + ser
             pt[pid, T_FREE_AT] = fa
-            pt[pid, T_LINK_BUSY] += prm[K_SER]
+            pt[pid, T_LINK_BUSY] += ser
             qs[base + best, Q_PACKETS] += 1
             pk[p, P_FPORT] = port
             pk[p, P_FVC] = best
-            at(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else fa) + prm[K_LAT], EV_ARRIVAL,
+            at(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else fa) + lat, EV_ARRIVAL,
                p, base + best)
         more = pt[pid, T_CLEN] > 0
         if not more:

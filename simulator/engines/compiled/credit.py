@@ -18,7 +18,8 @@ from icsim.simulator.engines.compiled.layout import (C_DIRTY_N, C_IN_NETWORK, C_
                                                      C_LINK_HOPS, C_NOW, C_PROGRESS_PS, EV_NIC_ACK,
                                                      EV_NIC_TX_END, EV_READY, EV_TX_END, H_HI, H_LO,
                                                      H_PID, H_PKT, H_VC, K_CUT, K_DELAY,
-                                                     K_ESCAPE_FIRST, K_INJ_MIN, K_LAT, K_LAT_NIC,
+                                                     K_CLASSED, K_ESCAPE_FIRST, K_INJ_MIN, K_LAT,
+                                                     K_LAT_NIC, T_LAT, T_SER,
                                                      K_NP, K_NPORTS, K_PREFETCH, K_SAW, K_SER,
                                                      K_SER_ACK_NIC, K_SER_NIC, K_V, N_OUTSTANDING,
                                                      N_SRCH, P_ENTER, P_FPORT, P_FVC, P_HI, P_HOPS,
@@ -53,7 +54,12 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
     pt[pid, T_BUSY] = 1
     ctr[C_PROGRESS_PS] = now
     ctr[C_LINK_HOPS] += 1
-    ser = prm[K_SER]
+    if prm[K_CLASSED]:                    # the channel's link class
+        ser = pt[pid, T_SER]
+        lat = pt[pid, T_LAT]
+    else:
+        ser = prm[K_SER]
+        lat = prm[K_LAT]
     pt[pid, T_LINK_BUSY] += ser
     qs[src_q, Q_PACKETS] += 1
     t_end = now + ser
@@ -62,7 +68,7 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
     pk[p, P_FPORT] = port
     pk[p, P_FVC] = vc
     admitted(prm, pk, ph, p, q2)
-    at_edge(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else t_end) + prm[K_LAT], EV_READY,
+    at_edge(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else t_end) + lat, EV_READY,
             p, q2, prm[K_DELAY])
     return True
 

@@ -128,8 +128,7 @@ class CompiledEngine:
         laid = lay_out(spec.routing.form, spec.topology, spec.routing.deroute_kinds)
         # the timing wheel covers the longest hop (serialisation, propagation, pipeline), up to
         # MAX_WHEEL_SLOTS
-        longest = max(spec.link_ser_ps + spec.link_lat_ps, spec.nic_ser_ps + spec.nic_lat_ps,
-                      spec.ack_link_ser_ps + spec.link_lat_ps) + spec.delay_ps
+        longest = max(spec.longest_link_ps, spec.nic_ser_ps + spec.nic_lat_ps) + spec.delay_ps
         wsize = wheel_slots(longest, spec.cycle_ps)
         self.ev_reserve = 4 * N * P1 + 4 * T + 64
         chunk, chunks = event_chunks(self.ev_reserve, wsize)
@@ -176,7 +175,8 @@ class CompiledEngine:
                      kl.K_AVAIL: wl.avail_period_ps,
                      kl.K_CYC_INV: inverse(spec.cycle_ps), kl.K_V_INV: inverse(V),
                      kl.K_P1_INV: inverse(P1), kl.K_NPV_NODE_INV: inverse(npv_node),
-                     kl.K_STOP_SATURATED: spec.stop_when_saturated}.items():
+                     kl.K_STOP_SATURATED: spec.stop_when_saturated,
+                     kl.K_CLASSED: spec.port_times is not None}.items():
             prm[k] = int(v)
         for name, v in laid.params.items():      # the routing program's numbers
             prm[getattr(kl, name)] = int(v)
@@ -237,6 +237,10 @@ class CompiledEngine:
         router[:, :nports, kl.T_IN] = np.where(present, spec.reverse_port, -1)
         terminals = np.arange(T)
         pt[NP:, kl.T_IN] = nports + terminals % c  # a NIC enters its router by its own input
+        if spec.port_times is not None:            # link classes: each channel's own times
+            router[:, :nports, kl.T_SER] = spec.port_times[..., 0]
+            router[:, :nports, kl.T_LAT] = spec.port_times[..., 1]
+            router[:, :nports, kl.T_SER_ACK] = spec.port_times[..., 2]
         a["pt"] = pt
         nd = np.zeros((T, kl.N_NCOL), np.int64)
         nd[:, kl.N_SRCH] = -1

@@ -94,7 +94,7 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  K_PK_RESERVE, K_DECISION, K_BASE, K_ROUTES, K_MIN_OPT, K_AVAIL, K_VARIANT, K_MDD, K_CTRL0, K_CHUNK,
  K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_QBUF, K_T, K_CONC, K_TARGETS, K_TARGETS_M,
  K_UG_HOPS, K_UG_FIRST_MIN, K_UG_FIRST_VAL, K_UG_PROBE_MIN, K_UG_PROBE_VAL, K_UG_PROBE_VC,
- K_UG_THRESHOLD, K_NPRM) = range(62)
+ K_UG_THRESHOLD, K_CLASSED, K_NPRM) = range(63)
 
 
 # a divisor K_X is followed by K_X_INV, its multiplier ceil(2**63 / prm[K_X]) (``divide``)
@@ -143,10 +143,11 @@ Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_READY_LO, Q_WAIT =
 # an ack/nak network channel, T_FREE_AT (the time it is free); T_FIRST (credit: the port's
 # oldest head in ``escape_priority``, -1 between phases) is, with ack/nak, T_WAKE_AT (the time
 # of the port's scheduled wake-up, -1: none).  The second line: the VC of the port's last NAK
-# and a bit for each VC rejected in its current round (``keeps_nak_vc``), and the window's
-# snapshot.
+# and a bit for each VC rejected in its current round (``keeps_nak_vc``), the window's
+# snapshot, and where link classes differ (``K_CLASSED``) its channel's serialisation,
+# propagation and ACK serialisation (else ``K_SER``, ``K_LAT``, ``K_SER_ACK``).
 (T_BUSY, T_DIRTY, T_DOWN, T_CHEAD, T_IN, T_LINK_BUSY, T_FIRST, T_CLEN, T_NAK_VC,
- T_SNAP_BUSY, T_NAK_MASK) = range(11)
+ T_SNAP_BUSY, T_NAK_MASK, T_SER, T_LAT, T_SER_ACK) = range(14)
 
 
 #: the most VCs oldest-first arbitration under ack/nak keeps a round for (``T_NAK_MASK``'s bits)

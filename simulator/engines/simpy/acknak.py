@@ -39,6 +39,7 @@ class AckNakFlow(CreditFlow):
         self.nak_mask = [0] * (N * P)         # VCs rejected in the port's current round
         self.wake_at = [-1] * (N * P)         # pending channel wake-up
         self.vc_order = self.fab.spec.vc_order if self.escape_first else None
+        self.times = fab.spec.channel_times()       # per port id: its link class's
         self.arrival, self.receive, self.ack, self.chan_free = self._make_protocol()
 
     def _reverse_ports(self) -> list[int]:
@@ -179,7 +180,7 @@ class AckNakFlow(CreditFlow):
         at, chan_free, arrival, ack = self.cal.at, self.chan_free, self.arrival, self.ack
         link_busy, link_packets = fab.link_busy_ps, fab.link_packets
         V, NP, EJ = fab.V, fab.NP, fab.EJ
-        ser, ser_ack, lat = spec.link_ser_ps, spec.ack_link_ser_ps, spec.link_lat_ps
+        ser_of, lat_of, ack_of = self.times
         cut = spec.cut_through
         vc_order = self.vc_order
         now = self.cal.now
@@ -198,6 +199,7 @@ class AckNakFlow(CreditFlow):
                     self.eject(pid, pq[0][0])
                 continue
             fa = free_at[pid]
+            ser, lat, ser_ack = ser_of[pid], lat_of[pid], ack_of[pid]
             if fa > now:
                 # busy: come back when the channel is idle (one wake-up per busy period)
                 if wake_at[pid] != fa:

@@ -76,7 +76,8 @@ class CreditFlow:
         candidates, select, eject = self.route_candidates, self.select, self.eject
         has_admit, admitted = self.has_admit, self.admitted
         EJ, V = fab.EJ, fab.V
-        ser, lat, delay = spec.link_ser_ps, spec.link_lat_ps, spec.delay_ps
+        ser_of, lat_of, _ = spec.channel_times()        # per port id: its link class's
+        delay = spec.delay_ps
         cut = spec.cut_through
 
         def forward(pid: int, vc: int, p: Packet) -> bool:
@@ -89,6 +90,7 @@ class CreditFlow:
             if q2 < 0:
                 return False
             now = cal.now
+            ser, lat = ser_of[pid], lat_of[pid]
             src_q = pid * V + vc
             queues[src_q].popleft()
             occ[q2] += 1

@@ -1,0 +1,276 @@
+"""``icsim reproduce dragonfly``: the balanced 1,056-terminal dragonfly's latency and throughput
+under minimal (MIN), Valiant (VAL), UGAL-L and UGAL-G routing, uniform random (UR) and the
+group-shift "worst case" (WC), beside the exact bounds and the papers' claims.
+
+The network is Kim, Dally, Scott and Abts's balanced dragonfly ("Technology-driven,
+highly-scalable dragonfly topology", ISCA 2008): p = 4, a = 8, h = 4, g = 33
+(``configs/families/dragonfly_1056.yaml``: global links 1 µs, local 48 ns, all 20 Gb/s).
+Single-packet messages, Poisson arrivals, NICs fast enough (160 Gb/s, injection rate factor
+8) not to cap a terminal below its link; window runs of 20 µs warm-up, 60 µs measured, 40 µs
+drain; one full sweep of the load grid per curve (latency and accepted load at every load).
+
+What the papers say, as their abstracts and the later literature state it (their figures could
+not be read here): MIN suits uniform traffic and collapses under the adversarial group shift,
+where every group's traffic crowds its one global link to the next group; VAL balances any
+traffic at about half the capacity; UGAL-G (ideal global queue information) performs like MIN
+on uniform traffic and like VAL on the adversarial one; UGAL-L, deciding from the source
+router's own queues, approaches it less well (Kim et al. 2008; Jiang, Kim and Dally, "Indirect
+adaptive routing on large scale interconnection networks", ISCA 2009).  icsim computes the
+exact bounds of the two oblivious algorithms (:func:`exact_throughput`: every channel's load
+per unit of per-terminal injection, over every pair of routers) and checks each claim against
+the simulation with its verdict (:func:`checks`).  PAR (progressive adaptive routing) is not
+in icsim yet: its row is absent, said in the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from icsim.configs import bundled
+from icsim.experiments.papers.reproduce import Reproduction
+from icsim.experiments.pipeline.curves import Curve, parse_loads
+from icsim.experiments.pipeline.execution import SerialExecutor, make_executor, positive_int
+from icsim.experiments.pipeline.outputs import file_times, written_since
+from icsim.experiments.pipeline.plots import plot_results
+from icsim.experiments.pipeline.sweep import Sweep
+from icsim.model.config import set_path
+from icsim.model.topology import Dragonfly
+from icsim.routing.algorithms.dragonfly import MinimalRoutes
+
+NETWORK = "families/dragonfly_1056.yaml"
+#: (label, algorithm)
+ALGORITHMS = (("MIN", "dfly_min"), ("VAL", "dfly_val"), ("UGAL-L", "ugal_l"),
+              ("UGAL-G", "ugal_g"))
+#: (column, pattern)
+PATTERNS = (("UR", "uniform"), ("WC", "group_shift"))
+#: the model around the routing (module docstring)
+OVERRIDES = {"traffic.message_packets": 1, "traffic.arrivals": "exponential",
+             "nic.bandwidth_gbps": 160, "nic.injection_rate_factor": 8,
+             "run.warmup_us": 20, "run.measure_us": 60, "run.drain_us": 40}
+#: fine below MIN's group-shift ceiling (1/32), then the 0.05 grid of the papers' figures
+LOADS = "0.01,0.02,0.03,0.04," + ",".join(f"{x:.2f}" for x in np.arange(0.05, 1.0001, 0.05))
+
+
+def rates(topology: Dragonfly, column: str) -> np.ndarray:
+    """Router-to-router traffic per unit of per-terminal injection (``R[s, d]``: packets per
+    link time from router s's terminals to router d's): UR over the other terminals, WC each
+    terminal to the terminals of the next group."""
+    n, p, a = topology.num_nodes, topology.terminals_per_router, topology.routers_per_group
+    if column == "UR":
+        t = topology.num_terminals
+        out = np.full((n, n), p * p / (t - 1))
+        np.fill_diagonal(out, p * (p - 1) / (t - 1))
+        return out
+    out = np.zeros((n, n))
+    groups = np.arange(n) // a
+    nxt = (groups + 1) % topology.num_groups
+    out[np.arange(n)[:, None], (nxt[:, None] * a + np.arange(a)[None, :])] = p / a
+    return out
+
+
+def channel_loads(routes: MinimalRoutes, traffic: np.ndarray) -> np.ndarray:
+    """Every channel's load ``[router, port]`` when the router pairs' traffic follows the
+    minimal routes."""
+    topo = routes.topology
+    n = topo.num_nodes
+    load = np.zeros((n, topo.num_ports))
+    src, dst = np.nonzero(traffic)
+    w = traffic[src, dst]
+    cur = src.copy()
+    for _ in range(3):                       # at most local, global, local
+        on = cur != dst
+        if not on.any():
+            break
+        port = routes.port[cur[on] * n + dst[on]]
+        np.add.at(load, (cur[on], port), w[on])
+        cur[on] = topo.neighbor_array[cur[on], port]
+    return load
+
+
+def exact_throughput(routes: MinimalRoutes, column: str, valiant: bool) -> float:
+    """The ideal throughput (γ units) of MIN, or with ``valiant`` of VAL (each packet through
+    the entry router of a uniformly drawn other group), under the column's traffic: the
+    capacity 1 of a channel over its heaviest expected load, at most 1 (a terminal's link)."""
+    traffic = rates(routes.topology, column)
+    if valiant:
+        entry = routes.entry                        # (n, g - 1)
+        m = entry.shape[1]
+        first = np.zeros_like(traffic)
+        second = np.zeros_like(traffic)
+        out_of = traffic.sum(axis=1)
+        for j in range(m):
+            e = entry[:, j]
+            np.add.at(first, (np.arange(len(e)), e), out_of / m)
+            np.add.at(second, e, traffic / m)
+        traffic = first + second
+    worst = channel_loads(routes, traffic).max()
+    return float(min(1.0, 1.0 / worst))
+
+
+def base_config() -> dict[str, Any]:
+    data = yaml.safe_load(bundled(NETWORK).read_text())
+    for key, value in OVERRIDES.items():
+        set_path(data, key, value)
+    return data
+
+
+def curves() -> list[Curve]:
+    grid = parse_loads(LOADS)
+    out = []
+    for label, name in ALGORITHMS:
+        for column, pattern in PATTERNS:
+            data = base_config()
+            set_path(data, "routing.algorithm", name)
+            set_path(data, "traffic.pattern", pattern)
+            out.append(Curve(f"{label} {column}", data, grid,
+                             {"algorithm": label, "column": column}))
+    return out
+
+
+def run_sweep(out: Path, workers: int | None = None, report_only: bool = False) -> pd.DataFrame:
+    """The sweep in ``out/sim`` (resumable from its ``results.csv``): one row per (algorithm,
+    column) with γ*, the accepted load at the top of the grid, the latency at γ 0.1, and the
+    figures."""
+    folder = out / "sim"
+    sweep = Sweep(curves(), folder, search="climb", full=True, run_missing=not report_only,
+                  label="dragonfly")
+    executor = SerialExecutor() if workers == 1 else make_executor(workers)
+    with executor:
+        outcome = sweep.run(executor)
+    rows = []
+    for c in outcome.curves:
+        p = c.curve.params
+        by_load = {round(float(r["offered_load"]), 6): r for r in c.rows}
+        top = by_load.get(max(by_load)) if by_load else None
+        low = by_load.get(0.1)
+        rows.append({"algorithm": p["algorithm"], "column": p["column"],
+                     "gamma_star": c.result.gamma_star,
+                     "lower_bound": c.result.gamma_star_lower_bound,
+                     "accepted_at_1": float(top["accepted_load"]) if top else float("nan"),
+                     "latency_ns_at_0.1": float(low["latency_ns"]) if low else float("nan")})
+    plot_results(outcome.rows, folder)
+    return pd.DataFrame(rows)
+
+
+def checks(sim: pd.DataFrame, exact: dict[tuple[str, str], float]) -> list[tuple[str, str, str]]:
+    """(claim, figures, verdict) for each claim of the module docstring."""
+    g = {(r.algorithm, r.column): r.gamma_star for r in sim.itertuples()}
+    out = []
+
+    def add(claim: str, figures: str, ok: bool, why: str = "") -> None:
+        out.append((claim, figures, ("agrees" if ok else "differs") + (f": {why}" if why else "")))
+
+    def num(x: Any) -> float:
+        return float("nan") if x is None or pd.isna(x) else float(x)
+
+    step = 0.05
+    for label in ("MIN", "VAL"):
+        for column in ("UR", "WC"):
+            ideal = exact[(label, column)]
+            got = num(g.get((label, column)))
+            add(f"{label} {column} at or below its exact bound {ideal:.4f}",
+                f"γ* {got:.3f}", got <= ideal + 1e-9 or np.isnan(got))
+    got = num(g.get(("MIN", "WC")))
+    add("MIN collapses under group shift (Kim et al. 2008): every group's traffic on one "
+        "global link, at most 1/(a p) = 1/32",
+        f"γ* {got:.3f}, exact {exact[('MIN', 'WC')]:.4f}", got <= 1 / 32 + 1e-9 or np.isnan(got))
+    val = [num(g.get(("VAL", c))) for c in ("UR", "WC")]
+    add("VAL's ceiling near one half on both traffics",
+        f"UR {val[0]:.3f}, WC {val[1]:.3f}", all(0.35 <= v <= 0.5 + 1e-9 for v in val))
+    for column in ("UR", "WC"):
+        best = max(num(g.get(("MIN", column))), num(g.get(("VAL", column))))
+        ug = num(g.get(("UGAL-G", column)))
+        add(f"UGAL-G near the better of MIN and VAL on {column} (Kim et al. 2008)",
+            f"UGAL-G {ug:.3f}, better of the two {best:.3f}", ug >= best - 2 * step,
+            "within two grid steps" if ug >= best - 2 * step else "more than two grid steps "
+            "below")
+    for column in ("UR", "WC"):
+        gl, ll = num(g.get(("UGAL-G", column))), num(g.get(("UGAL-L", column)))
+        add(f"UGAL-L at or below UGAL-G on {column} (local information; Jiang et al. 2009)",
+            f"UGAL-L {ll:.3f}, UGAL-G {gl:.3f}", ll <= gl + step, "within a grid step")
+    return out
+
+
+def report(sim: pd.DataFrame | None, exact: dict[tuple[str, str], float],
+           command: str) -> str:
+    lines = ["# Dragonfly routing: the balanced 1,056-terminal network", "",
+             f"Made by `{command}`.", "",
+             "Network: p = 4, a = 8, h = 4, g = 33 (264 routers, 1,056 terminals, one global "
+             "link between every two groups), global links 1 µs, local 48 ns, 20 Gb/s, "
+             "512-byte single-packet messages, 8-packet queues, credit flow control "
+             "(`configs/families/dragonfly_1056.yaml`; module docstring of "
+             "`icsim.experiments.papers.dragonfly`). γ = 1: one packet per link time per "
+             "terminal.", "",
+             "## Exact bounds of the oblivious algorithms", "",
+             "| algorithm | UR | WC (group shift) |", "|---|---|---|"]
+    for label in ("MIN", "VAL"):
+        lines.append(f"| {label} | {exact[(label, 'UR')]:.4f} | {exact[(label, 'WC')]:.4f} |")
+    lines += ["", "Every channel's expected load per unit of per-terminal injection, over all "
+              "264 x 264 router pairs on icsim's own routes; the bound is 1 over the heaviest "
+              "(capped at 1, a terminal's link).", ""]
+    if sim is None:
+        lines += ["No simulation in this folder: `--simulate` runs it."]
+        return "\n".join(lines) + "\n"
+    lines += ["## Simulated saturation throughput γ*", "",
+              "| algorithm | UR | WC (group shift) | latency at γ 0.1, UR (ns) |",
+              "|---|---|---|---|"]
+    for label, _ in ALGORITHMS:
+        row = sim[sim.algorithm == label].set_index("column")
+        cells = []
+        for column in ("UR", "WC"):
+            gs, lb = row.at[column, "gamma_star"], row.at[column, "lower_bound"]
+            cells.append("–" if gs is None or pd.isna(gs) else
+                         f"{'≥' if lb else ''}{float(gs):.2f}")
+        lines.append(f"| {label} | {cells[0]} | {cells[1]} | "
+                     f"{row.at['UR', 'latency_ns_at_0.1']:.0f} |")
+    lines += ["", "PAR (progressive adaptive routing, Jiang et al. 2009) is not in icsim yet.",
+              "", "Figures: `sim/latency.png`, `sim/accepted.png`, `sim/derouted.png`.", "",
+              "## The claims, and the verdicts", "", "| claim | figures | verdict |",
+              "|---|---|---|"]
+    for claim, figures, verdict in checks(sim, exact):
+        lines.append(f"| {claim} | {figures} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="output directory (default runs/dragonfly)")
+    parser.add_argument("--simulate", action="store_true",
+                        help="run the sweep (8 curves x 24 loads; a few minutes on two cores; "
+                             "resumable from OUT/sim/results.csv)")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="simulation processes (default: one per core)")
+
+
+def reproduce(*, out: str | Path | None = None, simulate: bool = False,
+              workers: int | None = None, command: str | None = None) -> Reproduction:
+    """``report.md``, ``exact.csv`` and, with ``simulate`` (or a sweep already in the folder),
+    ``simulated.csv`` and the figures in ``out/sim``."""
+    out = Path(out or "runs/dragonfly")
+    out.mkdir(parents=True, exist_ok=True)
+    since = file_times(out)
+    topo = Dragonfly(4, 8, 4)
+    routes = MinimalRoutes(topo)
+    exact = {(label, column): exact_throughput(routes, column, label == "VAL")
+             for label in ("MIN", "VAL") for column in ("UR", "WC")}
+    pd.DataFrame([{"algorithm": a, "column": c, "throughput": v}
+                  for (a, c), v in exact.items()]).to_csv(out / "exact.csv", index=False,
+                                                          float_format="%.6g")
+    sim = None
+    if simulate or (out / "sim" / "results.csv").exists():
+        sim = run_sweep(out, workers, report_only=not simulate)
+        sim.to_csv(out / "simulated.csv", index=False, float_format="%.6g")
+    text = report(sim, exact, command or "icsim reproduce dragonfly --simulate")
+    (out / "report.md").write_text(text, encoding="utf-8")
+    return Reproduction("dragonfly", out, text,
+                        {p: "written" for p in written_since(out, since)})
+
+
+DRAGONFLY = SimpleNamespace(add_arguments=add_arguments, reproduce=reproduce)
