@@ -20,7 +20,7 @@ class Packet:
 
     __slots__ = (
         "pid", "src", "dst", "tsrc", "tdst", "eport", "birth", "age", "measured", "phase", "target", "sel", "ri",
-        "state", "deroute", "drawn",
+        "state", "deroute", "drawn", "pending",
         "hops", "avail", "enter", "ready", "qid", "from_port", "from_vc", "retries",
     )
 
@@ -42,6 +42,7 @@ class Packet:
         self.state = None            # an algorithm's own per-packet state (Python routing)
         self.deroute = 0             # how derouted (0: not derouted)
         self.drawn = False           # whether a random decision has drawn for it
+        self.pending = None          # registers a reroute at its target gives it (admitted)
         self.hops = 0                # router-to-router links crossed
         self.avail = birth           # when the NIC may send it
         self.enter = -1              # when it entered its source router

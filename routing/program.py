@@ -20,7 +20,10 @@ A :class:`Phase` says how candidates are found at a router, for a packet heading
 target, or its destination when it has none):
 
 1. a packet whose target is this router has reached it: it enters the phase's ``next`` phase
-   and heads for its destination (``target = -1``);
+   and heads for its destination (``target = -1``); where that phase has a ``reroute``
+   (:class:`Reroute`), UGAL's choice is made again here -- go on, or take Valiant's way through
+   a drawn target (progressive adaptive routing) -- and the packet's registers take the
+   outcome when it is admitted here;
 2. ``key = "route"``: the candidate is hop ``ri`` of the packet's source route
    (:class:`Routes`: a port and a VC); past the route's end, the ejection port;
 3. at ``t`` itself, the ejection port (VC 0);
@@ -66,7 +69,8 @@ algorithm's ``deroute_kinds``) — and possibly a target:
 * :class:`Ugal` — the minimal option, or the option through a target drawn as
   :class:`TableTarget`'s, whichever has the smaller congestion times hops (UGAL: the source's
   queue of each route's first hop, or with global information the queue of a channel each
-  route crosses);
+  route crosses); its minimal option may head for a first target (``minimal_via``), where a
+  phase's :class:`Reroute` makes the choice again (PAR);
 * :class:`RandomInBox` — a target drawn coordinate by coordinate from a box of source and
   destination (the minimal box, or RLB's: a direction per dimension first; one draw per
   dimension, from :func:`box_table`), then its option;
@@ -127,6 +131,8 @@ class Phase:
     terminal_escape : ndarray of int64, optional
         The escape port by router and destination terminal index, ``router * c + j``, where
         ``escape[k]`` is -1 (rule 5).
+    reroute : Reroute, optional
+        The choice made again where a packet enters this phase at a target (rule 1).
     """
 
     key: str
@@ -140,6 +146,7 @@ class Phase:
     dateline_vc: int | None = None
     escape_vcs: np.ndarray | None = None
     terminal_escape: np.ndarray | None = None
+    reroute: "Reroute | None" = None
 
 
 @dataclass(frozen=True)
@@ -242,10 +249,27 @@ class Ugal(Decision):
     threshold: int = 0
     probe: tuple | None = field(default=None, repr=False, compare=False)
     probe_vc: int = 0
+    #: the minimal route's first target (N^2, -1: none), and the phase it starts in when it
+    #: has one (else ``minimal.phase``): PAR's hop to the group's gateway, where a
+    #: :class:`Reroute` makes the choice again
+    minimal_via: np.ndarray | None = field(default=None, repr=False, compare=False)
+    minimal_via_phase: int = 0
     rule: ClassVar[str] = "ugal"
 
     def options(self) -> tuple[Option, ...]:
         return (self.minimal, self.valiant)
+
+
+@dataclass(frozen=True)
+class Reroute:
+    """UGAL's choice made again at a phase boundary (progressive adaptive routing, Jiang, Kim
+    and Dally 2009): where a packet enters the phase that carries this, at its target, the
+    program's :class:`Ugal` rule is applied at that router -- with the same tables, the router
+    in the source's place -- between going on in this phase to the destination and
+    ``valiant``, Valiant's way through a freshly drawn target.  The program's decision must
+    be a :class:`Ugal`."""
+
+    valiant: Option
 
 
 @dataclass(frozen=True)
@@ -478,9 +502,24 @@ class Program:
             if len(bad[0]):
                 raise ValueError(f"a decision's targets[{int(bad[0][0])}, {int(bad[1][0])}] is "
                                  f"not a router")
+        for i, ph in enumerate(self.phases):
+            if ph.reroute is None:
+                continue
+            if not isinstance(self.decision, Ugal):
+                raise ValueError(f"phase {i}: a reroute applies the program's UGAL rule; the "
+                                 f"program's decision is not UGAL")
+            opt = ph.reroute.valiant
+            if not 0 <= opt.phase < len(self.phases):
+                raise ValueError(f"phase {i}: its reroute starts in phase {opt.phase}, which "
+                                 f"does not exist")
+            if opt.kind is not None and opt.kind not in deroute_kinds:
+                raise ValueError(f"phase {i}: its reroute counts as derouted {opt.kind!r}, "
+                                 f"which the algorithm does not declare")
         if isinstance(self.decision, Ugal):
             d = self.decision
             tables = [("hops", d.hops), ("first", d.first[0]), ("first", d.first[1])]
+            if d.minimal_via is not None:
+                tables.append(("minimal_via", d.minimal_via))
             if d.probe is not None:
                 tables += [("probe", d.probe[0]), ("probe", d.probe[1])]
             for name, table in tables:
@@ -543,9 +582,15 @@ class Program:
         for f, ph in enumerate(self.phases):
             out = outs[f]
             nxt = f if ph.next is None else ph.next
-            # at its target a packet goes on in the next phase to any destination
-            entering = (np.bitwise_or.reduce(outs[nxt].reshape(n, n, num_vcs), axis=1)
-                        if ph.next is not None else None)
+            # at its target a packet goes on in the next phase to any destination (or, where
+            # that phase reroutes, in the reroute's phase to any target)
+            entering = None
+            if ph.next is not None:
+                entering = np.bitwise_or.reduce(outs[nxt].reshape(n, n, num_vcs), axis=1)
+                again = self.phases[nxt].reroute
+                if again is not None:
+                    entering |= np.bitwise_or.reduce(
+                        outs[again.valiant.phase].reshape(n, n, num_vcs), axis=1)
             for w in range(num_vcs):
                 col = out[:, w]
                 for b in range(nports):
@@ -617,11 +662,14 @@ class Interpreter:
         self._next = [i if ph.next is None else ph.next for i, ph in enumerate(program.phases)]
         self._find = [self._finder(i, ph) for i, ph in enumerate(program.phases)]
         self.has_inject = program.decision is not None
-        self.has_admit = program.has_routes
+        self._reroute = [ph.reroute for ph in program.phases]
+        self.has_admit = program.has_routes or any(r is not None for r in self._reroute)
         self._decide = self._decision(program.decision) if self.has_inject else None
         self._once = not isinstance(program.decision, (Profit, QueueQuadrant, Ugal))
         self.queues: Sequence[int] = ()
-        self.num_vcs = 1
+        self.num_vcs = self.ports_per_router = 1
+        self.adaptive_vc = 0
+        self.rand: Callable[[], float] = lambda: 0.0
 
     # ------------------------------------------------------------------ hops
     def _finder(self, index: int, ph: Phase) -> Callable:
@@ -687,16 +735,33 @@ class Interpreter:
 
     def candidates(self, node: int, packet) -> tuple:
         target = packet.target
+        phase = packet.phase
         if target == node:                    # the intermediate target reached: next phase
-            packet.phase = self._next[packet.phase]
-            packet.target = target = -1
+            phase = self._next[phase]
+            again = self._reroute[phase]
+            if again is None:
+                packet.phase = phase
+                packet.target = target = -1
+            else:                             # UGAL's choice again, taken when admitted here
+                via, minimal = self._choose(node, packet.dst)
+                if minimal:
+                    packet.pending = (phase, -1, packet.sel, packet.deroute)
+                    target = -1
+                else:
+                    opt = again.valiant
+                    phase, target = opt.phase, via
+                    packet.pending = (phase, via, opt.sel, self._codes_of[opt.kind])
         t = packet.dst if target < 0 else target
-        find = self._find[packet.phase]
-        if t == node and self.program.phases[packet.phase].key != ROUTE:
+        find = self._find[phase]
+        if t == node and self.program.phases[phase].key != ROUTE:
             return self.eject_groups
         return find(node, packet, t)
 
     def admitted(self, node: int, packet, port: int, vc: int) -> None:
+        pending = packet.pending
+        if pending is not None and packet.target == node:
+            packet.phase, packet.target, packet.sel, packet.deroute = pending
+            packet.pending = None
         if port != self.eject and self.program.phases[packet.phase].key == ROUTE:
             packet.ri += 1
 
@@ -776,32 +841,47 @@ class Interpreter:
         raise ValueError(f"no interpreter for the decision {type(decision).__name__}")
 
     def _ugal(self, d: Ugal) -> Callable:
-        apply, n, m = self._apply, self.num_nodes, d.targets.shape[1]
-        targets, hops, threshold = d.targets, d.hops, d.threshold
-        first_min, first_val = d.first
-        probe = d.probe
+        apply, n = self._apply, self.num_nodes
+        via_table = d.minimal_via
 
         def ugal(node, packet, used, rand):
-            via = int(targets[node, int(rand() * m) if m > 1 else 0])
-            k_min, k_via = node * n + packet.dst, node * n + via
-            h_min = int(hops[k_min])
-            h_val = int(hops[k_via]) + int(hops[via * n + packet.dst])
-            if probe is None:                     # UGAL-L: the source's own queues
-                q_min, q_val = used[int(first_min[k_min])], used[int(first_val[k_via])]
-            else:                                 # UGAL-G: a channel of each route
-                occ, V, vc = self.queues, self.num_vcs, d.probe_vc
-                q_min = occ[int(probe[0][k_min]) * V + vc]
-                q_val = occ[int(probe[1][k_via]) * V + vc]
-            if q_min * h_min <= q_val * h_val + threshold:
-                apply(packet, d.minimal, -1)
+            via, minimal = self._choose(node, packet.dst)
+            if minimal:
+                first = -1 if via_table is None else int(via_table[node * n + packet.dst])
+                apply(packet, d.minimal if first < 0 else
+                      replace(d.minimal, phase=d.minimal_via_phase), first)
             else:
                 apply(packet, d.valiant, via)
         return ugal
 
-    def bind_queues(self, occupancy: Sequence[int], num_vcs: int) -> None:
-        """The engine's queue occupancies by queue id (what a decision with global
-        information reads: :class:`Ugal`'s probes)."""
+    def _choose(self, node: int, dst: int) -> tuple[int, bool]:
+        """The program's UGAL rule at ``node`` for ``dst``: ``(Valiant's target drawn,
+        whether the minimal route wins)``; one draw of the run's stream where there is more
+        than one target."""
+        d, n = self.program.decision, self.num_nodes
+        m = d.targets.shape[1]
+        via = int(d.targets[node, int(self.rand() * m) if m > 1 else 0])
+        k_min, k_via = node * n + dst, node * n + via
+        h_min = int(d.hops[k_min])
+        h_val = int(d.hops[k_via]) + int(d.hops[via * n + dst])
+        occ, V = self.queues, self.num_vcs
+        if d.probe is None:                       # UGAL-L: this router's own queues
+            base = node * self.ports_per_router
+            a = self.adaptive_vc
+            q_min = occ[(base + int(d.first[0][k_min])) * V + a]
+            q_val = occ[(base + int(d.first[1][k_via])) * V + a]
+        else:                                     # UGAL-G: a channel of each route
+            q_min = occ[int(d.probe[0][k_min]) * V + d.probe_vc]
+            q_val = occ[int(d.probe[1][k_via]) * V + d.probe_vc]
+        return via, q_min * h_min <= q_val * h_val + d.threshold
+
+    def bind_queues(self, occupancy: Sequence[int], num_vcs: int, ports_per_router: int,
+                    adaptive_vc: int, rand: Callable[[], float]) -> None:
+        """The engine's queue occupancies by queue id, its ids' shape and the run's stream:
+        what :class:`Ugal` reads (a router's queues, or any channel's) and draws from, at
+        injection and where a :class:`Reroute` makes the choice again."""
         self.queues, self.num_vcs = occupancy, num_vcs
+        self.ports_per_router, self.adaptive_vc, self.rand = ports_per_router, adaptive_vc, rand
 
     def inject(self, node: int, packet, used, rand) -> None:
         if self._once:                        # a draw: once per packet

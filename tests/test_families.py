@@ -22,7 +22,7 @@ DRAGONFLY = {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}          # 9 groups, 7
 FAT_TREE = {"kind": "fat_tree", "k": 4, "n": 2}                     # 16 terminals
 HYPERX = {"kind": "hyperx", "dims": [3, 3], "p": 2, "trunking": 2}  # 18 terminals
 
-CASES = [(DRAGONFLY, alg, pat) for alg in ("dfly_min", "dfly_val", "ugal_l", "ugal_g")
+CASES = [(DRAGONFLY, alg, pat) for alg in ("dfly_min", "dfly_val", "ugal_l", "ugal_g", "par")
          for pat in ("uniform", "group_shift")]
 CASES += [(FAT_TREE, alg, pat) for alg in ("dmodk", "updown_adaptive")
           for pat in ("uniform", "permutation")]
@@ -64,7 +64,8 @@ def route_hops(cfg, src, dst):
 
 
 @pytest.mark.parametrize("engine", ["simpy", "compiled"])
-@pytest.mark.parametrize("topology,algorithm", [(DRAGONFLY, "dfly_min"), (FAT_TREE, "dmodk"),
+@pytest.mark.parametrize("topology,algorithm", [(DRAGONFLY, "dfly_min"), (DRAGONFLY, "par"),
+                                                (FAT_TREE, "dmodk"),
                                                 (FAT_TREE, "updown_adaptive"),
                                                 (HYPERX, "hx_dor"), (HYPERX, "hx_adaptive")])
 def test_a_packet_at_zero_load_takes_the_formula_along_its_route(table1, topology, algorithm,
@@ -77,7 +78,7 @@ def test_a_packet_at_zero_load_takes_the_formula_along_its_route(table1, topolog
                         for _ in range(8)]
     for src, dst in pairs:
         (s, d, hops, t), = deliver(cfg, [(0, src, dst, 1)], engine)
-        if algorithm == "dfly_min":          # local, global, local: its own table's count
+        if algorithm in ("dfly_min", "par"):  # local, global, local (PAR: minimal when idle)
             h = int(model.routing.routes.hops[topo.terminal_router(src) * topo.num_nodes
                                               + topo.terminal_router(dst)])
         else:                                # minimal on a tree and a HyperX
@@ -216,8 +217,17 @@ def test_the_dragonfly_reproduction_redraws_the_committed_tables(tmp_path):
     rep = icsim.reproduce("dragonfly", out=tmp_path)
     assert (tmp_path / "simulated.csv").read_text() == (committed / "simulated.csv").read_text()
     assert rep.report == (committed / "report.md").read_text()
-    assert "| differs" not in rep.report and rep.report.count("| agrees") == 10
+    assert "| differs" not in rep.report and rep.report.count("| agrees") == 11
     exact = {(r["algorithm"], r["column"]): r["throughput"] for r in
              __import__("csv").DictReader(open(tmp_path / "exact.csv"))}
     assert float(exact[("MIN", "WC")]) == pytest.approx(1 / 32)      # one link per group
     assert float(exact[("VAL", "WC")]) == pytest.approx(0.5)         # two global hops each
+
+
+def test_par_diverts_at_the_gateway_under_group_shift():
+    # the group shift loads each group's one link to the next group: PAR's packets that set
+    # off minimally find their gateway's global queue full and take Valiant's way there
+    res = run(config(DRAGONFLY, "par", "group_shift", 0.3), engine="compiled")
+    assert not res["saturated"]
+    assert res["derouted"]["progressive"] > 0.05
+    assert res["derouted"]["valiant"] + res["derouted"]["progressive"] > 0.5

@@ -33,7 +33,7 @@ from functools import cached_property
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from icsim.routing.program import PAIR, Option, Phase, Program, TableTarget, Ugal
+from icsim.routing.program import PAIR, Option, Phase, Program, Reroute, TableTarget, Ugal
 from icsim.routing.registry import ESCAPE, VC, Routing, register
 
 #: VC classes: one per hop class (before, between and after the global links)
@@ -73,6 +73,9 @@ class MinimalRoutes:
         port = np.where(mine >= 0, mine, local(r, np.where(gw >= 0, gw, r)))
         port = np.where(self.same, local(r, t), port)
         port[r == t] = 0
+        # where the route's first hop is a local one to the group's gateway: the gateway
+        self.via = np.where((mine < 0) & ~self.same, gw, -1).astype(np.int64)
+        self.is_global = port >= a - 1
         # the router the route enters t's group by, and the channel between the groups
         lands = np.where(mine >= 0, nbr[r, np.maximum(mine, 0)],
                          nbr[np.maximum(gw, 0), np.maximum(gw_port, 0)])
@@ -98,16 +101,23 @@ class MinimalRoutes:
         return out
 
     def phase(self, vc_before: int, vc_after: int, next_phase: int | None = None,
-              reachable_same_group: bool = True) -> Phase:
-        """A phase along these routes: VC ``vc_before`` in the source group and on the global
-        link, ``vc_after`` in the target's group.  ``reachable_same_group`` False: a phase
-        whose targets are in other groups (Valiant's first), whose same-group states no
-        packet reaches -- their masks are left empty so that the dependency check does not
-        count them."""
-        mask = self.mask if reachable_same_group else np.where(self.same, 0, self.mask)
-        vcs = np.where(self.same, vc_after, vc_before).astype(np.int64)
+              reachable_same_group: bool = True, vc_global: int | None = None,
+              reached: np.ndarray | None = None, reroute=None) -> Phase:
+        """A phase along these routes: VC ``vc_before`` in the source group (and on the
+        global link, unless ``vc_global`` gives it its own), ``vc_after`` in the target's
+        group.  ``reachable_same_group`` False: a phase whose targets are in other groups
+        (Valiant's first), whose same-group states no packet reaches -- their masks are left
+        empty so that the dependency check does not count them; ``reached`` (a boolean per
+        state) leaves only those."""
+        keep = np.ones(len(self.mask), dtype=bool) if reached is None else reached
+        if not reachable_same_group:
+            keep = keep & ~self.same
+        mask = np.where(keep, self.mask, 0)
+        glob = vc_before if vc_global is None else vc_global
+        vcs = np.where(self.same, vc_after,
+                       np.where(self.is_global, glob, vc_before)).astype(np.int64)
         return Phase(PAIR, ports=mask, escape=self.port, escape_vc=vc_before,
-                     escape_vcs=vcs, next=next_phase)
+                     escape_vcs=vcs, next=next_phase, reroute=reroute)
 
 
 class _Dragonfly(Routing):
@@ -173,6 +183,33 @@ class _Ugal(_Dragonfly):
             minimal=Option(phase=2), valiant=Option(phase=0, kind="valiant"),
             targets=routes.entry, hops=routes.hops, first=(routes.port, routes.port),
             threshold=self.settings.threshold, probe=probe, probe_vc=0))
+
+
+@register("par")
+class ProgressiveAdaptive(_Ugal):
+    """PAR (Jiang, Kim and Dally, ISCA 2009): UGAL-L at the source; a packet that takes the
+    minimal route by a local hop to its group's gateway has the choice made again there, with
+    the gateway's queues, and may still take Valiant's way (counted ``progressive``).  VC
+    classes, in order: local 0 (the hop to the gateway), local 1 (a diverted packet's hop to
+    its new gateway), global 0, local 2, global 1, local 3 -- four VCs, checked acyclic."""
+
+    vcs = (*HOP_VCS, VC("hop3", ESCAPE))
+    deroute_kinds = ("valiant", "progressive")
+
+    def program(self) -> Program:
+        r = self.routes
+        no_local_in_source = r.same | r.is_global          # at a gateway: global, or home
+        phases = (
+            r.phase(0, 0, next_phase=1, reachable_same_group=False),        # 0: VAL, to entry
+            r.phase(2, 3, vc_global=1),                                      # 1: VAL, onwards
+            r.phase(0, 0, next_phase=3, reached=r.same),                     # 2: to the gateway
+            r.phase(0, 2, reached=no_local_in_source,                        # 3: MIN onwards
+                    reroute=Reroute(Option(phase=4, kind="progressive"))),
+            r.phase(1, 1, next_phase=1, reachable_same_group=False, vc_global=0))  # 4: diverted
+        return Program(phases, Ugal(
+            minimal=Option(phase=3), valiant=Option(phase=0, kind="valiant"),
+            targets=r.entry, hops=r.hops, first=(r.port, r.port),
+            threshold=self.settings.threshold, minimal_via=r.via, minimal_via_phase=2))
 
 
 @register("ugal_l")

@@ -69,9 +69,10 @@ D_TABLE_TARGET, D_UGAL = 6, 7
 # phase after its target, whether the packet's ``sel`` filters its ports, its dateline VC (-1:
 # none), where the torus's (stride, k) pairs start in ``rtab`` (for the dateline test) and
 # where its escape VC table starts (-1: none, every escape hop on PH_VC) and its table of escape
-# ports by destination terminal (-1: none)
+# ports by destination terminal (-1: none); where a packet entering it at a target is rerouted
+# (``program.Reroute``), the phase, port filter and deroute code of Valiant's way (-1: none)
 (PH_KEY, PH_PORTS, PH_ESCAPE, PH_VC_ALL, PH_VC, PH_NEXT, PH_FILTERED, PH_DATELINE, PH_DIMS,
- PH_ESC_VCS, PH_TERM, PH_NCOL) = range(12)
+ PH_ESC_VCS, PH_TERM, PH_REROUTE, PH_REROUTE_SEL, PH_REROUTE_KIND, PH_NCOL) = range(15)
 
 
 # ----------------------------------------------------------------------------- ctr
@@ -94,7 +95,7 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  K_PK_RESERVE, K_DECISION, K_BASE, K_ROUTES, K_MIN_OPT, K_AVAIL, K_VARIANT, K_MDD, K_CTRL0, K_CHUNK,
  K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_QBUF, K_T, K_CONC, K_TARGETS, K_TARGETS_M,
  K_UG_HOPS, K_UG_FIRST_MIN, K_UG_FIRST_VAL, K_UG_PROBE_MIN, K_UG_PROBE_VAL, K_UG_PROBE_VC,
- K_UG_THRESHOLD, K_CLASSED, K_NPRM) = range(63)
+ K_UG_THRESHOLD, K_CLASSED, K_UG_VIA, K_UG_VIA_PHASE, K_NPRM) = range(65)
 
 
 # a divisor K_X is followed by K_X_INV, its multiplier ceil(2**63 / prm[K_X]) (``divide``)
@@ -108,9 +109,10 @@ F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_
 # entering the network, its port filter (read only in a filtered phase), whether a random
 # decision has drawn for it (read only at injection), its source and destination terminals and
 # the destination terminal's ejection port (``P_SRC``/``P_DST`` are routers: what routing
-# reads); 24 columns, so that every row starts a cache line
+# reads) and the registers a reroute at its target gives it (``P_PEND``, taken when admitted
+# there); 24 columns, so that every row starts a cache line
 (P_HI, P_LO, P_DST, P_RS, P_READY, P_HOPS, P_FPORT, P_FVC, P_RI, P_AVAIL, P_NEXT, P_LEFT, P_SRC,
- P_BIRTH, P_MEAS, P_DER, P_ENTER, P_SEL, P_DRAWN, P_TSRC, P_TDST, P_EJECT) = range(22)
+ P_BIRTH, P_MEAS, P_DER, P_ENTER, P_SEL, P_DRAWN, P_TSRC, P_TDST, P_EJECT, P_PEND) = range(23)
 
 
 P_NCOL = 24

@@ -16,7 +16,7 @@ from icsim.simulator.engines.compiled.layout import (E_A, E_B, E_KIND, EV_ACK, E
                                                      H_PKT, H_VC, K_NP, K_NPORTS, K_P1, K_V, N_NCOL,
                                                      N_SRCH, P_ENTER, P_NEXT, P_SRC, Q_LEN, T_CHEAD,
                                                      T_CLEN, T_DOWN)
-from icsim.simulator.engines.compiled.routing import candidates
+from icsim.simulator.engines.compiled.routing import peek_candidates
 from icsim.simulator.engines.compiled.speed import divide, prefetch, prefetch_cell
 
 
@@ -94,7 +94,7 @@ def prefetch_ports(prm, pk, qs, dl, n):
 @njit(cache=True, forceinline=True)
 def prefetch_candidates(prm, pk, qs, codes, ph, rtab, route, rhops, node, p):
     """The rows of the queues packet p may be routed to at ``node``."""
-    mask, vc_all, port1, vc1 = candidates(prm, pk, codes, ph, rtab, route, rhops, node, p)
+    mask, vc_all, port1, vc1 = peek_candidates(prm, pk, codes, ph, rtab, route, rhops, node, p)
     base = node * prm[K_P1]
     V = prm[K_V]
     if vc_all >= 0:

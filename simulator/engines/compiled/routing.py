@@ -46,7 +46,8 @@ from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_QUEUE_Q
                                                      P_SEL,
                                                      P_SRC,
                                                      PH_DATELINE, PH_DIMS, PH_ESC_VCS, PH_ESCAPE,
-                                                     PH_TERM,
+                                                     PH_REROUTE, PH_REROUTE_KIND, PH_REROUTE_SEL,
+                                                     PH_TERM, P_PEND, K_UG_VIA, K_UG_VIA_PHASE,
                                                      PH_FILTERED, PH_KEY, PH_NCOL, PH_NEXT,
                                                      PH_PORTS, PH_VC, PH_VC_ALL, Q_OCC, T_DOWN)
 from icsim.simulator.engines.compiled.pcg import random
@@ -87,7 +88,7 @@ def supports(form: Program | None) -> str | None:
     return None
 
 
-def _tables(form: Program, topology: Any,
+def _tables(form: Program, topology: Any, kinds: Sequence[str] = (),
             extra: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """``ph``, ``rtab`` and where the ``extra`` tables (a decision's) start in it (-1 for a
     None); a table shared by several phases (the same array) is laid out once; a program with
@@ -123,6 +124,10 @@ def _tables(form: Program, topology: Any,
             row[PH_DIMS] = place(dims)
         row[PH_ESC_VCS] = place(phase.escape_vcs)
         row[PH_TERM] = place(phase.terminal_escape)
+        if phase.reroute is not None:
+            opt = phase.reroute.valiant
+            row[PH_REROUTE], row[PH_REROUTE_SEL] = opt.phase, opt.sel
+            row[PH_REROUTE_KIND] = kind_code(opt.kind, kinds)
     starts = [place(table) for table in extra]
     rtab = np.concatenate(chunks) if chunks else np.zeros(1, np.int64)
     return ph, rtab, starts
@@ -178,8 +183,8 @@ def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
         extra.append(decision.targets)
     if isinstance(decision, Ugal):
         probe = decision.probe or (None, None)
-        extra += [decision.hops, *decision.first, *probe]
-    ph, rtab, starts = _tables(form, topology, extra)
+        extra += [decision.hops, *decision.first, *probe, decision.minimal_via]
+    ph, rtab, starts = _tables(form, topology, kinds, extra)
     params = {"K_DECISION": RULES[type(decision) if decision is not None else None],
               "K_ROUTES": form.has_routes, "K_MIN_OPT": 0, "K_VARIANT": 0, "K_MDD": 1}
     if extra:
@@ -187,7 +192,10 @@ def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
     if isinstance(decision, Ugal):
         params.update(K_UG_HOPS=starts[1], K_UG_FIRST_MIN=starts[2], K_UG_FIRST_VAL=starts[3],
                       K_UG_PROBE_MIN=starts[4], K_UG_PROBE_VAL=starts[5],
-                      K_UG_PROBE_VC=decision.probe_vc, K_UG_THRESHOLD=decision.threshold)
+                      K_UG_PROBE_VC=decision.probe_vc, K_UG_THRESHOLD=decision.threshold,
+                      K_UG_VIA=starts[6], K_UG_VIA_PHASE=decision.minimal_via_phase)
+    else:
+        params["K_UG_VIA"] = -1
     fparams = {"F_ETA": 0.0}
     if isinstance(decision, Profit):
         plans = _options(decision.plans, [decision.minimal], kinds)
@@ -241,7 +249,7 @@ def registers(target, phase):
 
 
 @njit(cache=True, forceinline=True)
-def candidates(prm, pk, codes, ph, rtab, route, rhops, node, p):
+def candidates(prm, pk, qs, rng, codes, ph, rtab, route, rhops, node, p):
     """The program's candidates for packet p at ``node`` (``Interpreter.candidates``, rules
     1-5 of ``icsim.routing.program``): ``(mask, vc_all, port, vc)`` (above)."""
     rs = pk[p, P_RS]
@@ -250,6 +258,31 @@ def candidates(prm, pk, codes, ph, rtab, route, rhops, node, p):
     if t == node:                     # its target reached: the next phase, to its destination
         f = ph[f, PH_NEXT]
         t = -1
+        if ph[f, PH_REROUTE] >= 0:    # UGAL's choice again (taken when admitted here)
+            via, o = ugal(prm, rtab, qs, rng, node, pk[p, P_DST])
+            if o == 1:
+                f = ph[f, PH_REROUTE]
+                t = via
+            pk[p, P_PEND] = registers(t, f)
+    return route_at(prm, pk, codes, ph, rtab, route, rhops, node, p, f, t)
+
+
+@njit(cache=True, forceinline=True)
+def peek_candidates(prm, pk, codes, ph, rtab, route, rhops, node, p):
+    """:func:`candidates` without a reroute's choice (what prefetching reads: no draw)."""
+    rs = pk[p, P_RS]
+    f = rs & 255
+    t = rs >> 8
+    if t == node:
+        f = ph[f, PH_NEXT]
+        t = -1
+    return route_at(prm, pk, codes, ph, rtab, route, rhops, node, p, f, t)
+
+
+@njit(cache=True, forceinline=True)
+def route_at(prm, pk, codes, ph, rtab, route, rhops, node, p, f, t):
+    """Rules 2-5 for packet p at ``node`` in phase ``f``, heading for ``t`` (-1: its
+    destination)."""
     key = ph[f, PH_KEY]
     if key == KEY_ROUTE:
         pair = pk[p, P_SRC] * prm[K_N] + pk[p, P_DST]
@@ -289,7 +322,14 @@ def admitted(prm, pk, ph, p, q2):
     its destination; in a route phase it moves along its route."""
     rs = pk[p, P_RS]
     if rs >= 0 and (rs >> 8) == divide(prm, q2, K_NPV_NODE):
-        rs = registers(-1, ph[rs & 255, PH_NEXT])
+        nxt = ph[rs & 255, PH_NEXT]
+        if ph[nxt, PH_REROUTE] >= 0:                  # the reroute's choice
+            rs = pk[p, P_PEND]
+            if rs >= 0:                               # Valiant's way, through a target
+                pk[p, P_SEL] = ph[nxt, PH_REROUTE_SEL]
+                pk[p, P_DER] = ph[nxt, PH_REROUTE_KIND]
+        else:
+            rs = registers(-1, nxt)
         pk[p, P_RS] = rs
     if prm[K_ROUTES] and ph[rs & 255, PH_KEY] == KEY_ROUTE:
         if port_of(prm, divide(prm, q2, K_V)) < prm[K_NPORTS]:
@@ -310,9 +350,9 @@ def local_adaptive_used(prm, qs, pt, used, node):
 
 
 @njit(cache=True, forceinline=True)
-def ugal(prm, rtab, qs, pt, used, rng, node, dst):
-    """UGAL's choice (``Interpreter._ugal``): ``(target, option)``, option 0 the minimal
-    route, 1 Valiant's through the target."""
+def ugal(prm, rtab, qs, rng, node, dst):
+    """UGAL's choice at ``node`` (``Interpreter._choose``): ``(target, option)``, option 0
+    the minimal route, 1 Valiant's through the target."""
     n = prm[K_N]
     m = prm[K_TARGETS_M]
     via = rtab[prm[K_TARGETS] + node * m + (int(random(rng) * m) if m > 1 else 0)]
@@ -321,12 +361,13 @@ def ugal(prm, rtab, qs, pt, used, rng, node, dst):
     hops = prm[K_UG_HOPS]
     h_min = rtab[hops + k_min]
     h_val = rtab[hops + k_via] + rtab[hops + via * n + dst]
-    if prm[K_UG_PROBE_MIN] < 0:                       # UGAL-L: the source's own queues
-        local_adaptive_used(prm, qs, pt, used, node)
-        q_min = used[rtab[prm[K_UG_FIRST_MIN] + k_min]]
-        q_val = used[rtab[prm[K_UG_FIRST_VAL] + k_via]]
+    V = prm[K_V]
+    if prm[K_UG_PROBE_MIN] < 0:                       # UGAL-L: this router's own queues
+        base = node * prm[K_P1]
+        a = prm[K_ADAPTIVE_VC]
+        q_min = qs[(base + rtab[prm[K_UG_FIRST_MIN] + k_min]) * V + a, Q_OCC]
+        q_val = qs[(base + rtab[prm[K_UG_FIRST_VAL] + k_via]) * V + a, Q_OCC]
     else:                                             # UGAL-G: a channel of each route
-        V = prm[K_V]
         vc = prm[K_UG_PROBE_VC]
         q_min = qs[rtab[prm[K_UG_PROBE_MIN] + k_min] * V + vc, Q_OCC]
         q_val = qs[rtab[prm[K_UG_PROBE_VAL] + k_via] * V + vc, Q_OCC]
@@ -371,9 +412,15 @@ def inject_route(prm, fprm, pk, qs, pt, rtab, used, dec, rng, node, p):
         target = rtab[prm[K_TARGETS] + node * m + (int(random(rng) * m) if m > 1 else 0)]
         o = 0
     elif rule == D_UGAL:                              # minimal, or Valiant through a target
-        target, o = ugal(prm, rtab, qs, pt, used, rng, node, pk[p, P_DST])
-        if o == 0:
-            target = -1
+        target, o = ugal(prm, rtab, qs, rng, node, pk[p, P_DST])
+        if o == 0:                                    # the minimal route's first target
+            via = prm[K_UG_VIA]
+            target = rtab[via + node * prm[K_N] + pk[p, P_DST]] if via >= 0 else -1
+            if target >= 0:
+                pk[p, P_RS] = registers(target, prm[K_UG_VIA_PHASE])
+                pk[p, P_SEL] = dec.opt_sel[0]
+                pk[p, P_DER] = dec.opt_kind[0]
+                return
     else:                                             # D_RANDOM_TARGET
         target = int(random(rng) * prm[K_N])
         n = prm[K_MIN_OPT] + 1

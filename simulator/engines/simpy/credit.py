@@ -46,8 +46,8 @@ class CreditFlow:
         # methods (Routing.hooks)
         (self.route_candidates, self.route_inject, self.route_admitted, self.has_inject,
          self.has_admit) = spec.routing.hooks()
-        if spec.routing.form is not None:    # decisions with global information read queues
-            spec.routing.interpreter.bind_queues(fab.occ, fab.V)
+        if spec.routing.form is not None:    # UGAL reads queues and draws (program.Ugal)
+            spec.routing.interpreter.bind_queues(fab.occ, fab.V, fab.P, fab.adaptive_vc, rand)
         if fab.c > 1:
             self.route_candidates = terminal_ejection(self.route_candidates, fab.EJ)
         self.escape_first = spec.arbitration == "escape_priority"
