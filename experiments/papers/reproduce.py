@@ -75,6 +75,9 @@ register("torus-routing", "icsim.experiments.papers.torus_routing:TORUS_ROUTING"
 register("dragonfly", "icsim.experiments.papers.dragonfly:DRAGONFLY",
          "Dragonfly (1,056 terminals): MIN, VAL, UGAL-L, UGAL-G under uniform and group-shift "
          "traffic, beside the exact bounds and Kim et al. 2008 / Jiang et al. 2009")
+register("fat-tree", "icsim.experiments.papers.fat_tree:FAT_TREE",
+         "Fat trees: D-mod-k on k-ary 3-trees beside Zahavi's non-blocking shifts (exact), and "
+         "D-mod-k vs adaptive up*/down* simulated")
 register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
          "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
 register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2",
