@@ -231,3 +231,32 @@ def test_par_diverts_at_the_gateway_under_group_shift():
     assert not res["saturated"]
     assert res["derouted"]["progressive"] > 0.05
     assert res["derouted"]["valiant"] + res["derouted"]["progressive"] > 0.5
+
+
+def test_dmodk_routes_every_shift_of_a_tree_without_sharing_a_channel():
+    """Zahavi (2010), exactly: on the 8-ary 3-tree (512 terminals), every one of the 511 shift
+    permutations puts at most one packet on each channel under icsim's D-mod-k routes; a
+    random permutation does not (static routing's price)."""
+    from icsim.experiments.papers.fat_tree import channel_loads
+    from icsim.model.topology import FatTree
+    from icsim.routing.algorithms.fattree import TreeRoutes
+
+    tree = FatTree(8, 3)
+    routes = TreeRoutes(tree)
+    every = np.arange(512)
+    assert max(channel_loads(tree, routes, (every + j) % 512)[0] for j in range(1, 512)) == 1
+    busiest, ebb = channel_loads(tree, routes, np.random.default_rng(0).permutation(512))
+    assert busiest > 1 and 0.4 < ebb < 0.8
+
+
+def test_the_fat_tree_reproduction_redraws_the_committed_tables(tmp_path):
+    import shutil
+
+    import icsim
+    from tests.golden.cases import REPO
+
+    committed = REPO / "experiments" / "results" / "fat_tree"
+    shutil.copytree(committed / "sim", tmp_path / "sim")
+    rep = icsim.reproduce("fat-tree", out=tmp_path)
+    assert rep.report == (committed / "report.md").read_text()
+    assert (tmp_path / "simulated.csv").read_text() == (committed / "simulated.csv").read_text()
