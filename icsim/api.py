@@ -278,7 +278,8 @@ def latency_distribution_figure(results: Mapping[str, Any], title: str | None = 
 
 def channel_heatmap_figure(result: Result | pd.DataFrame, value: str = "utilisation",
                            title: str | None = None):
-    """A run's channel load on the torus coordinates (ranked bars on graphs)."""
+    """A run's channel load: on the torus coordinates, a dragonfly's group pairs, a fat tree's
+    levels (ranked bars on graphs and HyperX)."""
     from icsim.experiments.pipeline.run_figures import channel_heatmap_figure as draw
     from icsim.experiments.pipeline.run_figures import run_label
 

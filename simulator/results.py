@@ -352,8 +352,9 @@ def channel_table(spec: Any, tally: Tally) -> Any:
     ("x+"; "p3" on graphs), ``dim`` and ``sign`` (-1 and 0 on graphs), ``vc``, ``vc_name``,
     ``utilisation`` (busy fraction of the window, the channel's, on each of its VC rows),
     ``packets`` (that crossed it on this VC), ``mean_occupancy`` (packets in this VC's queue,
-    sampled through the window) and on tori the node's coordinates ``c0, c1, ...`` — the table
-    :mod:`icsim.experiments.pipeline.run_figures` draws."""
+    sampled through the window), ``to`` (the router the channel leads to), ``link_class``, on
+    tori the node's coordinates ``c0, c1, ...``, on a dragonfly ``group`` and ``to_group``, on a
+    fat tree ``level`` — the table :mod:`icsim.experiments.pipeline.run_figures` draws."""
     import pandas as pd
 
     columns = ["node", "port", "direction", "dim", "sign", "vc", "vc_name", "utilisation",
@@ -369,6 +370,15 @@ def channel_table(spec: Any, tally: Tally) -> Any:
     qpackets = np.asarray(tally.packets, dtype=np.int64)
     qocc = np.asarray(tally.occupancy, dtype=np.float64)
     names = [topo.port_name(p) for p in range(spec.num_ports)]
+    to = spec.neighbor[node, port]
+    class_names, class_index = topo.port_classes
+    extra = {"to": to,
+             "link_class": np.asarray(class_names, dtype=object)[class_index[node, port]]}
+    if "groups" in topo.capabilities:
+        a = topo.routers_per_group
+        extra.update(group=node // a, to_group=to // a)
+    if "updown" in topo.capabilities:
+        extra["level"] = node // topo.switches_per_level
     frames = []
     for vc in range(V):
         q = (node * P + port) * V + vc
@@ -376,7 +386,7 @@ def channel_table(spec: Any, tally: Tally) -> Any:
              "dim": port >> 1 if torus else np.full(len(port), -1),
              "sign": np.where(port & 1, -1, 1) if torus else np.zeros(len(port), int),
              "vc": np.full(len(port), vc), "vc_name": spec.vcs[vc].name,
-             "utilisation": busy, "packets": qpackets[q], "mean_occupancy": qocc[q]}
+             "utilisation": busy, "packets": qpackets[q], "mean_occupancy": qocc[q], **extra}
         if torus:
             for d in range(topo.n):
                 f[f"c{d}"] = topo.coord_array[node, d]

@@ -260,3 +260,30 @@ def test_the_fat_tree_reproduction_redraws_the_committed_tables(tmp_path):
     rep = icsim.reproduce("fat-tree", out=tmp_path)
     assert rep.report == (committed / "report.md").read_text()
     assert (tmp_path / "simulated.csv").read_text() == (committed / "simulated.csv").read_text()
+
+
+def test_the_channel_heatmap_of_a_dragonfly_and_of_a_fat_tree():
+    """A dragonfly's global channels as a group-pair matrix (the group shift lights the
+    diagonal above the main one), a fat tree's per level, up and down."""
+    import icsim
+
+    res = icsim.run("families/dragonfly_1056",
+                    {"routing.algorithm": "dfly_min", "traffic.pattern": "group_shift",
+                     "traffic.load": 0.02, "run.warmup_us": 5, "run.measure_us": 20,
+                     "run.drain_us": 20})
+    ch = res.channels
+    assert {"to", "link_class", "group", "to_group"} <= set(ch.columns)
+    glob = ch[ch.link_class == "global"].groupby(["group", "to_group"]).utilisation.max()
+    hot = glob[glob > 0.3]
+    assert len(hot) == 33 and all((j - i) % 33 == 1 for i, j in hot.index)
+    fig = icsim.channel_heatmap_figure(res)
+    assert any(a.get_gid() == "heatmap:global" for ax in fig.axes for a in ax.get_images())
+    tree = icsim.run("families/fat_tree", {"traffic.load": 0.3, "run.warmup_us": 5,
+                                           "run.measure_us": 20, "run.drain_us": 20})
+    ch = tree.channels
+    assert set(ch.level) == {0, 1, 2}
+    assert set(ch[ch.level == 0].link_class) == {"up"} and set(ch[ch.level == 2].link_class) \
+        == {"down"}                                      # leaves go up, the top only down
+    fig = icsim.channel_heatmap_figure(tree)
+    gids = {a.get_gid() for ax in fig.axes for a in ax.get_images()}
+    assert {"heatmap:up", "heatmap:down"} <= gids

@@ -22,8 +22,10 @@ Channel load
     its coordinates, one panel per dimension and direction, each an image of the (c0, c1) planes
     side by side (every channel drawn; on big tori the planes folded by their maximum, so that
     a hot channel anywhere shows);
-    a graph's channels become a ranked bar chart.  :func:`channel_totals` is the per-channel
-    table both draw from.
+    a dragonfly's become a (from group, to group) matrix of its global channels beside its
+    groups' local ones, a fat tree's an image of each level's switches (up and down); a
+    graph's (and a HyperX's) channels become a ranked bar chart.  :func:`channel_totals` is
+    the per-channel table they draw from.
 """
 
 from __future__ import annotations
@@ -316,7 +318,76 @@ def channel_heatmap_figure(channels: pd.DataFrame, value: str = "utilisation",
         raise ValueError(f"no column {value!r} in the channel table")
     if _is_torus(totals):
         return _torus_heatmap(totals, channels, value, agg, title, label)
+    if "to_group" in totals:
+        return _group_heatmap(totals, value, title, label)
+    if "level" in totals:
+        return _level_heatmap(totals, value, title, label)
     return _ranked_channels(totals, value, top, title, label)
+
+
+def _image_panel(fig, ax, image, value, xlabel, ylabel, gid):
+    import matplotlib
+
+    cmap = matplotlib.colormaps["magma_r"].with_extremes(bad="0.85")
+    shown = ax.imshow(np.ma.masked_invalid(image), origin="lower", cmap=cmap, vmin=0.0,
+                      vmax=float(np.nanmax(image)) if np.isfinite(image).any() else 1.0,
+                      interpolation="nearest", aspect="auto")
+    shown.set_gid(gid)
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel(ylabel, fontsize=9)
+    fig.colorbar(shown, ax=ax, shrink=0.85).set_label(VALUES.get(value, value), fontsize=8)
+
+
+def _group_heatmap(totals, value, title, label=None):
+    """A dragonfly's channels: the global ones as a (from group, to group) matrix (the
+    busiest link of the pair; grey: no link), the local ones per group (busiest and mean)."""
+    g = int(max(totals["group"].max(), totals["to_group"].max())) + 1
+    glob = totals[totals["link_class"] == "global"]
+    matrix = np.full((g, g), np.nan)
+    pairs = glob.groupby(["group", "to_group"])[value].max()
+    for (i, j), v in pairs.items():
+        matrix[int(i), int(j)] = v
+    local = totals[totals["link_class"] == "local"].groupby("group")[value]
+    fig = _agg_canvas((12.0, 5.2))
+    ax_g, ax_l = fig.subplots(1, 2, width_ratios=(1.15, 1))
+    _image_panel(fig, ax_g, matrix, value, "to group", "from group", "heatmap:global")
+    ax_g.set_title("global channels, by group pair", fontsize=10, loc="left")
+    groups = np.arange(g)
+    ax_l.plot(groups, local.max().reindex(groups).to_numpy(float), "o-", ms=3, label="busiest",
+              gid="local:max")
+    ax_l.plot(groups, local.mean().reindex(groups).to_numpy(float), "s--", ms=3, label="mean",
+              gid="local:mean")
+    ax_l.set_xlabel("group", fontsize=9)
+    ax_l.set_ylabel(VALUES.get(value, value), fontsize=9)
+    ax_l.set_ylim(bottom=0)
+    ax_l.grid(alpha=0.3)
+    ax_l.legend(fontsize="small")
+    ax_l.set_title("local channels of each group", fontsize=10, loc="left")
+    text = title or (f"Channel {value}" + (f": {label}" if label else " on the dragonfly"))
+    fig.suptitle(text + "\n" + _busiest_text(totals, value), fontsize=10)
+    return fig
+
+
+def _level_heatmap(totals, value, title, label=None):
+    """A fat tree's channels: per level (rows) and switch (columns), the busiest up channel
+    and the busiest down channel of each switch (grey: none)."""
+    levels = int(totals["level"].max()) + 1
+    width = int(totals.groupby("level")["node"].nunique().max())
+    fig = _agg_canvas((12.0, 2.2 + 0.9 * levels))
+    axes = fig.subplots(1, 2)
+    for ax, cls in zip(axes, ("up", "down")):
+        part = totals[totals["link_class"] == cls]
+        image = np.full((levels, width), np.nan)
+        for (lv, node), v in part.groupby(["level", "node"])[value].max().items():
+            first = int(totals.loc[totals["level"] == lv, "node"].min())
+            image[int(lv), int(node) - first] = v
+        _image_panel(fig, ax, image, value, "switch within its level", "level (0: leaves)",
+                     f"heatmap:{cls}")
+        ax.set_yticks(range(levels))
+        ax.set_title(f"{cls} channels: each switch's busiest", fontsize=10, loc="left")
+    text = title or (f"Channel {value}" + (f": {label}" if label else " on the fat tree"))
+    fig.suptitle(text + "\n" + _busiest_text(totals, value), fontsize=10)
+    return fig
 
 
 def _busiest_text(totals: pd.DataFrame, value: str, n: int = 5) -> str:
