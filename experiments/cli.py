@@ -174,6 +174,8 @@ def format_result(r: dict[str, Any]) -> str:
     if r.get("channel_utilisation_mean") is not None:
         lines.append(f"  channels        utilisation mean {r['channel_utilisation_mean']:.3f}, "
                      f"max {r['channel_utilisation_max']:.3f}")
+        for name, u in (r.get("channel_utilisation_by_class") or {}).items():
+            lines.append(f"    {name:13s} utilisation mean {u['mean']:.3f}, max {u['max']:.3f}")
     lines.append(f"  packets         {r['packets_delivered']}/{r['packets_measured']} measured "
                  f"delivered")
     lines.append(f"  simulated       {r['sim_time_ns'] / 1000:.1f} us in {r['wall_s']:.2f} s "
