@@ -13,6 +13,7 @@ import pytest
 from icsim.configs import bundled, listing
 from icsim.experiments.cli import main
 from icsim.model.config import ConfigError, config_from_dict, read_config_file
+from icsim.routing.registry import ROUTING
 from icsim.simulator.build import from_dict
 
 QUICKSTART = str(bundled("quickstart.yaml"))
@@ -28,6 +29,9 @@ def config_error(capsys, *sets: str) -> str:
 
 
 # ---------------------------------------------------------------------------------- did you mean
+#: every registered algorithm, as the messages list them (sorted)
+ALGORITHMS = ", ".join(sorted(ROUTING.names()))
+
 @pytest.mark.parametrize("sets, message", [
     (["topolgy.dims=[4]"], "topolgy: unknown key (did you mean 'topology'?)"),
     (["topology.dim=[4]"], "topology.dim: unknown key (did you mean 'topology.dims'?)"),
@@ -37,19 +41,13 @@ def config_error(capsys, *sets: str) -> str:
                               "file, nodes, degree, seed, p, a, h, g, arrangement, k, n, taper, "
                               "trunking, failed_links, failed_nodes"),
     (["routing.algorithm=abd"], "routing.algorithm: unknown algorithm 'abd' (did you mean "
-                                "'abr'? valid: abr, cqr, dfly_min, dfly_val, dmodk, dor, goal, hx_adaptive, "
-                                "hx_dor, o1turn, ofr, por, rlb, rlbth, romm, table, ugal_g, ugal_l, "
-                                "updown_adaptive, val)"),
+                                "'abr'? valid: " + ALGORITHMS + ")"),
     (["routing.algorithm=DOR"], "routing.algorithm: unknown algorithm 'DOR' (did you mean "
-                                "'dor'? valid: abr, cqr, dfly_min, dfly_val, dmodk, dor, goal, hx_adaptive, "
-                                "hx_dor, o1turn, ofr, por, rlb, rlbth, romm, table, ugal_g, ugal_l, "
-                                "updown_adaptive, val)"),
+                                "'dor'? valid: " + ALGORITHMS + ")"),
     (["traffic.pattern=unifrom"], "traffic.pattern: unknown traffic pattern 'unifrom' (did you "
                                   "mean 'uniform'? valid: alltoall, "),
     (["routing.ofrr.delta=3"], "routing.ofrr: not a routing algorithm's section (did you mean "
-                               "'routing.ofr'? valid: abr, cqr, dfly_min, dfly_val, dmodk, dor, goal, hx_adaptive, "
-                                "hx_dor, o1turn, ofr, por, rlb, rlbth, romm, table, ugal_g, ugal_l, "
-                                "updown_adaptive, val)"),
+                               "'routing.ofr'? valid: " + ALGORITHMS + ")"),
     (["routing.algorithm=ofr", "routing.ofr.deltaa=3"],
      "routing.ofr.deltaa: unknown key (did you mean 'routing.ofr.delta'?)"),
     (["routing.algorithm=table", "routing.table.generator=ssp"],
