@@ -21,7 +21,15 @@ again at the gateway, comes closer to UGAL-G on the adversarial traffic.  icsim 
 exact bounds of the two oblivious algorithms (:func:`exact_throughput`: every channel's load
 per unit of per-terminal injection, over every pair of routers) and checks each claim against
 the simulation with its verdict (:func:`checks`).
-"""
+
+BookSim2 beside it: ``booksim.csv`` in the output folder, when present, holds BookSim2's own
+dragonfly (``topology = dragonflynew``, ``k = 4``: the same p, a, h, g and absolute
+arrangement; 1-flit packets, 3 VCs of 256 flits, local channels 10 cycles and global 100, its
+``min`` and ``ugal`` routing, the ``uniform`` and ``bad_dragon`` traffic -- the group shift),
+its γ* bisected on the same 0.05 grid (a load sustained: no "unstable" ending and accepted at
+least 0.95 x offered); the report sets it beside icsim's.  BookSim2 is not part of icsim: the
+file says how it was made (public source, built here, run by hand).
+
 
 from __future__ import annotations
 
@@ -203,7 +211,8 @@ def checks(sim: pd.DataFrame, exact: dict[tuple[str, str], float]) -> list[tuple
     return out
 
 
-def report(sim: pd.DataFrame | None, exact: dict[tuple[str, str], float]) -> str:
+def report(sim: pd.DataFrame | None, exact: dict[tuple[str, str], float],
+           booksim: pd.DataFrame | None = None) -> str:
     lines = ["# Dragonfly routing: the balanced 1,056-terminal network", "",
              "Made by `icsim reproduce dragonfly --simulate --out DIR`; the same command "
              "without `--simulate` redraws this report from `DIR/sim/results.csv`.", "",
@@ -249,7 +258,35 @@ def report(sim: pd.DataFrame | None, exact: dict[tuple[str, str], float]) -> str
               "|---|---|---|"]
     for claim, figures, verdict in checks(sim, exact):
         lines.append(f"| {claim} | {figures} | {verdict} |")
+    if booksim is not None:
+        lines += ["", "## BookSim2's own dragonfly on the same network", "",
+                  "| algorithm | UR: icsim | UR: BookSim2 | WC: icsim | WC: BookSim2 |",
+                  "|---|---|---|---|---|"]
+        g = {(r.algorithm, r.column): r.gamma_star for r in sim.itertuples()}
+        b = {(r.algorithm, r.column): r.gamma_star for r in booksim.itertuples()}
+        for label in ("MIN", "UGAL-L"):
+            cells = []
+            for column in ("UR", "WC"):
+                cells += [_star(g.get((label, column))), _star(b.get((label, column)))]
+            lines.append(f"| {label} | {' | '.join(cells)} |")
+        lines += ["", str(booksim.attrs.get("how", "")), ""]
     return "\n".join(lines) + "\n"
+
+
+def _star(x: Any) -> str:
+    return "–" if x is None or pd.isna(x) else f"{float(x):.2f}"
+
+
+def read_booksim(path: Path) -> pd.DataFrame | None:
+    """BookSim2's γ* (``algorithm, column, gamma_star``; comment lines first, saying how they
+    were made), or None without the file."""
+    if not path.exists():
+        return None
+    text = path.read_text(encoding="utf-8")
+    df = pd.read_csv(path, comment="#")
+    df.attrs["how"] = " ".join(line.lstrip("# ").strip() for line in text.splitlines()
+                               if line.startswith("#"))
+    return df
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -280,7 +317,8 @@ def reproduce(*, out: str | Path | None = None, simulate: bool = False,
     if simulate or (out / "sim" / "results.csv").exists():
         sim = run_sweep(out, workers, report_only=not simulate)
         sim.to_csv(out / "simulated.csv", index=False, float_format="%.6g")
-    text = report(sim, exact)
+    booksim = read_booksim(out / "booksim.csv")
+    text = report(sim, exact, booksim if sim is not None else None)
     (out / "report.md").write_text(text, encoding="utf-8")
     return Reproduction("dragonfly", out, text,
                         {p: "written" for p in written_since(out, since)})
