@@ -26,7 +26,7 @@ CASES = [(DRAGONFLY, alg, pat) for alg in ("dfly_min", "dfly_val", "ugal_l", "ug
          for pat in ("uniform", "group_shift")]
 CASES += [(FAT_TREE, alg, pat) for alg in ("dmodk", "updown_adaptive")
           for pat in ("uniform", "permutation")]
-CASES += [(HYPERX, alg, pat) for alg in ("hx_dor", "hx_adaptive")
+CASES += [(HYPERX, alg, pat) for alg in ("hx_dor", "hx_adaptive", "valiant", "ugal")
           for pat in ("uniform", "permutation")]
 IDS = [f"{t['kind']}-{a}-{p}" for t, a, p in CASES]
 
@@ -146,6 +146,13 @@ def test_a_routing_whose_dependencies_close_a_cycle_is_refused_at_build():
 def test_an_algorithm_on_a_topology_it_cannot_route_is_refused(topology, algorithm, needs):
     with pytest.raises(ConfigError, match=needs):
         build(config(topology, algorithm))
+
+
+def test_valiant_and_ugal_over_shortest_paths_refuse_a_torus_naming_its_cycle():
+    # a torus's shortest paths close rings on one VC: the build's dependency check says so
+    with pytest.raises(ConfigError, match="channel-dependency graph has a cycle .* z\\+ "
+                                          "phase0"):
+        build(config({"kind": "torus", "dims": [4, 4, 4]}, "ugal"))
 
 
 def test_group_shift_needs_groups():
