@@ -78,6 +78,9 @@ register("dragonfly", "icsim.experiments.papers.dragonfly:DRAGONFLY",
 register("fat-tree", "icsim.experiments.papers.fat_tree:FAT_TREE",
          "Fat trees: D-mod-k on k-ary 3-trees beside Zahavi's non-blocking shifts (exact), and "
          "D-mod-k vs adaptive up*/down* simulated")
+register("hyperx", "icsim.experiments.papers.hyperx:HYPERX",
+         "HyperX 8x8 (512 terminals): DOR and minimal adaptive vs Valiant and UGAL, uniform and "
+         "line shift, beside the exact bounds and Ahn et al. 2009")
 register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
          "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
 register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2",
