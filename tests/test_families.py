@@ -296,3 +296,16 @@ def test_the_channel_heatmap_of_a_dragonfly_and_of_a_fat_tree():
     fig = icsim.channel_heatmap_figure(tree)
     gids = {a.get_gid() for ax in fig.axes for a in ax.get_images()}
     assert {"heatmap:up", "heatmap:down"} <= gids
+
+
+def test_the_hyperx_reproduction_redraws_the_committed_tables(tmp_path):
+    import shutil
+
+    import icsim
+    from tests.golden.cases import REPO
+
+    committed = REPO / "experiments" / "results" / "hyperx"
+    shutil.copytree(committed / "sim", tmp_path / "sim")
+    rep = icsim.reproduce("hyperx", out=tmp_path)
+    assert rep.report == (committed / "report.md").read_text()
+    assert "| differs" not in rep.report and rep.report.count("| agrees") == 7
