@@ -33,7 +33,7 @@ class TreeRoutes:
     ``t`` is the router itself or not a leaf (no packet heads for it)."""
 
     def __init__(self, tree):
-        k, n, N = tree.k, tree.num_levels, tree.num_nodes
+        k, N = tree.k, tree.num_nodes
         nbr = tree.neighbor_array
         level = np.arange(N) // tree.switches_per_level
         digits = tree.digit_array

@@ -12,7 +12,7 @@ from numba import njit
 from icsim.simulator.engines.compiled.layout import (C_CUR_SLOT, C_DIRTY_N, C_LEFT_OFF, C_PK_FREE,
                                                      C_PK_FREE_N, K_ACKNAK, K_AVAIL, K_CAP, K_CTRL0,
                                                      K_CONC, K_CTRL_CAP, K_CYC, K_ESCAPE_FIRST,
-                                                     K_N, K_NPORTS, K_NPRM, K_T, P_EJECT, P_TDST,
+                                                     K_NPORTS, K_NPRM, K_T, P_EJECT, P_TDST,
                                                      P_TSRC,
                                                      K_NPV_NODE, K_P1, K_QBUF, K_WWORDS, N_SRCH,
                                                      N_SRCT, P_AVAIL, P_BIRTH, P_DER, P_DRAWN,
