@@ -29,7 +29,7 @@ arrangement; 1-flit packets, 3 VCs of 256 flits, local channels 10 cycles and gl
 its γ* bisected on the same 0.05 grid (a load sustained: no "unstable" ending and accepted at
 least 0.95 x offered); the report sets it beside icsim's.  BookSim2 is not part of icsim: the
 file says how it was made (public source, built here, run by hand).
-
+"""
 
 from __future__ import annotations
 
