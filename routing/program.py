@@ -540,9 +540,11 @@ class Program:
     def has_routes(self) -> bool:
         return any(ph.key == ROUTE for ph in self.phases)
 
-    def _out_masks(self, ph: Phase, n: int, num_vcs: int, escape_only: bool) -> np.ndarray:
+    def _out_masks(self, ph: Phase, n: int, num_vcs: int, escape_only: bool,
+                   topology: Any = None) -> np.ndarray:
         """Per state ``router * n + t`` and VC, the bitmask of the ports a packet heading
-        for ``t`` may leave ``router`` by on that VC in phase ``ph`` (0 at ``t`` itself)."""
+        for ``t`` may leave ``router`` by on that VC in phase ``ph`` (0 at ``t`` itself; a
+        dateline phase's hop on its dateline VC while the wraparound is ahead, rule 5)."""
         out = np.zeros((n * n, num_vcs), dtype=np.int64)
         ports = np.asarray(ph.ports, dtype=np.int64)
         if ph.escape_vc is not None:
@@ -555,6 +557,13 @@ class Program:
                 esc = ports & -ports
             vcs = (np.full(n * n, ph.escape_vc, np.int64) if ph.escape_vcs is None
                    else np.asarray(ph.escape_vcs, np.int64))
+            if ph.dateline_vc is not None:         # ports 2d (+) and 2d + 1 (-) of a torus
+                port = np.log2(np.maximum(esc, 1)).astype(np.int64)
+                coords = np.asarray(topology.coord_array)
+                r, t = np.divmod(np.arange(n * n), n)
+                x, y = coords[r, port >> 1], coords[t, port >> 1]
+                ahead = np.where(port & 1 == 0, y < x, y > x) & (esc != 0)
+                vcs = np.where(ahead, ph.dateline_vc, vcs)
             np.bitwise_or.at(out, (np.arange(n * n), vcs), esc)
         if ph.adaptive_vc is not None and not escape_only:
             out[:, ph.adaptive_vc] |= ports
@@ -575,7 +584,7 @@ class Program:
         if any(ph.key != PAIR for ph in self.phases):
             raise ValueError("the dependency check reads pair-keyed phases only")
         nbr = topology.neighbor_array
-        outs = [self._out_masks(ph, n, num_vcs, escape_only) for ph in self.phases]
+        outs = [self._out_masks(ph, n, num_vcs, escape_only, topology) for ph in self.phases]
         src, dst = [], []
         t_of = np.tile(np.arange(n), n)
         r_of = np.repeat(np.arange(n), n)

@@ -12,8 +12,9 @@ dragonfly a shortest path of the graph).  On it:
 
 Deadlock freedom rests on each phase's minimal routing being acyclic on its own VC, and on the
 phases' order: the build checks the channel-dependency graph and refuses a topology whose
-shortest paths close a cycle (a torus's rings do: tori have ``val`` and ``ugal`` is refused
-there, naming the cycle).
+shortest paths close a cycle.  On a torus (or mesh) the shortest paths are dimension order,
+whose rings would close one: there every phase takes a dateline pair of VCs (Dally and
+Seitz; :meth:`~icsim.routing.program.Program.with_datelines`), four VCs in all.
 """
 
 from __future__ import annotations
@@ -78,6 +79,12 @@ class _Generic(Routing):
     acyclic = "all"
     vcs = (VC("phase0", ESCAPE), VC("phase1", ESCAPE))
     deroute_kinds = ("valiant",)
+
+    @property
+    def datelines(self) -> bool:
+        """On a torus or mesh (coordinates), each phase on a dateline pair of VCs: the
+        shortest paths there are dimension order, whose rings need the dateline."""
+        return "coordinates" in self.topology.capabilities
 
     @cached_property
     def paths(self) -> ShortestPaths:
