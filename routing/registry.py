@@ -50,7 +50,9 @@ from pydantic import BaseModel, ConfigDict
 
 from icsim.model.registry import Registry
 from icsim.routing.deadlock import cycle_in_edges
-from icsim.routing.program import Interpreter, Program
+from icsim.routing.dependencies import dependency_edges
+from icsim.routing.interpreter import Interpreter
+from icsim.routing.program import Program
 
 if TYPE_CHECKING:
     from icsim.model.config import Config
@@ -189,8 +191,8 @@ class Routing:
         Where the algorithm's deadlock freedom rests on an acyclic channel-dependency graph
         (VC classes per hop, phases, up*/down*): ``"all"`` its channels, ``"escape"`` its
         escape channels (adaptive routing over an escape network, Duato's condition).  The
-        build checks that graph before the run (:meth:`~icsim.routing.program.Program.
-        dependency_edges`) and refuses a cycle, naming it.  None: the bubble rule or a
+        build checks that graph before the run
+        (:func:`~icsim.routing.dependencies.dependency_edges`) and refuses a cycle, naming it.  None: the bubble rule or a
         table check keeps it free (docs/model.md).
     """
 
@@ -263,7 +265,7 @@ class Routing:
         """Refuse (ValueError naming a cycle) a program whose channel-dependency graph (of
         its escape channels, with ``acyclic = "escape"``) has a cycle."""
         topo, V = self.topology, len(self.vcs)
-        src, dst = form.dependency_edges(topo, V, escape_only=self.acyclic == "escape")
+        src, dst = dependency_edges(form, topo, V, escape_only=self.acyclic == "escape")
         cycle = cycle_in_edges(topo.num_nodes * topo.num_ports * V, src, dst)
         if cycle:
             def name(c: int) -> str:

@@ -26,7 +26,7 @@ CASES = [(DRAGONFLY, alg, pat) for alg in ("dfly_min", "dfly_val", "ugal_l", "ug
          for pat in ("uniform", "group_shift")]
 CASES += [(FAT_TREE, alg, pat) for alg in ("dmodk", "updown_adaptive")
           for pat in ("uniform", "permutation")]
-CASES += [(HYPERX, alg, pat) for alg in ("hx_dor", "hx_adaptive", "valiant", "ugal")
+CASES += [(HYPERX, alg, pat) for alg in ("hx_dor", "hx_adaptive", "vlb", "ugal")
           for pat in ("uniform", "permutation")]
 IDS = [f"{t['kind']}-{a}-{p}" for t, a, p in CASES]
 
@@ -156,7 +156,7 @@ def test_valiant_and_ugal_refuse_shortest_paths_that_close_a_cycle():
         build(config(ring, "ugal"))
 
 
-@pytest.mark.parametrize("algorithm", ["valiant", "ugal"])
+@pytest.mark.parametrize("algorithm", ["vlb", "ugal"])
 def test_valiant_and_ugal_run_on_a_torus_on_dateline_vcs(algorithm):
     # on a torus the shortest paths are dimension order: each phase on a dateline pair
     cfg = config({"kind": "torus", "dims": [4, 4]}, algorithm, load=0.2)

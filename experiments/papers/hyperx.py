@@ -38,7 +38,7 @@ from icsim.model.topology import HyperX
 from icsim.routing.algorithms.generic import ShortestPaths
 
 SHAPE, P = (8, 8), 8
-ALGORITHMS = (("DOR", "hx_dor"), ("minimal adaptive", "hx_adaptive"), ("VAL", "valiant"),
+ALGORITHMS = (("DOR", "hx_dor"), ("minimal adaptive", "hx_adaptive"), ("VAL", "vlb"),
               ("UGAL", "ugal"))
 PATTERNS = (("UR", "uniform"), ("shift", "line_shift"))
 OVERRIDES = {"traffic.message_packets": 1, "traffic.arrivals": "exponential",

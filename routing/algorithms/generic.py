@@ -5,8 +5,9 @@ lowest-numbered port whose neighbour is one hop nearer ``t`` (:class:`ShortestPa
 HyperX that is dimension order, on a fat tree up*/down* through the lowest up ports, on a
 dragonfly a shortest path of the graph).  On it:
 
-* ``valiant`` -- a random intermediate router (uniform over the routers, one draw), minimally
-  to it on VC 0, then minimally to the destination on VC 1 (Valiant and Brebner, 1981);
+* ``vlb`` (Valiant load balancing) -- a random intermediate router (uniform over the
+  routers, one draw), minimally to it on VC 0, then minimally to the destination on VC 1
+  (Valiant and Brebner, 1981);
 * ``ugal`` -- UGAL-L (Singh, 2005): at the source, the minimal route or Valiant's through a
   drawn router, whichever has the smaller source queue x hops; the minimal route on VC 0.
 
@@ -91,7 +92,7 @@ class _Generic(Routing):
         return ShortestPaths(self.topology)
 
 
-@register("valiant")
+@register("vlb")
 class ValiantAny(_Generic):
     """Valiant over the topology's shortest paths (module docstring): a random router, then
     the destination, each phase on its own VC."""
