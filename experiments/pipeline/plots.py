@@ -52,6 +52,19 @@ from icsim.routing.registry import ROUTING
 
 FORMATS = ("png", "svg")
 X_LABEL = "Offered load γ (1 = uniform-traffic bisection capacity)"
+#: what γ = 1 is on a dragonfly, a fat tree or a HyperX (docs/model.md §6)
+X_LABEL_TERMINAL = "Offered load γ (1 = a terminal's link bandwidth)"
+#: the topology kinds whose γ is per terminal link
+TERMINAL_KINDS = frozenset({"dragonfly", "fat_tree", "hyperx"})
+
+
+def x_label(lines: Any) -> str:
+    """The load axis's label: what γ = 1 is on the lines' topologies."""
+    kinds: set = set()
+    for line in lines:
+        if "config.topology.kind" in line.rows:
+            kinds |= set(line.rows["config.topology.kind"].dropna())
+    return X_LABEL_TERMINAL if kinds and kinds <= TERMINAL_KINDS else X_LABEL
 #: line styles of deroute kinds no algorithm gives one for, in turn
 SPARE_STYLES = ("--", ":", "-.", (0, (3, 1, 1, 1)), (0, (5, 2)))
 
@@ -128,7 +141,7 @@ def latency_figure(data: Any, lines: list[Line] | None = None):
             ax.text(0.5, 0.5, "no run measured a latency", transform=ax.transAxes,
                     ha="center", va="center", color="0.4")
             ax.set_yticks([])
-        ax.set_xlabel(X_LABEL)
+        ax.set_xlabel(x_label(plines))
         ax.set_ylabel("Mean packet latency (µs" + (", log scale)" if log else ")"))
         fit_x(ax, plines, step)
         ax.grid(alpha=0.3)
@@ -166,7 +179,7 @@ def accepted_figure(data: Any, lines: list[Line] | None = None):
         loads = np.concatenate([line.loads for line in plines])
         fit_y(ax, values + list(loads), log_ok=False)
         ax.set_xlim(x0, x1)
-        ax.set_xlabel(X_LABEL)
+        ax.set_xlabel(x_label(plines))
         ax.set_ylabel("Accepted load (γ units)")
         ax.grid(alpha=0.3)
         panel_legend(ax)
@@ -213,7 +226,7 @@ def derouted_figure(data: Any, lines: list[Line] | None = None):
         fit_x(ax, plines, step)
         top = max(0.05, float(np.nanmax(values)) * 1.12 if np.isfinite(values).any() else 0)
         ax.set_ylim(bottom=-0.02 * top, top=top)           # a line at zero stays visible
-        ax.set_xlabel(X_LABEL)
+        ax.set_xlabel(x_label(plines))
         ax.set_ylabel("Derouted packets (fraction of measured)")
         ax.grid(alpha=0.3)
         panel_legend(ax)
