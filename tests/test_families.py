@@ -166,9 +166,11 @@ def test_valiant_and_ugal_run_on_a_torus_on_dateline_vcs(algorithm):
     assert pinned(run(cfg, engine="simpy")) == pinned(run(cfg, engine="compiled"))
 
 
-def test_group_shift_needs_groups():
+def test_group_shift_needs_groups_and_line_shift_lines():
     with pytest.raises(ConfigError, match="group_shift: needs a topology of groups"):
         build(config(FAT_TREE, "dmodk", "group_shift"))
+    with pytest.raises(ConfigError, match="line_shift: needs a topology of lines"):
+        build(config(DRAGONFLY, "dfly_min", "line_shift"))
 
 
 @pytest.mark.parametrize("topology,key", [

@@ -354,13 +354,15 @@ def test_every_patterns_traffic_matrix_is_what_its_messages_do():
     number of every index cycle here) land where the row says, in its shares."""
     from icsim.traffic.patterns import PATTERNS
 
-    from icsim.model.topology import Dragonfly
+    from icsim.model.topology import Dragonfly, HyperX
 
     rng = np.random.default_rng(1)
     draws = 2016                                   # 63 x 32: alltoall, butterfly, neighbor
+    # the group shift is a dragonfly's (72 terminals, 8 to a group), the line shift a HyperX's
+    # (64 terminals, 4 to a router); the rest, a torus's
+    family = {"group_shift": Dragonfly(2, 4, 2), "line_shift": HyperX((4, 4), 4)}
     for name in PATTERNS.names():
-        # the group shift is a dragonfly's (72 terminals, 8 to a group); the rest, a torus's
-        topo = Dragonfly(2, 4, 2) if name == "group_shift" else Torus((4, 4, 4))
+        topo = family.get(name, Torus((4, 4, 4)))
         pattern = make_pattern(name, topo, seed=3)
         rates = pattern.rates()
         assert np.allclose(rates.sum(axis=1), 1.0), name

@@ -16,7 +16,7 @@ PROPERTY = settings(max_examples=40, deadline=None, derandomize=True)
 
 ALL_NAMES = {"uniform", "transpose", "transpose3d", "butterfly", "fft", "bitreverse",
              "bitcomplement", "shuffle", "bitrotation", "tornado", "neighbor", "permutation",
-             "hotspot", "alltoall", "group_shift"}
+             "hotspot", "alltoall", "group_shift", "line_shift"}
 FIXED_MAPPINGS = {"transpose", "transpose3d", "bitreverse", "bitcomplement", "shuffle",
                   "bitrotation", "tornado", "permutation"}
 
@@ -180,7 +180,7 @@ def test_every_applicable_pattern_returns_python_ints_in_range(name, topology):
     rejected = ((PATTERNS[name].needs_torus and not isinstance(topology, Torus))
                 or (name == "tornado" and not isinstance(topology, Torus))   # coordinates
                 or (name == "transpose3d" and topology.dims in ((2, 8), (16,)))
-                or name == "group_shift")                                     # a dragonfly's
+                or name in ("group_shift", "line_shift"))     # a dragonfly's, a HyperX's
     if rejected:
         pytest.raises(PatternError, make_pattern, name, topology, seed=1)
         return
@@ -195,10 +195,11 @@ def test_every_applicable_pattern_returns_python_ints_in_range(name, topology):
 
 
 def test_patterns_without_a_fixed_mapping_have_none():
-    from icsim.model.topology import Dragonfly
+    from icsim.model.topology import Dragonfly, HyperX
 
+    family = {"group_shift": Dragonfly(2, 4, 2), "line_shift": HyperX((4, 4), 4)}
     for name in ALL_NAMES - FIXED_MAPPINGS:
-        topology = Dragonfly(2, 4, 2) if name == "group_shift" else Torus((4, 4))
+        topology = family.get(name, Torus((4, 4)))
         assert make_pattern(name, topology, seed=0).mapping() is None
 
 
