@@ -25,9 +25,8 @@ from pydantic import BaseModel, ValidationError
 
 from icsim.model.config import (Config, ConfigError, TopologyConfig, _error_from_validation,
                                 config_from_dict, load_config)
-from icsim.model.limits import check_fits
+from icsim.model.limits import FAMILY_KINDS, MAX_FAMILY_ROUTERS, check_fits, family_size
 from icsim.model.registry import did_you_mean, unknown_name
-from icsim.model.limits import FAMILY_KINDS, MAX_FAMILY_ROUTERS, family_size
 from icsim.model.topology import Dragonfly, FatTree, Graph, HyperX, Torus
 from icsim.model.units import UnitError, ps, serialisation_ps
 from icsim.routing.registry import ROUTING, load_plugin
@@ -391,7 +390,8 @@ def build(cfg: Config) -> Model:
 
 def link_class_times(cfg: Config, topology: Any) -> np.ndarray | None:
     """Per ``[node, port]``: (packet serialisation, propagation, ACK serialisation) of its
-    channel's link class (``link.classes``), or None when no class differs from ``link``.
+    channel's link class (``link.classes``), or None without ``link.classes`` (every channel
+    takes ``link``'s).
     ConfigError naming ``link.classes.<name>`` for a class the topology does not have."""
     lc, rc, size = cfg.link, cfg.router, cfg.packet.size_bytes
     if not lc.classes:
