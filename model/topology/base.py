@@ -261,3 +261,32 @@ class Topology(ABC):
         return (self.num_nodes == other.num_nodes and self.num_ports == other.num_ports
                 and self.neighbor_array.shape == other.neighbor_array.shape
                 and bool((self.neighbor_array == other.neighbor_array).all()))
+
+
+class WiredTopology(Topology):
+    """A topology whose wiring is built once as two arrays (``_arrays``: the neighbour of
+    every port and the reverse port of every channel, each (N, num_ports) int64, read-only,
+    :data:`ABSENT` / -1 where a port leads nowhere): the neighbour questions answered from
+    them.  Dragonflies, fat trees and HyperX build theirs."""
+
+    @property
+    @abstractmethod
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(neighbours, reverse ports)``."""
+
+    @cached_property
+    def neighbor_array(self) -> np.ndarray:
+        """:attr:`neighbor_table` as a read-only int64 array, shape (N, num_ports)."""
+        return self._arrays[0]
+
+    @cached_property
+    def neighbor_table(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(map(tuple, self._arrays[0].tolist()))
+
+    def neighbor(self, node: int, port: int) -> int:
+        return int(self._arrays[0][node, port])
+
+    def reverse_ports(self) -> np.ndarray:
+        """``[node, port]``: the port of the neighbour whose channel leads back (-1 where the
+        port leads nowhere); a copy."""
+        return self._arrays[1].copy()

@@ -25,7 +25,7 @@ from functools import cached_property
 
 import numpy as np
 
-from icsim.model.topology.base import ABSENT, Topology
+from icsim.model.topology.base import ABSENT, WiredTopology
 
 #: the global-link arrangements :class:`Dragonfly` knows
 ARRANGEMENTS = ("absolute", "relative", "circulant")
@@ -41,7 +41,7 @@ def _positive(name: str, value, what: str) -> int:
 
 
 @dataclass(frozen=True)
-class Dragonfly(Topology):
+class Dragonfly(WiredTopology):
     """A dragonfly of ``g`` groups of ``a`` fully connected routers, ``h`` global links and
     ``p`` terminals per router (module docstring for ids and ports).
 
@@ -267,21 +267,6 @@ class Dragonfly(Topology):
         rev.setflags(write=False)
         return nbr, rev
 
-    @cached_property
-    def neighbor_array(self) -> np.ndarray:
-        """:attr:`neighbor_table` as a read-only int64 array, shape (N, num_ports)."""
-        return self._arrays[0]
-
-    @cached_property
-    def neighbor_table(self) -> tuple[tuple[int, ...], ...]:
-        return tuple(map(tuple, self._arrays[0].tolist()))
-
-    def neighbor(self, node: int, port: int) -> int:
-        return int(self._arrays[0][node, port])
-
-    def reverse_ports(self) -> np.ndarray:
-        """``[node, port]``: the port of the neighbour whose channel leads back (a copy)."""
-        return self._arrays[1].copy()
 
     def link_class(self, node: int, port: int) -> str:
         """``"local"`` (ports ``0 .. a-2``) or ``"global"``."""

@@ -26,7 +26,7 @@ from functools import cached_property
 
 import numpy as np
 
-from icsim.model.topology.base import ABSENT, Topology
+from icsim.model.topology.base import ABSENT, WiredTopology
 
 
 def _integer(name: str, value, what: str, least: int) -> int:
@@ -39,7 +39,7 @@ def _integer(name: str, value, what: str, least: int) -> int:
 
 
 @dataclass(frozen=True)
-class FatTree(Topology):
+class FatTree(WiredTopology):
     """A k-ary n-tree, optionally tapered at the top (module docstring for ids and ports).
 
     Parameters
@@ -210,22 +210,6 @@ class FatTree(Topology):
         rev.setflags(write=False)
         return nbr, rev
 
-    @cached_property
-    def neighbor_array(self) -> np.ndarray:
-        """:attr:`neighbor_table` as a read-only int64 array, shape (N, 2k)."""
-        return self._arrays[0]
-
-    @cached_property
-    def neighbor_table(self) -> tuple[tuple[int, ...], ...]:
-        return tuple(map(tuple, self._arrays[0].tolist()))
-
-    def neighbor(self, node: int, port: int) -> int:
-        return int(self._arrays[0][node, port])
-
-    def reverse_ports(self) -> np.ndarray:
-        """``[node, port]``: the port of the neighbour whose channel leads back (-1 where the
-        port is absent); a copy."""
-        return self._arrays[1].copy()
 
     def link_class(self, node: int, port: int) -> str:
         """``"down"`` for ports ``0 .. k-1``, ``"up"`` for ``k .. 2k-1``."""

@@ -28,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from icsim.model.topology.base import Topology
+from icsim.model.topology.base import WiredTopology
 
 
 def _positive(name: str, value, what: str) -> int:
@@ -41,7 +41,7 @@ def _positive(name: str, value, what: str) -> int:
 
 
 @dataclass(frozen=True)
-class HyperX(Topology):
+class HyperX(WiredTopology):
     """A HyperX of shape ``S``, ``K`` parallel links per connected pair, ``p`` terminals per
     router (module docstring for ids and ports).
 
@@ -200,21 +200,6 @@ class HyperX(Topology):
         rev.setflags(write=False)
         return nbr, rev
 
-    @cached_property
-    def neighbor_array(self) -> np.ndarray:
-        """:attr:`neighbor_table` as a read-only int64 array, shape (N, num_ports)."""
-        return self._arrays[0]
-
-    @cached_property
-    def neighbor_table(self) -> tuple[tuple[int, ...], ...]:
-        return tuple(map(tuple, self._arrays[0].tolist()))
-
-    def neighbor(self, node: int, port: int) -> int:
-        return int(self._arrays[0][node, port])
-
-    def reverse_ports(self) -> np.ndarray:
-        """``[node, port]``: the port of the neighbour whose channel leads back (a copy)."""
-        return self._arrays[1].copy()
 
     def port_name(self, port: int) -> str:
         """``d<dim>n<q>``: the port to the ``q``-th other router of the line in dimension
