@@ -43,12 +43,10 @@ import pandas as pd
 import yaml
 
 from icsim.configs import bundled
+from icsim.experiments.papers.curve_sweeps import add_sweep_arguments, star_cell, sweep_curves
 from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.pipeline.curves import Curve, parse_loads
-from icsim.experiments.pipeline.execution import SerialExecutor, make_executor, positive_int
 from icsim.experiments.pipeline.outputs import file_times, written_since
-from icsim.experiments.pipeline.plots import plot_results
-from icsim.experiments.pipeline.sweep import Sweep
 from icsim.model.config import set_path
 from icsim.model.topology import Dragonfly
 from icsim.routing.algorithms.dragonfly import MinimalRoutes
@@ -147,25 +145,14 @@ def run_sweep(out: Path, workers: int | None = None, report_only: bool = False) 
     """The sweep in ``out/sim`` (resumable from its ``results.csv``): one row per (algorithm,
     column) with γ*, the accepted load at the top of the grid, the latency at γ 0.1, and the
     figures."""
-    folder = out / "sim"
-    sweep = Sweep(curves(), folder, search="climb", full=True, run_missing=not report_only,
-                  label="dragonfly")
-    executor = SerialExecutor() if workers == 1 else make_executor(workers)
-    with executor:
-        outcome = sweep.run(executor)
-    rows = []
-    for c in outcome.curves:
-        p = c.curve.params
+    def extra(c: Any) -> dict:
         by_load = {round(float(r["offered_load"]), 6): r for r in c.rows}
         top = by_load.get(max(by_load)) if by_load else None
         low = by_load.get(0.1)
-        rows.append({"algorithm": p["algorithm"], "column": p["column"],
-                     "gamma_star": c.result.gamma_star,
-                     "lower_bound": c.result.gamma_star_lower_bound,
-                     "accepted_at_1": float(top["accepted_load"]) if top else float("nan"),
-                     "latency_ns_at_0.1": float(low["latency_ns"]) if low else float("nan")})
-    plot_results(outcome.rows, folder)
-    return pd.DataFrame(rows)
+        return {"accepted_at_1": float(top["accepted_load"]) if top else float("nan"),
+                "latency_ns_at_0.1": float(low["latency_ns"]) if low else float("nan")}
+
+    return sweep_curves(curves(), out / "sim", workers, report_only, "dragonfly", extra)
 
 
 def checks(sim: pd.DataFrame, exact: dict[tuple[str, str], float]) -> list[tuple[str, str, str]]:
@@ -237,11 +224,8 @@ def report(sim: pd.DataFrame | None, exact: dict[tuple[str, str], float],
               "|---|---|---|---|"]
     for label, _ in ALGORITHMS:
         row = sim[sim.algorithm == label].set_index("column")
-        cells = []
-        for column in ("UR", "WC"):
-            gs, lb = row.at[column, "gamma_star"], row.at[column, "lower_bound"]
-            cells.append("–" if gs is None or pd.isna(gs) else
-                         f"{'≥' if lb else ''}{float(gs):.2f}")
+        cells = [star_cell(row.at[c, "gamma_star"], row.at[c, "lower_bound"])
+                 for c in ("UR", "WC")]
         lines.append(f"| {label} | {cells[0]} | {cells[1]} | "
                      f"{row.at['UR', 'latency_ns_at_0.1']:.0f} |")
     lines += ["", "Why the simulation stops below the exact bounds: MIN (and UGAL and PAR, which "
@@ -267,14 +251,11 @@ def report(sim: pd.DataFrame | None, exact: dict[tuple[str, str], float],
         for label in ("MIN", "UGAL-L"):
             cells = []
             for column in ("UR", "WC"):
-                cells += [_star(g.get((label, column))), _star(b.get((label, column)))]
+                cells += [star_cell(g.get((label, column))), star_cell(b.get((label, column)))]
             lines.append(f"| {label} | {' | '.join(cells)} |")
         lines += ["", str(booksim.attrs.get("how", "")), ""]
     return "\n".join(lines) + "\n"
 
-
-def _star(x: Any) -> str:
-    return "–" if x is None or pd.isna(x) else f"{float(x):.2f}"
 
 
 def read_booksim(path: Path) -> pd.DataFrame | None:
@@ -290,13 +271,7 @@ def read_booksim(path: Path) -> pd.DataFrame | None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default=None, metavar="DIR",
-                        help="output directory (default runs/dragonfly)")
-    parser.add_argument("--simulate", action="store_true",
-                        help="run the sweep (10 curves x 24 loads; a few minutes on two cores; "
-                             "resumable from OUT/sim/results.csv)")
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="simulation processes (default: one per core)")
+    add_sweep_arguments(parser, "dragonfly", "10 curves x 24 loads, a few minutes on two cores")
 
 
 def reproduce(*, out: str | Path | None = None, simulate: bool = False,

@@ -30,12 +30,10 @@ import pandas as pd
 import yaml
 
 from icsim.configs import bundled
+from icsim.experiments.papers.curve_sweeps import add_sweep_arguments, star_cell, sweep_curves
 from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.pipeline.curves import Curve, parse_loads
-from icsim.experiments.pipeline.execution import SerialExecutor, make_executor, positive_int
 from icsim.experiments.pipeline.outputs import file_times, written_since
-from icsim.experiments.pipeline.plots import plot_results
-from icsim.experiments.pipeline.sweep import Sweep
 from icsim.model.config import set_path
 from icsim.model.topology import FatTree
 from icsim.routing.algorithms.fattree import TreeRoutes
@@ -125,18 +123,7 @@ def curves() -> list[Curve]:
 
 
 def run_sweep(out: Path, workers: int | None, report_only: bool) -> pd.DataFrame:
-    folder = out / "sim"
-    sweep = Sweep(curves(), folder, search="climb", full=True, run_missing=not report_only,
-                  label="fat-tree")
-    executor = SerialExecutor() if workers == 1 else make_executor(workers)
-    with executor:
-        outcome = sweep.run(executor)
-    plot_results(outcome.rows, folder)
-    return pd.DataFrame([{"algorithm": c.curve.params["algorithm"],
-                          "column": c.curve.params["column"],
-                          "gamma_star": c.result.gamma_star,
-                          "lower_bound": c.result.gamma_star_lower_bound}
-                         for c in outcome.curves])
+    return sweep_curves(curves(), out / "sim", workers, report_only, "fat-tree")
 
 
 def report(exact: pd.DataFrame, sim: pd.DataFrame | None) -> str:
@@ -168,11 +155,8 @@ def report(exact: pd.DataFrame, sim: pd.DataFrame | None) -> str:
                   "|---|---|---|---|"]
         for label, _ in ALGORITHMS:
             row = sim[sim.algorithm == label].set_index("column")
-            cells = []
-            for column in ("UR", "shift", "RP"):
-                g, lb = row.at[column, "gamma_star"], row.at[column, "lower_bound"]
-                cells.append("–" if g is None or pd.isna(g) else
-                             f"{'≥' if lb else ''}{float(g):.2f}")
+            cells = [star_cell(row.at[c, "gamma_star"], row.at[c, "lower_bound"])
+                     for c in ("UR", "shift", "RP")]
             lines.append(f"| {label} | {' | '.join(cells)} |")
         g = {(r.algorithm, r.column): r.gamma_star for r in sim.itertuples()}
         shift = g.get(("D-mod-k", "shift"))
@@ -187,13 +171,7 @@ def report(exact: pd.DataFrame, sim: pd.DataFrame | None) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default=None, metavar="DIR",
-                        help="output directory (default runs/fat-tree)")
-    parser.add_argument("--simulate", action="store_true",
-                        help="also run the sweeps on the 4-ary 3-tree (6 curves x 20 loads; "
-                             "resumable from OUT/sim/results.csv)")
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="simulation processes (default: one per core)")
+    add_sweep_arguments(parser, "fat-tree", "6 curves x 20 loads on the 4-ary 3-tree, seconds")
 
 
 def reproduce(*, out: str | Path | None = None, simulate: bool = False,
