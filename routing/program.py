@@ -430,70 +430,75 @@ class Program:
             raise ValueError(f"routers of {num_ports} ports: a program's port masks hold at "
                              f"most {MAX_PORTS}")
         for i, ph in enumerate(self.phases):
-            where = f"phase {i}"
-            if ph.key not in KEYS:
-                raise ValueError(f"{where}: key {ph.key!r} is not one of {', '.join(KEYS)}")
-            if ph.next is not None and not 0 <= ph.next < len(self.phases):
-                raise ValueError(f"{where}: next phase {ph.next} does not exist")
-            for name in ("adaptive_vc", "escape_vc", "dateline_vc"):
-                vc = getattr(ph, name)
-                if vc is not None and not 0 <= vc < num_vcs:
-                    raise ValueError(f"{where}: {name} {vc} is not a VC (0..{num_vcs - 1})")
-            if ph.dateline_vc is not None and (ph.escape_vc is None or ph.key == ROUTE):
-                raise ValueError(f"{where}: a dateline VC needs an escape VC and a table key")
-            if ph.key == ROUTE:
-                if ph.routes is None:
-                    raise ValueError(f"{where}: a route phase needs its routes")
-                continue
-            size = relative_size if ph.key == OFFSET else num_nodes * num_nodes
-            if size is None:
-                raise ValueError(f"{where}: the topology has no coordinate offsets for an "
-                                 f"'offset' key")
-            for name in ("ports", "escape"):
-                table = getattr(ph, name)
-                if table is None:
-                    if name == "ports":
-                        raise ValueError(f"{where}: no ports table")
-                    continue
-                if len(table) != size:
-                    raise ValueError(f"{where}: {name} has {len(table)} entries, its key has "
-                                     f"{size}")
-            beyond = (np.asarray(ph.ports, dtype=np.int64) >> num_ports if num_ports < 64
-                      else np.zeros(1, np.int64))
-            bad = np.nonzero(beyond != 0)[0]
-            if len(bad):
-                raise ValueError(f"{where}: ports[{int(bad[0])}] names a port beyond "
-                                 f"{num_ports - 1}")
-            if ph.escape is not None:
-                esc = np.asarray(ph.escape, dtype=np.int64)
-                low = -1 if ph.terminal_escape is not None else 0
-                bad = np.nonzero((esc < low) | (esc >= num_ports))[0]
-                if len(bad):
-                    raise ValueError(f"{where}: escape[{int(bad[0])}] = {int(esc[bad[0]])} is "
-                                     f"not a port")
-            if ph.terminal_escape is not None:
-                term = np.asarray(ph.terminal_escape, dtype=np.int64)
-                if len(term) % num_nodes or ph.escape is None:
-                    raise ValueError(f"{where}: terminal_escape needs an escape table and a "
-                                     f"row of ports per router ({len(term)} entries for "
-                                     f"{num_nodes} routers)")
-                bad = np.nonzero((term < 0) | (term >= num_ports))[0]
-                if len(bad):
-                    raise ValueError(f"{where}: terminal_escape[{int(bad[0])}] = "
-                                     f"{int(term[bad[0]])} is not a port")
-            if ph.escape_vcs is not None:
-                if ph.escape_vc is None or ph.dateline_vc is not None:
-                    raise ValueError(f"{where}: escape_vcs needs an escape VC and no dateline")
-                vcs = np.asarray(ph.escape_vcs, dtype=np.int64)
-                if len(vcs) != size:
-                    raise ValueError(f"{where}: escape_vcs has {len(vcs)} entries, its key has "
-                                     f"{size}")
-                bad = np.nonzero((vcs < 0) | (vcs >= num_vcs))[0]
-                if len(bad):
-                    raise ValueError(f"{where}: escape_vcs[{int(bad[0])}] = {int(vcs[bad[0]])} "
-                                     f"is not a VC (0..{num_vcs - 1})")
-        if isinstance(self.decision, (TableTarget, Ugal)):
-            targets = np.asarray(self.decision.targets)
+            self._check_phase(i, ph, num_nodes, num_ports, num_vcs, relative_size)
+            if ph.reroute is not None:
+                self._check_option(ph.reroute.valiant, deroute_kinds, f"phase {i}: its reroute")
+                if not isinstance(self.decision, Ugal):
+                    raise ValueError(f"phase {i}: a reroute applies the program's UGAL rule; "
+                                     f"the program's decision is not UGAL")
+        if self.decision is not None:
+            self._check_decision(num_nodes, deroute_kinds)
+
+    def _check_phase(self, i: int, ph: Phase, num_nodes: int, num_ports: int, num_vcs: int,
+                     relative_size: int | None) -> None:
+        where = f"phase {i}"
+        if ph.key not in KEYS:
+            raise ValueError(f"{where}: key {ph.key!r} is not one of {', '.join(KEYS)}")
+        if ph.next is not None and not 0 <= ph.next < len(self.phases):
+            raise ValueError(f"{where}: next phase {ph.next} does not exist")
+        for name in ("adaptive_vc", "escape_vc", "dateline_vc"):
+            vc = getattr(ph, name)
+            if vc is not None and not 0 <= vc < num_vcs:
+                raise ValueError(f"{where}: {name} {vc} is not a VC (0..{num_vcs - 1})")
+        if ph.dateline_vc is not None and (ph.escape_vc is None or ph.key == ROUTE):
+            raise ValueError(f"{where}: a dateline VC needs an escape VC and a table key")
+        if ph.key == ROUTE:
+            if ph.routes is None:
+                raise ValueError(f"{where}: a route phase needs its routes")
+            return
+        size = relative_size if ph.key == OFFSET else num_nodes * num_nodes
+        if size is None:
+            raise ValueError(f"{where}: the topology has no coordinate offsets for an "
+                             f"'offset' key")
+        if ph.ports is None:
+            raise ValueError(f"{where}: no ports table")
+        for name in ("ports", "escape", "escape_vcs"):
+            table = getattr(ph, name)
+            if table is not None and len(table) != size:
+                raise ValueError(f"{where}: {name} has {len(table)} entries, its key has "
+                                 f"{size}")
+        beyond = (np.asarray(ph.ports, dtype=np.int64) >> num_ports if num_ports < 64
+                  else np.zeros(1, np.int64))
+        bad = np.nonzero(beyond != 0)[0]
+        if len(bad):
+            raise ValueError(f"{where}: ports[{int(bad[0])}] names a port beyond "
+                             f"{num_ports - 1}")
+        low = -1 if ph.terminal_escape is not None else 0
+        _in_range(ph.escape, low, num_ports, f"{where}: escape", "a port")
+        if ph.terminal_escape is not None:
+            if len(ph.terminal_escape) % num_nodes or ph.escape is None:
+                raise ValueError(f"{where}: terminal_escape needs an escape table and a row of "
+                                 f"ports per router ({len(ph.terminal_escape)} entries for "
+                                 f"{num_nodes} routers)")
+            _in_range(ph.terminal_escape, 0, num_ports, f"{where}: terminal_escape", "a port")
+        if ph.escape_vcs is not None:
+            if ph.escape_vc is None or ph.dateline_vc is not None:
+                raise ValueError(f"{where}: escape_vcs needs an escape VC and no dateline")
+            _in_range(ph.escape_vcs, 0, num_vcs, f"{where}: escape_vcs",
+                      f"a VC (0..{num_vcs - 1})")
+
+    def _check_option(self, opt: Option, deroute_kinds: Sequence[str], who: str) -> None:
+        if not 0 <= opt.phase < len(self.phases):
+            raise ValueError(f"{who} starts in phase {opt.phase}, which does not exist")
+        if opt.kind is not None and opt.kind not in deroute_kinds:
+            raise ValueError(f"{who} counts as derouted {opt.kind!r}, which the algorithm "
+                             f"does not declare in deroute_kinds "
+                             f"({', '.join(deroute_kinds) or 'none'})")
+
+    def _check_decision(self, num_nodes: int, deroute_kinds: Sequence[str]) -> None:
+        d = self.decision
+        if isinstance(d, (TableTarget, Ugal)):
+            targets = np.asarray(d.targets)
             if targets.ndim != 2 or targets.shape[0] != num_nodes or targets.shape[1] < 1:
                 raise ValueError(f"a decision's targets table has shape {targets.shape}, not "
                                  f"({num_nodes}, m >= 1)")
@@ -501,21 +506,7 @@ class Program:
             if len(bad[0]):
                 raise ValueError(f"a decision's targets[{int(bad[0][0])}, {int(bad[1][0])}] is "
                                  f"not a router")
-        for i, ph in enumerate(self.phases):
-            if ph.reroute is None:
-                continue
-            if not isinstance(self.decision, Ugal):
-                raise ValueError(f"phase {i}: a reroute applies the program's UGAL rule; the "
-                                 f"program's decision is not UGAL")
-            opt = ph.reroute.valiant
-            if not 0 <= opt.phase < len(self.phases):
-                raise ValueError(f"phase {i}: its reroute starts in phase {opt.phase}, which "
-                                 f"does not exist")
-            if opt.kind is not None and opt.kind not in deroute_kinds:
-                raise ValueError(f"phase {i}: its reroute counts as derouted {opt.kind!r}, "
-                                 f"which the algorithm does not declare")
-        if isinstance(self.decision, Ugal):
-            d = self.decision
+        if isinstance(d, Ugal):
             tables = [("hops", d.hops), ("first", d.first[0]), ("first", d.first[1])]
             if d.minimal_via is not None:
                 tables.append(("minimal_via", d.minimal_via))
@@ -525,15 +516,8 @@ class Program:
                 if len(table) != num_nodes * num_nodes:
                     raise ValueError(f"UGAL's {name} table has {len(table)} entries, not "
                                      f"{num_nodes * num_nodes}")
-        if self.decision is not None:
-            for opt in self.decision.options():
-                if not 0 <= opt.phase < len(self.phases):
-                    raise ValueError(f"a decision's option starts in phase {opt.phase}, which "
-                                     f"does not exist")
-                if opt.kind is not None and opt.kind not in deroute_kinds:
-                    raise ValueError(f"a decision's option counts as derouted {opt.kind!r}, "
-                                     f"which the algorithm does not declare in deroute_kinds "
-                                     f"({', '.join(deroute_kinds) or 'none'})")
+        for opt in d.options():
+            self._check_option(opt, deroute_kinds, "a decision's option")
 
     @property
     def has_routes(self) -> bool:
@@ -557,6 +541,16 @@ class Program:
         return Program(tuple(replace(ph, escape_vc=2 * ph.escape_vc,
                                      dateline_vc=2 * ph.escape_vc + 1)
                              for ph in self.phases), self.decision)
+
+
+def _in_range(table: np.ndarray | None, low: int, high: int, what: str, must: str) -> None:
+    """ValueError naming the first entry of ``table`` outside ``low .. high - 1``."""
+    if table is None:
+        return
+    values = np.asarray(table, dtype=np.int64)
+    bad = np.nonzero((values < low) | (values >= high))[0]
+    if len(bad):
+        raise ValueError(f"{what}[{int(bad[0])}] = {int(values[bad[0]])} is not {must}")
 
 
 def kind_code(kind: str | None, kinds: Sequence[str]) -> int:

@@ -336,3 +336,26 @@ def test_table_routing_with_virtual_layers_runs_on_every_family(topology, layers
     a, b = run(cfg, engine="simpy"), run(cfg, engine="compiled")
     assert pinned(a) == pinned(b)
     assert a["packets_delivered"] == a["packets_generated"] > 0
+
+
+def test_a_program_whose_new_tables_are_wrong_is_refused_naming_the_entry():
+    """The checks of the program form's per-entry VCs, terminal escape ports and reroute."""
+    from icsim.routing.program import PAIR, Option, Phase, Reroute
+
+    n, ports = 4, np.full(16, 1, dtype=np.int64)
+    escape = np.zeros(16, dtype=np.int64)
+
+    def check(*phases, decision=None):
+        Program(phases, decision).check(n, 3, 2, None, ("valiant",))
+
+    with pytest.raises(ValueError, match=r"phase 0: escape_vcs\[5\] = 7 is not a VC \(0..1\)"):
+        check(Phase(PAIR, ports=ports, escape=escape, escape_vc=0,
+                    escape_vcs=np.where(np.arange(16) == 5, 7, 0)))
+    with pytest.raises(ValueError, match=r"phase 0: terminal_escape\[2\] = 9 is not a port"):
+        check(Phase(PAIR, ports=ports, escape=np.full(16, -1), escape_vc=0,
+                    terminal_escape=np.array([0, 1, 9, 0, 0, 0, 0, 0])))
+    with pytest.raises(ValueError, match=r"phase 0: escape\[0\] = -1 is not a port"):
+        check(Phase(PAIR, ports=ports, escape=np.full(16, -1), escape_vc=0))
+    with pytest.raises(ValueError, match="a reroute applies the program's UGAL rule"):
+        check(Phase(PAIR, ports=ports, escape=escape, escape_vc=0,
+                    reroute=Reroute(Option(phase=0, kind="valiant"))))
