@@ -60,6 +60,16 @@ CAPABILITIES = {
 }
 
 
+def checked_int(name: str, value, what: str, least: int = 1) -> int:
+    """``value`` as an int of at least ``least``; ``ValueError`` starting with the parameter's
+    ``name`` otherwise (how a topology's constructor refuses a parameter)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name}: {what} must be an integer, got {value!r}")
+    if value < least:
+        raise ValueError(f"{name}: {what} must be at least {least}, got {value}")
+    return int(value)
+
+
 class CapabilityError(ValueError):
     """A pairing the topology cannot serve: one line naming who needs what and why not."""
 

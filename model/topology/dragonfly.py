@@ -25,19 +25,10 @@ from functools import cached_property
 
 import numpy as np
 
-from icsim.model.topology.base import ABSENT, WiredTopology
+from icsim.model.topology.base import ABSENT, WiredTopology, checked_int
 
 #: the global-link arrangements :class:`Dragonfly` knows
 ARRANGEMENTS = ("absolute", "relative", "circulant")
-
-
-def _positive(name: str, value, what: str) -> int:
-    """``value`` as an int >= 1; ``ValueError`` naming ``name`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name}: {what} must be an integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name}: {what} must be at least 1, got {value}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -118,9 +109,9 @@ class Dragonfly(WiredTopology):
     name = "dragonfly"
 
     def __post_init__(self) -> None:
-        p = _positive("p", self.p, "terminals per router")
-        a = _positive("a", self.a, "routers per group")
-        h = _positive("h", self.h, "global links per router")
+        p = checked_int("p", self.p, "terminals per router")
+        a = checked_int("a", self.a, "routers per group")
+        h = checked_int("h", self.h, "global links per router")
         most = a * h + 1
         if self.g is None:
             g = most
@@ -148,7 +139,7 @@ class Dragonfly(WiredTopology):
         >>> Dragonfly.balanced(4).describe()
         'dragonfly p=4 a=8 h=4 g=33 (absolute)'
         """
-        h = _positive("h", h, "global links per router")
+        h = checked_int("h", h, "global links per router")
         return cls(p=h, a=2 * h, h=h, arrangement=arrangement)
 
     # ------------------------------------------------------------------ sizes

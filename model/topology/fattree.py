@@ -26,16 +26,7 @@ from functools import cached_property
 
 import numpy as np
 
-from icsim.model.topology.base import ABSENT, WiredTopology
-
-
-def _integer(name: str, value, what: str, least: int) -> int:
-    """``value`` as an int >= ``least``; ``ValueError`` naming ``name`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name}: {what} must be an integer, got {value!r}")
-    if value < least:
-        raise ValueError(f"{name}: {what} must be at least {least}, got {value}")
-    return int(value)
+from icsim.model.topology.base import ABSENT, WiredTopology, checked_int
 
 
 @dataclass(frozen=True)
@@ -93,8 +84,8 @@ class FatTree(WiredTopology):
         if self.k < 2:
             raise ValueError(f"k: a fat tree's arity must be at least 2, got {self.k}")
         k = int(self.k)
-        n = _integer("n", self.n, "a fat tree's number of levels", 1)
-        taper = _integer("taper", self.taper, "the taper", 1)
+        n = checked_int("n", self.n, "a fat tree's number of levels")
+        taper = checked_int("taper", self.taper, "the taper")
         if k % taper:
             raise ValueError(f"taper: must divide k = {k}, got {taper}")
         if n == 1 and taper != 1:

@@ -28,16 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from icsim.model.topology.base import WiredTopology
-
-
-def _positive(name: str, value, what: str) -> int:
-    """``value`` as an int >= 1; ``ValueError`` naming ``name`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name}: {what} must be an integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name}: {what} must be at least 1, got {value}")
-    return int(value)
+from icsim.model.topology.base import WiredTopology, checked_int
 
 
 @dataclass(frozen=True)
@@ -92,8 +83,8 @@ class HyperX(WiredTopology):
             raise ValueError(f"S: every dimension needs at least 2 routers, got "
                              f"{[int(s) for s in shape]}")
         object.__setattr__(self, "S", tuple(int(s) for s in shape))
-        object.__setattr__(self, "p", _positive("p", self.p, "terminals per router"))
-        object.__setattr__(self, "K", _positive("K", self.K, "the links per router pair"))
+        object.__setattr__(self, "p", checked_int("p", self.p, "terminals per router"))
+        object.__setattr__(self, "K", checked_int("K", self.K, "the links per router pair"))
 
     # ------------------------------------------------------------------ sizes
     @property
