@@ -41,6 +41,24 @@ def sweep_curves(curves: list[Curve], folder: Path, workers: int | None, report_
                           **(extra(c) if extra else {})} for c in outcome.curves])
 
 
+def write_exact(out: Path, exact: dict[tuple[str, str], float]) -> None:
+    """``out/exact.csv``: one row per (algorithm, column) exact bound."""
+    pd.DataFrame([{"algorithm": a, "column": c, "throughput": v}
+                  for (a, c), v in exact.items()]).to_csv(out / "exact.csv", index=False,
+                                                          float_format="%.6g")
+
+
+def simulated(out: Path, run_sweep: Callable[..., pd.DataFrame], simulate: bool,
+              workers: int | None) -> pd.DataFrame | None:
+    """The γ* table (``out/simulated.csv``) when ``simulate`` asks for the sweep or
+    ``out/sim`` holds one (judged again, nothing run); None otherwise."""
+    if not (simulate or (out / "sim" / "results.csv").exists()):
+        return None
+    sim = run_sweep(out, workers, report_only=not simulate)
+    sim.to_csv(out / "simulated.csv", index=False, float_format="%.6g")
+    return sim
+
+
 def star_cell(gamma: Any, lower_bound: Any = False) -> str:
     """A γ* as a table cell: ``0.45``, ``≥1.00`` for a lower bound, ``–`` for none."""
     if gamma is None or pd.isna(gamma):

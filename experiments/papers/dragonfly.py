@@ -43,7 +43,8 @@ import pandas as pd
 import yaml
 
 from icsim.configs import bundled
-from icsim.experiments.papers.curve_sweeps import add_sweep_arguments, star_cell, sweep_curves
+from icsim.experiments.papers.curve_sweeps import (add_sweep_arguments, simulated, star_cell,
+                                                  sweep_curves, write_exact)
 from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.pipeline.curves import Curve, parse_loads
 from icsim.experiments.pipeline.outputs import file_times, written_since
@@ -285,13 +286,8 @@ def reproduce(*, out: str | Path | None = None, simulate: bool = False,
     routes = MinimalRoutes(topo)
     exact = {(label, column): exact_throughput(routes, column, label == "VAL")
              for label in ("MIN", "VAL") for column in ("UR", "WC")}
-    pd.DataFrame([{"algorithm": a, "column": c, "throughput": v}
-                  for (a, c), v in exact.items()]).to_csv(out / "exact.csv", index=False,
-                                                          float_format="%.6g")
-    sim = None
-    if simulate or (out / "sim" / "results.csv").exists():
-        sim = run_sweep(out, workers, report_only=not simulate)
-        sim.to_csv(out / "simulated.csv", index=False, float_format="%.6g")
+    write_exact(out, exact)
+    sim = simulated(out, run_sweep, simulate, workers)
     booksim = read_booksim(out / "booksim.csv")
     text = report(sim, exact, booksim if sim is not None else None)
     (out / "report.md").write_text(text, encoding="utf-8")

@@ -30,7 +30,8 @@ import pandas as pd
 import yaml
 
 from icsim.configs import bundled
-from icsim.experiments.papers.curve_sweeps import add_sweep_arguments, star_cell, sweep_curves
+from icsim.experiments.papers.curve_sweeps import (add_sweep_arguments, simulated, star_cell,
+                                                  sweep_curves)
 from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.pipeline.curves import Curve, parse_loads
 from icsim.experiments.pipeline.outputs import file_times, written_since
@@ -182,10 +183,7 @@ def reproduce(*, out: str | Path | None = None, simulate: bool = False,
     since = file_times(out)
     exact = exact_table()
     exact.to_csv(out / "exact.csv", index=False, float_format="%.6g")
-    sim = None
-    if simulate or (out / "sim" / "results.csv").exists():
-        sim = run_sweep(out, workers, report_only=not simulate)
-        sim.to_csv(out / "simulated.csv", index=False, float_format="%.6g")
+    sim = simulated(out, run_sweep, simulate, workers)
     text = report(exact, sim)
     (out / "report.md").write_text(text, encoding="utf-8")
     return Reproduction("fat-tree", out, text, {p: "written" for p in written_since(out, since)})

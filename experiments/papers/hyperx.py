@@ -27,7 +27,8 @@ import pandas as pd
 import yaml
 
 from icsim.configs import bundled
-from icsim.experiments.papers.curve_sweeps import add_sweep_arguments, star_cell, sweep_curves
+from icsim.experiments.papers.curve_sweeps import (add_sweep_arguments, simulated, star_cell,
+                                                  sweep_curves, write_exact)
 from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.pipeline.curves import Curve, parse_loads
 from icsim.experiments.pipeline.outputs import file_times, written_since
@@ -175,13 +176,8 @@ def reproduce(*, out: str | Path | None = None, simulate: bool = False,
     paths = ShortestPaths(hx)
     exact = {(label, column): exact_throughput(hx, paths, column, label == "VAL")
              for label in ("DOR", "VAL") for column in ("UR", "shift")}
-    pd.DataFrame([{"algorithm": a, "column": c, "throughput": v}
-                  for (a, c), v in exact.items()]).to_csv(out / "exact.csv", index=False,
-                                                          float_format="%.6g")
-    sim = None
-    if simulate or (out / "sim" / "results.csv").exists():
-        sim = run_sweep(out, workers, report_only=not simulate)
-        sim.to_csv(out / "simulated.csv", index=False, float_format="%.6g")
+    write_exact(out, exact)
+    sim = simulated(out, run_sweep, simulate, workers)
     text = report(exact, sim)
     (out / "report.md").write_text(text, encoding="utf-8")
     return Reproduction("hyperx", out, text, {p: "written" for p in written_since(out, since)})
