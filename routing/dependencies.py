@@ -18,7 +18,8 @@ def out_masks(ph: Phase, n: int, num_vcs: int, escape_only: bool,
               topology: Any = None) -> np.ndarray:
     """Per state ``router * n + t`` and VC, the bitmask of the ports a packet heading
     for ``t`` may leave ``router`` by on that VC in phase ``ph`` (0 at ``t`` itself; a
-    dateline phase's hop on its dateline VC while the wraparound is ahead, rule 5)."""
+    dateline phase's hop on its dateline VC while the wraparound is ahead, rule 5; a detour
+    group's ports on the adaptive VC, from any source, rule 6)."""
     out = np.zeros((n * n, num_vcs), dtype=np.int64)
     ports = np.asarray(ph.ports, dtype=np.int64)
     if ph.escape_vc is not None:
@@ -41,6 +42,8 @@ def out_masks(ph: Phase, n: int, num_vcs: int, escape_only: bool,
         np.bitwise_or.at(out, (np.arange(n * n), vcs), esc)
     if ph.adaptive_vc is not None and not escape_only:
         out[:, ph.adaptive_vc] |= ports
+        if ph.detour is not None:             # any source's detours (a superset)
+            out[:, ph.adaptive_vc] |= np.asarray(ph.detour, dtype=np.int64)
     out[np.arange(n) * (n + 1)] = 0
     return out
 

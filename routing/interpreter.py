@@ -69,17 +69,24 @@ class Interpreter:
                    ph.escape_vcs.tolist() if len(ph.escape_vcs) <= 1 << 22 else ph.escape_vcs)
         by_terminal = None if ph.terminal_escape is None else ph.terminal_escape.tolist()
         conc, eject = self._topology.terminals_per_router, self.eject
-        groups: dict[tuple[int, int, int], tuple] = {}
+        detour = None if ph.detour is None else ph.detour.tolist()
+        detour_from = None if ph.detour_from is None else ph.detour_from.tolist()
+        groups: dict[tuple[int, int, int, int], tuple] = {}
 
-        def make(mask: int, esc: int, esc_vc: int | None) -> tuple:
+        def ports_of(mask: int) -> tuple:
+            group = []
+            while mask:
+                low = mask & -mask
+                group.append((low.bit_length() - 1, adaptive))
+                mask ^= low
+            return tuple(group)
+
+        def make(mask: int, esc: int, esc_vc: int | None, off: int) -> tuple:
             out = []
             if adaptive is not None:
-                rest, group = mask, []
-                while rest:
-                    low = rest & -rest
-                    group.append((low.bit_length() - 1, adaptive))
-                    rest ^= low
-                out.append(tuple(group))
+                out.append(ports_of(mask))
+                if off:
+                    out.append(ports_of(off))
             if esc_vc is not None:
                 out.append(((esc, esc_vc),))
             return tuple(out)
@@ -102,9 +109,14 @@ class Interpreter:
                 x, y = coords[node][esc >> 1], coords[t][esc >> 1]
                 if (y < x) if esc & 1 == 0 else (y > x):
                     vc = dateline
-            g = groups.get((mask, esc, vc))
+            off = 0
+            if detour is not None:            # rule 6: the detour group
+                off = detour[k] & ~mask & _BITS
+                if detour_from is not None:
+                    off &= detour_from[node * n + packet.src]
+            g = groups.get((mask, esc, vc, off))
             if g is None:
-                g = groups[(mask, esc, vc)] = make(mask, esc, vc)
+                g = groups[(mask, esc, vc, off)] = make(mask, esc, vc, off)
             return g
         return table
 

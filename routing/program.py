@@ -33,9 +33,9 @@ target, or its destination when it has none):
    torus), or ``"pair"``, ``router * N + t`` (N^2 entries, any topology).  ``ports[k]`` is a
    bitmask of candidate ports (bit p: port p), ANDed with ``sel`` when the phase is
    ``filtered``;
-5. the candidates come in two groups, tried in order: every port of the mask on
-   ``adaptive_vc`` (the admissible queue with most free slots wins, ties by the run's stream),
-   then one escape queue on ``escape_vc``: port ``escape[k]``, or the lowest port of the mask
+5. the candidates come in two groups (three with a detour, rule 6), tried in order: every
+   port of the mask on ``adaptive_vc`` (the admissible queue with most free slots wins, ties
+   by the run's stream), then one escape queue on ``escape_vc``: port ``escape[k]``, or the lowest port of the mask
    when the phase has no escape table.  A group whose VC is None is left out.  A phase with a
    ``dateline_vc`` (a torus: port 2d goes + in dimension d, 2d + 1 goes -) puts its escape hop
    on that VC instead while the hop's way to ``t`` in the port's dimension still crosses the
@@ -47,6 +47,13 @@ target, or its destination when it has none):
    read by the destination *terminal* instead: ``terminal_escape[router * c + j]`` for the
    packet's destination terminal ``j`` of its router (``c`` terminals per router; a fat
    tree's destination-mod-k up port at the leaves).
+6. a phase with a ``detour`` table has a second adaptive group between the two: the ports of
+   ``detour[k]`` that are not in the first group, on ``adaptive_vc``, ANDed with
+   ``detour_from[router * N + s]`` for the packet's source router ``s`` when the phase has
+   that table -- the ports by which a packet from ``s`` may still leave its minimal way here.
+   The group is tried only when no queue of the first admits the packet: a detour is taken
+   when the minimal queues are full (DAL on a HyperX: at most one deroute per dimension, in
+   the dimensions where the router still has ``s``'s coordinate).
 
 A packet admitted to a queue that is not ejection in a ``"route"`` phase moves ``ri`` on.
 
@@ -132,6 +139,11 @@ class Phase:
         ``escape[k]`` is -1 (rule 5).
     reroute : Reroute, optional
         The choice made again where a packet enters this phase at a target (rule 1).
+    detour : ndarray of int64, optional
+        A second adaptive group's ports by key (rule 6).
+    detour_from : ndarray of int64, optional
+        The ports a detour may take, by router and source router, ``router * N + s``
+        (rule 6); None: every port of ``detour[k]``.
     """
 
     key: str
@@ -146,6 +158,8 @@ class Phase:
     escape_vcs: np.ndarray | None = None
     terminal_escape: np.ndarray | None = None
     reroute: "Reroute | None" = None
+    detour: np.ndarray | None = None
+    detour_from: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -462,17 +476,27 @@ class Program:
                              f"'offset' key")
         if ph.ports is None:
             raise ValueError(f"{where}: no ports table")
-        for name in ("ports", "escape", "escape_vcs"):
+        for name in ("ports", "escape", "escape_vcs", "detour"):
             table = getattr(ph, name)
             if table is not None and len(table) != size:
                 raise ValueError(f"{where}: {name} has {len(table)} entries, its key has "
                                  f"{size}")
-        beyond = (np.asarray(ph.ports, dtype=np.int64) >> num_ports if num_ports < 64
-                  else np.zeros(1, np.int64))
-        bad = np.nonzero(beyond != 0)[0]
-        if len(bad):
-            raise ValueError(f"{where}: ports[{int(bad[0])}] names a port beyond "
-                             f"{num_ports - 1}")
+        for name in ("ports", "detour", "detour_from"):
+            table = getattr(ph, name)
+            beyond = (np.asarray(table, dtype=np.int64) >> num_ports
+                      if num_ports < 64 and table is not None else np.zeros(1, np.int64))
+            bad = np.nonzero(beyond != 0)[0]
+            if len(bad):
+                raise ValueError(f"{where}: {name}[{int(bad[0])}] names a port beyond "
+                                 f"{num_ports - 1}")
+        if ph.detour is not None and ph.adaptive_vc is None:
+            raise ValueError(f"{where}: a detour group rides on the adaptive VC; the phase "
+                             f"has none")
+        if ph.detour_from is not None and (ph.detour is None or
+                                           len(ph.detour_from) != num_nodes * num_nodes):
+            raise ValueError(f"{where}: detour_from needs a detour table and "
+                             f"{num_nodes * num_nodes} entries (router x source router), "
+                             f"not {len(ph.detour_from)}")
         low = -1 if ph.terminal_escape is not None else 0
         _in_range(ph.escape, low, num_ports, f"{where}: escape", "a port")
         if ph.terminal_escape is not None:

@@ -26,8 +26,9 @@ CASES = [(DRAGONFLY, alg, pat) for alg in ("dfly_min", "dfly_val", "ugal_l", "ug
          for pat in ("uniform", "group_shift")]
 CASES += [(FAT_TREE, alg, pat) for alg in ("dmodk", "updown_adaptive")
           for pat in ("uniform", "permutation")]
-CASES += [(HYPERX, alg, pat) for alg in ("hx_dor", "hx_adaptive", "vlb", "ugal")
+CASES += [(HYPERX, alg, pat) for alg in ("hx_dor", "hx_adaptive", "hx_dal", "vlb", "ugal")
           for pat in ("uniform", "permutation")]
+CASES += [(HYPERX, "hx_dal", "line_shift")]
 IDS = [f"{t['kind']}-{a}-{p}" for t, a, p in CASES]
 
 
@@ -67,7 +68,8 @@ def route_hops(cfg, src, dst):
 @pytest.mark.parametrize("topology,algorithm", [(DRAGONFLY, "dfly_min"), (DRAGONFLY, "par"),
                                                 (FAT_TREE, "dmodk"),
                                                 (FAT_TREE, "updown_adaptive"),
-                                                (HYPERX, "hx_dor"), (HYPERX, "hx_adaptive")])
+                                                (HYPERX, "hx_dor"), (HYPERX, "hx_adaptive"),
+                                                (HYPERX, "hx_dal")])
 def test_a_packet_at_zero_load_takes_the_formula_along_its_route(table1, topology, algorithm,
                                                                  engine):
     cfg = config(topology, algorithm)
@@ -311,6 +313,42 @@ def test_the_channel_heatmap_of_a_dragonfly_and_of_a_fat_tree():
     assert {"heatmap:up", "heatmap:down"} <= gids
 
 
+HYPERX_4X4 = {"kind": "hyperx", "dims": [4, 4], "p": 4, "trunking": 1}
+
+
+@pytest.mark.parametrize("engine", ["simpy", "compiled"])
+def test_dal_deroutes_at_most_once_per_dimension_and_never_in_an_aligned_one(engine):
+    """A burst along the line shift of a 4x4 HyperX: every terminal sends 12 packets to the
+    next router of its row at once.  The minimal queue fills, so DAL deroutes -- within the
+    row only (the column is aligned), once: every packet takes 1 hop or 2, some take 2."""
+    cfg = config(HYPERX_4X4, "hx_dal", "line_shift")
+    topo = build(cfg).topology
+    x = topo.coord_array[:, 0]
+    nxt = np.arange(16) + (x + 1) % 4 - x
+    msgs = [(0, t, int(nxt[t // 4]) * 4 + t % 4, 12) for t in range(64)]
+    got = deliver(cfg, msgs, engine)
+    hops = [h for *_, h, _ in got]
+    assert len(got) == 64 * 12
+    assert set(hops) == {1, 2}
+    assert sum(h == 2 for h in hops) > 64
+
+
+def test_dal_holds_the_line_shift_where_minimal_routing_stops_at_one_link():
+    """Line shift on a 4x4 HyperX of 4 terminals per router: minimal routing puts a router's
+    4 terminals on one link, at most 1/4; DAL's deroutes along the row lift it to S / 2p =
+    1/2 (the exact bound of ``icsim reproduce hyperx``), so 0.4 is sustained."""
+    ada = run(config(HYPERX_4X4, "hx_adaptive", "line_shift", 0.4), engine="compiled")
+    dal = run(config(HYPERX_4X4, "hx_dal", "line_shift", 0.4), engine="compiled")
+    assert ada["saturated"] and ada["accepted_load"] == pytest.approx(0.25, rel=0.05)
+    assert not dal["saturated"] and 1 < dal["hops"] <= 2
+
+
+def test_dal_at_low_load_is_minimal():
+    res = run(config(HYPERX_4X4, "hx_dal", "uniform", 0.1), engine="compiled")
+    ref = run(config(HYPERX_4X4, "hx_adaptive", "uniform", 0.1), engine="compiled")
+    assert res["hops"] == ref["hops"]
+
+
 def test_the_hyperx_reproduction_redraws_the_committed_tables(tmp_path):
     import shutil
 
@@ -356,6 +394,13 @@ def test_a_program_whose_new_tables_are_wrong_is_refused_naming_the_entry():
                     terminal_escape=np.array([0, 1, 9, 0, 0, 0, 0, 0])))
     with pytest.raises(ValueError, match=r"phase 0: escape\[0\] = -1 is not a port"):
         check(Phase(PAIR, ports=ports, escape=np.full(16, -1), escape_vc=0))
+    with pytest.raises(ValueError, match="phase 0: a detour group rides on the adaptive VC"):
+        check(Phase(PAIR, ports=ports, escape=escape, escape_vc=0, detour=ports))
+    with pytest.raises(ValueError, match=r"phase 0: detour\[3\] names a port beyond 2"):
+        check(Phase(PAIR, ports=ports, adaptive_vc=0, detour=np.where(np.arange(16) == 3, 8,
+                                                                      0)))
+    with pytest.raises(ValueError, match="phase 0: detour_from needs a detour table and 16 "):
+        check(Phase(PAIR, ports=ports, adaptive_vc=0, detour=ports, detour_from=ports[:4]))
     with pytest.raises(ValueError, match="a reroute applies the program's UGAL rule"):
         check(Phase(PAIR, ports=ports, escape=escape, escape_vc=0,
                     reroute=Reroute(Option(phase=0, kind="valiant"))))

@@ -48,15 +48,16 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, ph, rtab,
     if src >= 0:
         pid_up = divide(prm, src, K_V)
         v = pt[pid_up, T_DOWN]
-        mask, vc_all, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab, route, rhops,
-                                              v, p)
-        q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, v, pk[p, P_FPORT],
+        mask, vc_all, detour, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab,
+                                                      route, rhops, v, p)
+        q2 = select(prm, qs, rng, mask, vc_all, detour, port1, vc1, v, pk[p, P_FPORT],
                     pk[p, P_FVC], 1, -1)
     else:
         v = pk[p, P_SRC]                  # the router of the NIC of terminal -1 - src
-        mask, vc_all, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab, route, rhops,
-                                              v, p)
-        q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, v, -1, -1, prm[K_INJ_MIN], -1)
+        mask, vc_all, detour, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab,
+                                                      route, rhops, v, p)
+        q2 = select(prm, qs, rng, mask, vc_all, detour, port1, vc1, v, -1, -1,
+                    prm[K_INJ_MIN], -1)
     nak = -1
     if q2 >= 0:
         qs[q2, Q_OCC] += 1

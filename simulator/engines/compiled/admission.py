@@ -29,7 +29,7 @@ def free_for(prm, qs, q, port, vc, from_port, from_vc, need_min):
 
 
 @njit(cache=True, forceinline=True)
-def select(prm, qs, rng, mask, vc_all, port1, vc1, node, from_port, from_vc, need_min,
+def select(prm, qs, rng, mask, vc_all, detour, port1, vc1, node, from_port, from_vc, need_min,
            wait_input):
     """Admission and selection over the candidate groups (the SimPy ``select``), as
     ``candidates`` gives them; when nothing admits, the port asking waits on every candidate
@@ -44,7 +44,37 @@ def select(prm, qs, rng, mask, vc_all, port1, vc1, node, from_port, from_vc, nee
         if wait_input >= 0:
             wait_on(prm, qs, q, wait_input)
         return -1
-    # group 1: the mask's ports, in port order
+    # group 1: the mask's ports, in port order; then the detour's (rule 6)
+    best = best_of(prm, qs, rng, mask, vc_all, base, from_port, from_vc, need_min)
+    if best >= 0:
+        return best
+    if detour:
+        best = best_of(prm, qs, rng, detour, vc_all, base, from_port, from_vc, need_min)
+        if best >= 0:
+            return best
+    # the escape group: one queue
+    q = (base + port1) * V + vc1
+    if vc1 >= 0 and free_for(prm, qs, q, port1, vc1, from_port, from_vc, need_min) >= 0:
+        return q
+    if wait_input >= 0:
+        rest = mask
+        while rest:
+            wait_on(prm, qs, (base + trailing_zeros(rest)) * V + vc_all, wait_input)
+            rest &= rest - 1
+        rest = detour
+        while rest:
+            wait_on(prm, qs, (base + trailing_zeros(rest)) * V + vc_all, wait_input)
+            rest &= rest - 1
+        if vc1 >= 0:
+            wait_on(prm, qs, q, wait_input)
+    return -1
+
+
+@njit(cache=True, forceinline=True)
+def best_of(prm, qs, rng, mask, vc, base, from_port, from_vc, need_min):
+    """The admissible queue on ``vc`` of the ports of ``mask`` with most free slots (ties by
+    the stream, or the first with ``tie_break: ordered``), -1 for none."""
+    V = prm[K_V]
     best = -1
     best_free = 0
     ties = 0
@@ -53,8 +83,8 @@ def select(prm, qs, rng, mask, vc_all, port1, vc1, node, from_port, from_vc, nee
     while rest:
         port = trailing_zeros(rest)
         rest &= rest - 1
-        q = (base + port) * V + vc_all
-        free = free_for(prm, qs, q, port, vc_all, from_port, from_vc, need_min)
+        q = (base + port) * V + vc
+        free = free_for(prm, qs, q, port, vc, from_port, from_vc, need_min)
         if free < 0:
             continue
         if free > best_free:
@@ -65,17 +95,4 @@ def select(prm, qs, rng, mask, vc_all, port1, vc1, node, from_port, from_vc, nee
             ties += 1
             if random(rng) * ties < 1.0:              # uniform among the tied, one draw each
                 best = q
-    if best >= 0:
-        return best
-    # group 2: one queue
-    q = (base + port1) * V + vc1
-    if vc1 >= 0 and free_for(prm, qs, q, port1, vc1, from_port, from_vc, need_min) >= 0:
-        return q
-    if wait_input >= 0:
-        rest = mask
-        while rest:
-            wait_on(prm, qs, (base + trailing_zeros(rest)) * V + vc_all, wait_input)
-            rest &= rest - 1
-        if vc1 >= 0:
-            wait_on(prm, qs, q, wait_input)
-    return -1
+    return best

@@ -43,9 +43,9 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
         eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid, p)
         return True
     v = pt[pid, T_DOWN]
-    mask, vc_all, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab, route, rhops, v,
-                                          p)
-    q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, v, port, vc, 1, pt[pid, T_IN])
+    mask, vc_all, detour, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab, route,
+                                                  rhops, v, p)
+    q2 = select(prm, qs, rng, mask, vc_all, detour, port1, vc1, v, port, vc, 1, pt[pid, T_IN])
     if q2 < 0:
         return False
     now = ctr[C_NOW]
@@ -116,11 +116,11 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, ph,
         return False
     router = pk[p, P_SRC]
     inject_route(prm, fprm, pk, qs, pt, rtab, used, dec, rng, router, p)
-    mask, vc_all, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab, route, rhops,
-                                          router, p)
+    mask, vc_all, detour, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab, route,
+                                                  rhops, router, p)
     nic = prm[K_NP] + node
-    q2 = select(prm, qs, rng, mask, vc_all, port1, vc1, router, -1, -1, prm[K_INJ_MIN],
-                pt[nic, T_IN])                    # the NIC's input
+    q2 = select(prm, qs, rng, mask, vc_all, detour, port1, vc1, router, -1, -1,
+                prm[K_INJ_MIN], pt[nic, T_IN])    # the NIC's input
     if q2 < 0:
         return False
     srcq_popleft(ctr, prm, pk, nd, node)

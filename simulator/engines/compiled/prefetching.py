@@ -94,7 +94,8 @@ def prefetch_ports(prm, pk, qs, dl, n):
 @njit(cache=True, forceinline=True)
 def prefetch_candidates(prm, pk, qs, codes, ph, rtab, route, rhops, node, p):
     """The rows of the queues packet p may be routed to at ``node``."""
-    mask, vc_all, port1, vc1 = peek_candidates(prm, pk, codes, ph, rtab, route, rhops, node, p)
+    mask, vc_all, _, port1, vc1 = peek_candidates(prm, pk, codes, ph, rtab, route, rhops, node,
+                                                  p)
     base = node * prm[K_P1]
     V = prm[K_V]
     if vc_all >= 0:

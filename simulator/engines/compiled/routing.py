@@ -41,7 +41,8 @@ from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_QUEUE_Q
                                                      K_UG_HOPS, K_UG_PROBE_MIN, K_UG_PROBE_VAL,
                                                      K_UG_PROBE_VC, K_UG_THRESHOLD, K_UG_VIA,
                                                      K_UG_VIA_PHASE, K_V, K_VARIANT, PH_DATELINE,
-                                                     PH_DIMS, PH_ESCAPE, PH_ESC_VCS, PH_FILTERED,
+                                                     PH_DETOUR, PH_DETOUR_FROM, PH_DIMS,
+                                                     PH_ESCAPE, PH_ESC_VCS, PH_FILTERED,
                                                      PH_KEY, PH_NCOL, PH_NEXT, PH_PORTS,
                                                      PH_REROUTE, PH_REROUTE_KIND, PH_REROUTE_SEL,
                                                      PH_TERM, PH_VC, PH_VC_ALL, P_DER, P_DRAWN,
@@ -121,6 +122,8 @@ def _tables(form: Program, topology: Any, kinds: Sequence[str] = (),
             row[PH_DIMS] = place(dims)
         row[PH_ESC_VCS] = place(phase.escape_vcs)
         row[PH_TERM] = place(phase.terminal_escape)
+        row[PH_DETOUR] = place(phase.detour)
+        row[PH_DETOUR_FROM] = place(phase.detour_from)
         if phase.reroute is not None:
             opt = phase.reroute.valiant
             row[PH_REROUTE], row[PH_REROUTE_SEL] = opt.phase, opt.sel
@@ -235,10 +238,10 @@ def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
 # its tables slices of ``rtab``, its source routes ``route``/``rhops``, its decision's options
 # the record ``dec`` (``decide``).  A packet's registers: ``P_RS`` holds its target and phase,
 # ``target * 256 + phase`` (target -1: none, so ``P_RS < 0``), ``P_SEL`` its port filter and
-# ``P_RI`` its place on a source route.  A candidate set is four numbers, where the SimPy
-# engine has tuples of groups: ``(mask, vc_all, port, vc)`` — every port of ``mask`` on
-# ``vc_all`` (none when ``vc_all < 0``), then the one queue ``(port, vc)`` (none when
-# ``vc < 0``).
+# ``P_RI`` its place on a source route.  A candidate set is five numbers, where the SimPy
+# engine has tuples of groups: ``(mask, vc_all, detour, port, vc)`` — every port of ``mask``
+# on ``vc_all`` (none when ``vc_all < 0``), then every port of ``detour`` on ``vc_all``
+# (rule 6; usually 0), then the one queue ``(port, vc)`` (none when ``vc < 0``).
 @njit(cache=True, forceinline=True)
 def registers(target, phase):
     """``P_RS`` of a packet heading for ``target`` (-1: its destination) in ``phase``."""
@@ -248,7 +251,7 @@ def registers(target, phase):
 @njit(cache=True, forceinline=True)
 def candidates(prm, pk, qs, rng, codes, ph, rtab, route, rhops, node, p):
     """The program's candidates for packet p at ``node`` (``Interpreter.candidates``, rules
-    1-5 of ``icsim.routing.program``): ``(mask, vc_all, port, vc)`` (above)."""
+    1-6 of ``icsim.routing.program``): ``(mask, vc_all, detour, port, vc)`` (above)."""
     rs = pk[p, P_RS]
     f = rs & 255
     t = rs >> 8
@@ -278,20 +281,20 @@ def peek_candidates(prm, pk, codes, ph, rtab, route, rhops, node, p):
 
 @njit(cache=True, forceinline=True)
 def route_at(prm, pk, codes, ph, rtab, route, rhops, node, p, f, t):
-    """Rules 2-5 for packet p at ``node`` in phase ``f``, heading for ``t`` (-1: its
+    """Rules 2-6 for packet p at ``node`` in phase ``f``, heading for ``t`` (-1: its
     destination)."""
     key = ph[f, PH_KEY]
     if key == KEY_ROUTE:
         pair = pk[p, P_SRC] * prm[K_N] + pk[p, P_DST]
         i = pk[p, P_RI]
         if i >= route[pair, 1]:
-            return 0, -1, pk[p, P_EJECT], 0
+            return 0, -1, 0, pk[p, P_EJECT], 0
         h = route[pair, 0] + i
-        return 0, -1, rhops[h, 0], rhops[h, 1]
+        return 0, -1, 0, rhops[h, 0], rhops[h, 1]
     if t < 0:
         t = pk[p, P_DST]
     if t == node:
-        return 0, -1, pk[p, P_EJECT], 0         # its terminal's ejection port
+        return 0, -1, 0, pk[p, P_EJECT], 0      # its terminal's ejection port
     if key == KEY_OFFSET:
         k = codes[t] - codes[node] + prm[K_BASE]
     else:
@@ -310,7 +313,12 @@ def route_at(prm, pk, codes, ph, rtab, route, rhops, node, p, f, t):
         y = t // rtab[at] % rtab[at + 1]
         if (y < x) if (port & 1) == 0 else (y > x):
             vc = ph[f, PH_DATELINE]
-    return mask, ph[f, PH_VC_ALL], port, vc
+    detour = 0
+    if ph[f, PH_DETOUR] >= 0:         # rule 6: the ports a packet from its source may detour by
+        detour = rtab[ph[f, PH_DETOUR] + k] & ~mask
+        if ph[f, PH_DETOUR_FROM] >= 0:
+            detour &= rtab[ph[f, PH_DETOUR_FROM] + node * prm[K_N] + pk[p, P_SRC]]
+    return mask, ph[f, PH_VC_ALL], detour, port, vc
 
 
 @njit(cache=True, forceinline=True)
