@@ -38,7 +38,10 @@ class Interpreter:
         self._find = [self._finder(i, ph) for i, ph in enumerate(program.phases)]
         self.has_inject = program.decision is not None
         self._reroute = [ph.reroute for ph in program.phases]
-        self.has_admit = program.has_routes or any(r is not None for r in self._reroute)
+        self._detour_kind = [self._codes_of[ph.detour_kind] if ph.detour is not None else None
+                             for ph in program.phases]
+        self.has_admit = (program.has_routes or any(r is not None for r in self._reroute)
+                          or any(k is not None for k in self._detour_kind))
         self._decide = self._decision(program.decision) if self.has_inject else None
         self._once = not isinstance(program.decision, (Profit, QueueQuadrant, Ugal))
         self.queues: Sequence[int] = ()
@@ -145,12 +148,30 @@ class Interpreter:
         return find(node, packet, t)
 
     def admitted(self, node: int, packet, port: int, vc: int) -> None:
+        if self._detour_kind[packet.phase] is not None and not packet.deroute:
+            self._detoured(node, packet, port, vc)
         pending = packet.pending
         if pending is not None and packet.target == node:
             packet.phase, packet.target, packet.sel, packet.deroute = pending
             packet.pending = None
         if port != self.eject and self.program.phases[packet.phase].key == ROUTE:
             packet.ri += 1
+
+    def _detoured(self, node: int, packet, port: int, vc: int) -> None:
+        """Rule 6: a packet admitted to a detour queue (the adaptive VC, a port outside the
+        phase's mask) counts under the phase's detour kind."""
+        phase, t = packet.phase, packet.target
+        if t == node:
+            phase, t = self._next[phase], -1
+        t = packet.dst if t < 0 else t
+        ph = self.program.phases[phase]
+        if t == node or port >= self.eject or vc != ph.adaptive_vc:
+            return
+        mask = int(ph.ports[node * self.num_nodes + t])
+        if ph.filtered:
+            mask &= packet.sel
+        if not (mask >> port) & 1:
+            packet.deroute = self._codes_of[ph.detour_kind]
 
     # ------------------------------------------------------------------ injection
     def _apply(self, packet, option: Option, target: int) -> None:

@@ -53,7 +53,9 @@ target, or its destination when it has none):
    that table -- the ports by which a packet from ``s`` may still leave its minimal way here.
    The group is tried only when no queue of the first admits the packet: a detour is taken
    when the minimal queues are full (DAL on a HyperX: at most one deroute per dimension, in
-   the dimensions where the router still has ``s``'s coordinate).
+   the dimensions where the router still has ``s``'s coordinate).  A packet admitted to a
+   detour queue counts as derouted under the phase's ``detour_kind`` (unless it already
+   counts under a kind).  Pair keys only.
 
 A packet admitted to a queue that is not ejection in a ``"route"`` phase moves ``ri`` on.
 
@@ -144,6 +146,9 @@ class Phase:
     detour_from : ndarray of int64, optional
         The ports a detour may take, by router and source router, ``router * N + s``
         (rule 6); None: every port of ``detour[k]``.
+    detour_kind : str, optional
+        How a packet that takes a detour counts as derouted (one of the algorithm's
+        ``deroute_kinds``).
     """
 
     key: str
@@ -160,6 +165,7 @@ class Phase:
     reroute: "Reroute | None" = None
     detour: np.ndarray | None = None
     detour_from: np.ndarray | None = None
+    detour_kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -445,6 +451,9 @@ class Program:
                              f"most {MAX_PORTS}")
         for i, ph in enumerate(self.phases):
             self._check_phase(i, ph, num_nodes, num_ports, num_vcs, relative_size)
+            if ph.detour_kind is not None:
+                self._check_option(Option(phase=i, kind=ph.detour_kind), deroute_kinds,
+                                   f"phase {i}: its detour")
             if ph.reroute is not None:
                 self._check_option(ph.reroute.valiant, deroute_kinds, f"phase {i}: its reroute")
                 if not isinstance(self.decision, Ugal):
@@ -489,9 +498,9 @@ class Program:
             if len(bad):
                 raise ValueError(f"{where}: {name}[{int(bad[0])}] names a port beyond "
                                  f"{num_ports - 1}")
-        if ph.detour is not None and ph.adaptive_vc is None:
-            raise ValueError(f"{where}: a detour group rides on the adaptive VC; the phase "
-                             f"has none")
+        if ph.detour is not None and (ph.adaptive_vc is None or ph.key != PAIR):
+            raise ValueError(f"{where}: a detour group rides on the adaptive VC of a pair-keyed "
+                             f"phase; the phase has no adaptive VC or another key")
         if ph.detour_from is not None and (ph.detour is None or
                                            len(ph.detour_from) != num_nodes * num_nodes):
             raise ValueError(f"{where}: detour_from needs a detour table and "

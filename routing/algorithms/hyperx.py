@@ -109,9 +109,10 @@ class HyperXDAL(_Lines):
 
     vcs = (VC("adaptive", ADAPTIVE), VC("escape", ESCAPE, priority=-1))
     acyclic = "escape"
+    deroute_kinds = ("deroute",)
 
     def program(self) -> Program:
         r = self.routes
         return Program((Phase(PAIR, ports=r.minimal, adaptive_vc=0, escape=r.port,
                               escape_vc=1, detour=r.unaligned & ~r.minimal,
-                              detour_from=r.aligned),))
+                              detour_from=r.aligned, detour_kind="deroute"),))

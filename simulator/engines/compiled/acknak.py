@@ -69,7 +69,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, ph, rtab,
             ctr[C_IN_SOURCES] -= 1
             ctr[C_IN_NETWORK] += 1
             pk[p, P_ENTER] = now
-        admitted(prm, pk, ph, p, q2)
+        admitted(prm, pk, ph, rtab, p, q2)
         if prm[K_DELAY]:
             at(ctr, prm, ev, wheel, heap, now + prm[K_DELAY], EV_READY, p, q2)
         else:

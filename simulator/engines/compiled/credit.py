@@ -68,7 +68,7 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
     pk[p, P_HOPS] += 1
     pk[p, P_FPORT] = port
     pk[p, P_FVC] = vc
-    admitted(prm, pk, ph, p, q2)
+    admitted(prm, pk, ph, rtab, p, q2)
     at_edge(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else t_end) + lat, EV_READY,
             p, q2, prm[K_DELAY])
     return True
@@ -140,7 +140,7 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, ph,
         nd[node, N_OUTSTANDING] += 1
         at(ctr, prm, ev, wheel, heap, enter + prm[K_SER_ACK_NIC] + prm[K_LAT_NIC], EV_NIC_ACK,
            node, -1)
-    admitted(prm, pk, ph, p, q2)
+    admitted(prm, pk, ph, rtab, p, q2)
     at_edge(ctr, prm, ev, wheel, heap, (now if prm[K_CUT] else t_end) + prm[K_LAT_NIC],
             EV_READY, p, q2, prm[K_DELAY])
     return True

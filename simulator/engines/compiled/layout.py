@@ -71,10 +71,11 @@ D_TABLE_TARGET, D_UGAL = 6, 7
 # where its escape VC table starts (-1: none, every escape hop on PH_VC) and its table of escape
 # ports by destination terminal (-1: none); where a packet entering it at a target is rerouted
 # (``program.Reroute``), the phase, port filter and deroute code of Valiant's way (-1: none);
-# where its detour table and its detour table by source router start (-1: none; rule 6)
+# where its detour table and its detour table by source router start (-1: none; rule 6) and
+# the deroute code of a packet that takes a detour
 (PH_KEY, PH_PORTS, PH_ESCAPE, PH_VC_ALL, PH_VC, PH_NEXT, PH_FILTERED, PH_DATELINE, PH_DIMS,
  PH_ESC_VCS, PH_TERM, PH_REROUTE, PH_REROUTE_SEL, PH_REROUTE_KIND, PH_DETOUR, PH_DETOUR_FROM,
- PH_NCOL) = range(17)
+ PH_DETOUR_KIND, PH_NCOL) = range(18)
 
 
 # ----------------------------------------------------------------------------- ctr

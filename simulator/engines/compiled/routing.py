@@ -41,7 +41,8 @@ from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_QUEUE_Q
                                                      K_UG_HOPS, K_UG_PROBE_MIN, K_UG_PROBE_VAL,
                                                      K_UG_PROBE_VC, K_UG_THRESHOLD, K_UG_VIA,
                                                      K_UG_VIA_PHASE, K_V, K_VARIANT, PH_DATELINE,
-                                                     PH_DETOUR, PH_DETOUR_FROM, PH_DIMS,
+                                                     PH_DETOUR, PH_DETOUR_FROM, PH_DETOUR_KIND,
+                                                     PH_DIMS,
                                                      PH_ESCAPE, PH_ESC_VCS, PH_FILTERED,
                                                      PH_KEY, PH_NCOL, PH_NEXT, PH_PORTS,
                                                      PH_REROUTE, PH_REROUTE_KIND, PH_REROUTE_SEL,
@@ -124,6 +125,7 @@ def _tables(form: Program, topology: Any, kinds: Sequence[str] = (),
         row[PH_TERM] = place(phase.terminal_escape)
         row[PH_DETOUR] = place(phase.detour)
         row[PH_DETOUR_FROM] = place(phase.detour_from)
+        row[PH_DETOUR_KIND] = kind_code(phase.detour_kind, kinds)
         if phase.reroute is not None:
             opt = phase.reroute.valiant
             row[PH_REROUTE], row[PH_REROUTE_SEL] = opt.phase, opt.sel
@@ -322,10 +324,13 @@ def route_at(prm, pk, codes, ph, rtab, route, rhops, node, p, f, t):
 
 
 @njit(cache=True, forceinline=True)
-def admitted(prm, pk, ph, p, q2):
+def admitted(prm, pk, ph, rtab, p, q2):
     """``Interpreter.admitted``: a packet admitted at its target goes on in the next phase to
-    its destination; in a route phase it moves along its route."""
+    its destination; in a route phase it moves along its route; one admitted to a detour
+    counts as derouted (rule 6)."""
     rs = pk[p, P_RS]
+    if ph[rs & 255, PH_DETOUR] >= 0 and pk[p, P_DER] == 0:
+        detoured(prm, pk, ph, rtab, p, q2, rs)
     if rs >= 0 and (rs >> 8) == divide(prm, q2, K_NPV_NODE):
         nxt = ph[rs & 255, PH_NEXT]
         if ph[nxt, PH_REROUTE] >= 0:                  # the reroute's choice
@@ -339,6 +344,29 @@ def admitted(prm, pk, ph, p, q2):
     if prm[K_ROUTES] and ph[rs & 255, PH_KEY] == KEY_ROUTE:
         if port_of(prm, divide(prm, q2, K_V)) < prm[K_NPORTS]:
             pk[p, P_RI] += 1
+
+
+@njit(cache=True, forceinline=True)
+def detoured(prm, pk, ph, rtab, p, q2, rs):
+    """Whether queue q2 is one of a detour group's (rule 6): on the adaptive VC, not the
+    ejection, and outside the phase's mask; then the packet counts under the phase's
+    ``detour_kind``."""
+    node = divide(prm, q2, K_NPV_NODE)
+    f = rs & 255
+    t = rs >> 8
+    if t == node:
+        f = ph[f, PH_NEXT]
+        t = -1
+    if t < 0:
+        t = pk[p, P_DST]
+    port = port_of(prm, divide(prm, q2, K_V))
+    if t == node or port >= prm[K_NPORTS] or q2 % prm[K_V] != ph[f, PH_VC_ALL]:
+        return
+    mask = rtab[ph[f, PH_PORTS] + node * prm[K_N] + t]
+    if ph[f, PH_FILTERED]:
+        mask &= pk[p, P_SEL]
+    if not (mask >> port) & 1:
+        pk[p, P_DER] = ph[f, PH_DETOUR_KIND]
 
 
 @njit(cache=True, forceinline=True)
