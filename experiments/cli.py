@@ -116,6 +116,24 @@ def _routing_name(routing: dict[str, Any]) -> str:
     return f"{name} ({source}{layers})"
 
 
+def _app_lines(r: dict[str, Any]) -> list[str]:
+    """A closed-loop run's jobs and message classes (docs/model.md §9)."""
+    out = []
+    for i, j in enumerate(r.get("jobs") or ()):
+        line = (f"  job {i} {j['name']:<12} {j['ranks']} ranks on {j['terminals']} terminals: "
+                f"done at {j['completion_ns'] / 1000:,.3f} us")
+        if j["iterations"]:
+            line += (f", {j['iterations']} iterations of {j['iteration_mean_ns'] / 1000:,.3f}"
+                     f" ± {j['iteration_std_ns'] / 1000:,.3f} us")
+        line += (f", waiting on the network {100 * j['wait_share_mean']:.1f} % (max "
+                 f"{100 * j['wait_share_max']:.1f} %)")
+        out.append(line)
+    for name, m in (r.get("messages") or {}).items():
+        out.append(f"  messages {name:>7} {m['count']:,} took mean {m['mean_ns']:,.1f} ns, "
+                   f"p99 {m['p99_ns']:,.1f}")
+    return out
+
+
 def format_result(r: dict[str, Any]) -> str:
     """A short human-readable summary of a run result: what ran, its verdict and why."""
     cfg = r["config"]
@@ -127,6 +145,8 @@ def format_result(r: dict[str, Any]) -> str:
         what += f"{cfg['traffic']['pattern']} load {r['offered_load']:.3f}"
     elif workload == "trace":
         what += f"trace {cfg['traffic'].get('trace')}"
+    elif workload == "app":
+        what += "app: " + ", ".join(j["name"] for j in r.get("jobs", []))
     else:
         what += (f"{workload} {cfg['traffic']['collective']} of "
                  f"{cfg['traffic']['message_bytes']:,} bytes")
@@ -145,12 +165,15 @@ def format_result(r: dict[str, Any]) -> str:
     elif workload == "open":
         verdict = ("finished (finite mode: whether this load is sustained is judged across a "
                    "sweep, against the latency at 0.10)")
+    elif workload == "app":
+        verdict = "finished (every operation of every job done)"
     else:
         verdict = "finished (every packet delivered)"
     lines.append(f"  verdict         {verdict}")
     if r["mode"] == "finite":
-        lines.append(f"  completion time {r['completion_time_ns'] / 1000:,.3f} us (last packet "
-                     f"consumed)")
+        last = "last operation done" if workload == "app" else "last packet consumed"
+        lines.append(f"  completion time {r['completion_time_ns'] / 1000:,.3f} us ({last})")
+    lines += _app_lines(r)
     if r["mode"] == "window":
         lines.append(f"  accepted load   {r['accepted_load']:.4f} (offered "
                      f"{r['offered_measured_load']:.4f}, measured in the window)")

@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from icsim.configs import bundle_files
 from icsim.model.errors import Picklable
 from icsim.model.input_files import InputFileError, read_text
+from icsim.model.job_config import JobConfig
 from icsim.model.registry import did_you_mean
 
 
@@ -267,7 +268,7 @@ class RoutingConfig(BaseModel):
 
 
 class TrafficConfig(_Section):
-    workload: Literal["open", "collective", "trace"] = "open"
+    workload: Literal["open", "collective", "trace", "app"] = "open"
     pattern: str = Field("uniform", strict=True)
     params: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
@@ -284,6 +285,7 @@ class TrafficConfig(_Section):
     message_bytes: int = Int(1 << 20, gt=0, le=1 << 30)             # at most 1 GiB
     trace: str | None = None
     nodes: list[Annotated[int, Int(ge=0)]] | None = None
+    jobs: list[JobConfig] | None = None
 
 
 class RunConfig(_Section):

@@ -26,7 +26,8 @@ from pydantic import BaseModel, ValidationError
 from icsim.model.config import (Config, ConfigError, TopologyConfig, _error_from_validation,
                                 config_from_dict, load_config)
 from icsim.model.limits import FAMILY_KINDS, MAX_FAMILY_ROUTERS, check_fits, family_size
-from icsim.model.registry import did_you_mean, unknown_name
+from icsim.model.input_files import InputFileError
+from icsim.model.registry import UnknownNameError, did_you_mean, unknown_name
 from icsim.model.topology import Dragonfly, FatTree, Graph, HyperX, Torus
 from icsim.model.units import UnitError, ps, serialisation_ps
 from icsim.routing.registry import ROUTING, load_plugin
@@ -34,9 +35,11 @@ from icsim.simulator.results import growth_limit
 from icsim.simulator.spec import NetworkSpec
 from icsim.traffic.load import gamma1_packet_period_ns
 from icsim.traffic.patterns import PATTERNS, PatternError, make_pattern
+from icsim.traffic.apps.jobs import job_parts, make_app
+from icsim.traffic.apps.ops import AppError
 from icsim.traffic.trace import TraceError
-from icsim.traffic.workloads import (WorkloadError, collective_messages, open_loop, scheduled,
-                                     trace_messages)
+from icsim.traffic.workloads import (WorkloadError, app_workload, collective_messages, open_loop,
+                                     scheduled, trace_messages)
 
 
 # ---------------------------------------------------------------------------------- topology
@@ -178,6 +181,7 @@ class _Prepared:
     settings: BaseModel
     pattern: Any = None
     messages: list | None = None
+    app: Any = None
 
 
 def prepare(cfg: Config) -> _Prepared:
@@ -231,6 +235,8 @@ def _prepare_traffic(prep: _Prepared) -> None:
         except PatternError as exc:
             key = f"traffic.params.{tc.pattern}.{exc.param}" if exc.param else "traffic.pattern"
             raise ConfigError(key, str(exc)) from None
+    elif tc.workload == "app":
+        prep.app = _app(cfg, topo)
     elif tc.workload == "trace":
         if not tc.trace:
             raise ConfigError("traffic.trace", "a trace workload needs a trace file")
@@ -247,6 +253,35 @@ def _prepare_traffic(prep: _Prepared) -> None:
             key = (f"traffic.params.{tc.collective}.{exc.param}" if exc.param else
                    "traffic.collective")
             raise ConfigError(key, str(exc)) from None
+
+
+def _app(cfg: Config, topo: Any) -> Any:
+    """The jobs of ``traffic.jobs`` as one closed-loop application; an error names the job's
+    key (``traffic.jobs.<i>.<key>``, or ``.params.<name>`` for a motif's parameter)."""
+    jobs = cfg.traffic.jobs
+    if not jobs:
+        raise ConfigError("traffic.jobs", "an app workload needs at least one job")
+    if cfg.run.latency_limit_ns is not None:
+        raise ConfigError("run.latency_limit_ns", "stops open-loop finite runs; an app runs "
+                          "until its operations are done")
+    parts = []
+    for i, job in enumerate(jobs):
+        where = f"traffic.jobs.{i}"
+        try:
+            parts.append(job_parts(job, i, topo, cfg.seed))
+        except UnknownNameError as exc:
+            raise ConfigError(f"{where}.motif", str(exc)) from None
+        except InputFileError as exc:
+            raise ConfigError(f"{where}.file", str(exc)) from None
+        except AppError as exc:
+            head = str(exc).split(":", 1)[0]
+            key = (f"{where}.{head}" if head in type(job).model_fields else
+                   f"{where}.params.{head}" if head in job.params else where)
+            raise ConfigError(key, str(exc)) from None
+    try:
+        return make_app(parts, cfg.packet.size_bytes)
+    except AppError as exc:
+        raise ConfigError("traffic.jobs", str(exc)) from None
 
 
 def _check_times(cfg: Config) -> None:
@@ -383,6 +418,8 @@ def build(cfg: Config) -> Model:
             workload = open_loop(cfg, topo, prep.pattern, streams["nodes"], window, horizon)
         except WorkloadError as exc:
             raise ConfigError("traffic.load", str(exc)) from None
+    elif cfg.traffic.workload == "app":
+        workload = app_workload(prep.app)
     else:
         workload = scheduled(cfg.traffic.workload, prep.messages)
     return Model(cfg, topo, routing, spec, workload, streams["routing"])

@@ -48,7 +48,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from icsim.simulator.app_results import job_summaries, message_summary
 from icsim.simulator.stats import LATENCY_BIN_EDGES_NS, Tally
+from icsim.traffic.apps.ops import KINDS, RECV
 
 VERSION_FALLBACK = "0.0.0"
 #: window mode: sustained needs accepted >= this x the measured offered load
@@ -208,6 +210,8 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
                   f"undelivered by run.max_time_us" if unfinished else None)
         if tally.stopped_by_rule == LATENCY:
             reason = latency_stop_text(spec, tally)
+        if workload.app is not None:
+            reason = app_outcome(res, workload.app, tally)
     else:
         w0, w1 = spec.window
         wl_ns = (w1 - w0) / 1000.0
@@ -239,6 +243,24 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
     res["version"] = package_version()
     res["config"] = config.to_dict()
     return res
+
+
+def app_outcome(res: dict[str, Any], app: Any, tally: Tally) -> str | None:
+    """A closed-loop run's completion (its last operation done), its jobs and message classes
+    in ``res`` (:mod:`icsim.simulator.app_results`); why it is unfinished, or None."""
+    times = tally.op_times
+    res["completion_time_ns"] = tally.end_ps / 1000.0
+    res["jobs"] = job_summaries(app, times)
+    res["messages"] = message_summary(app, times)
+    left = np.nonzero(times["done"] < 0)[0]
+    if not len(left):
+        return None
+    i = int(left[0])
+    ops = app.ops
+    what = KINDS[int(ops.kind[i])] + (f" from rank {int(ops.peer[i])}"
+                                      if ops.kind[i] == RECV else "")
+    return (f"unfinished: {len(left)} of {ops.num_ops} operations not done by "
+            f"run.max_time_us (the first: rank {int(ops.rank[i])}'s {what}, operation {i})")
 
 
 def saturation_reason(spec: Any, tally: Tally, unfinished: bool, accepted: float,

@@ -39,7 +39,9 @@ class Tally:
     ended (:mod:`icsim.simulator.engines.deadlock`).  ``stopped_by_rule``: the window rule
     (:func:`icsim.simulator.results.window_rule`) that stopped the run as its window closed
     (``run.stop_when_saturated``), or :data:`icsim.simulator.results.LATENCY` when the finite
-    run's latency limit did (``run.latency_limit_ns``), 0 if none did.
+    run's latency limit did (``run.latency_limit_ns``), 0 if none did.  ``op_times``: a
+    closed-loop run's per-operation times (``ready``, ``done``, ``arrived``; -1: never), None
+    for other workloads.
     """
 
     num_nodes: int
@@ -70,6 +72,7 @@ class Tally:
     accepted: Any = None
     stuck_ports: int | None = None
     stopped_by_rule: int = 0
+    op_times: Any = None
 
     def __post_init__(self) -> None:
         if self.finish is None:

@@ -56,6 +56,10 @@ class Workload:
     expected_measured : int or None
         Measured packets the run must deliver to finish (finite runs); None in window mode
         (there, what the generators created inside the window).
+    app : App, optional
+        The closed-loop workload (kind ``"app"``, :mod:`icsim.traffic.apps`): no schedule,
+        the engines create each message when its send is done; the run ends when every
+        operation is done.
     """
 
     kind: str
@@ -66,6 +70,7 @@ class Workload:
     measured: np.ndarray
     avail_period_ps: int
     expected_measured: int | None
+    app: Any = None
 
     @property
     def num_messages(self) -> int:
@@ -160,6 +165,14 @@ def scheduled(kind: str, messages: list[tuple[int, int, int, int]]) -> Workload:
     rows = [(t, s, d, k, True) for t, s, d, k in messages]
     total = sum(m[3] for m in messages)
     return _sorted(kind, rows, 0, total)
+
+
+def app_workload(app: Any) -> Workload:
+    """The closed-loop workload of ``app`` (:class:`~icsim.traffic.apps.jobs.App`): every
+    packet measured, posted whole when its send is done."""
+    empty = np.zeros(0, dtype=np.int64)
+    return Workload("app", empty, empty.astype(np.int32), empty.astype(np.int32),
+                    empty.astype(np.int32), empty.astype(bool), 0, app.total_packets, app)
 
 
 def packets_for(size_bytes: int, packet_bytes: int) -> int:

@@ -75,7 +75,13 @@ FAMILY_CASES: list[tuple[str, str, list[str], tuple[float, float, float]]] = [
      ["topology.k=32", "traffic.load=0.3"], (5.0, 10.0, 10.0)),
 ]
 EXTRA_CASES += FAMILY_CASES
-ALONE = {c[0] for c in FAMILY_CASES}
+#: a closed-loop application (``--case``; in a process of its own): issue 45's 512-node motif
+#: run, 10 iterations of a 3D halo and an allreduce (finite: the times do not apply)
+APP_CASES: list[tuple[str, str, list[str], tuple[float, float, float]]] = [
+    ("app512-halo3d-allreduce", "apps/halo3d_512.yaml", [], (0.0, 1.0, 0.0)),
+]
+EXTRA_CASES += APP_CASES
+ALONE = {c[0] for c in FAMILY_CASES + APP_CASES}
 DEFAULT = {c[0] for c in CASES}
 
 

@@ -163,7 +163,7 @@ def send_from_nic(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, node, p):
 @njit(cache=True, forceinline=True)
 def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
                   ups, codes, ph, rtab, route, rhops, used, dec, rng, rec,
-                  hd, order, arr):
+                  ost, hd, order, arr):
     """The decision phase of ack/nak flow control: first the packets that arrived since the
     last edge are received, oldest first; then every dirty port whose channel is idle sends
     its ACK/NAK if one waits, else a head packet."""
@@ -222,7 +222,7 @@ def decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
         base = pid * V
         if port >= prm[K_NPORTS]:
             if qs[base, Q_LEN] and not pt[pid, T_BUSY]:
-                eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid,
+                eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, ost, pid,
                       q_at(prm, qs, base, 0))
             continue
         fa = pt[pid, T_FREE_AT]

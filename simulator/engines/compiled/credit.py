@@ -36,11 +36,11 @@ from icsim.simulator.engines.compiled.speed import divide
 # ============================================================================= credit
 @njit(cache=True, forceinline=True)
 def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
-            rtab, route, rhops, rng, rec, pid, vc, p):
+            rtab, route, rhops, rng, rec, ost, pid, vc, p):
     """Try to move the head p of queue (pid, vc) across its channel (SimPy ``forward``)."""
     port = port_of(prm, pid)
     if port >= prm[K_NPORTS]:
-        eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid, p)
+        eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, ost, pid, p)
         return True
     v = pt[pid, T_DOWN]
     mask, vc_all, detour, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab, route,
@@ -92,7 +92,7 @@ def ready(ctr, prm, pk, qs, pt, dl, p, q2):
 
 
 @njit(cache=True, forceinline=True)
-def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid, p):
+def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, ost, pid, p):
     """The head of an ejection queue crosses the ejection link to the sink."""
     now = ctr[C_NOW]
     src_q = pid * prm[K_V]
@@ -102,7 +102,7 @@ def eject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, rec, pid, p):
     ctr[C_IN_NETWORK] -= 1
     t_end = now + prm[K_SER_NIC]
     at(ctr, prm, ev, wheel, heap, t_end, EV_TX_END, pid, src_q)
-    sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, p, t_end + prm[K_LAT_NIC])
+    sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, ost, p, t_end + prm[K_LAT_NIC])
     packet_free(ctr, pk, p)
 
 
@@ -266,7 +266,7 @@ def escape_priority(prm, pt, hd, order, n):
 
 @njit(cache=True, forceinline=True)
 def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
-                  codes, ph, rtab, route, rhops, used, dec, rng, rec, hd,
+                  codes, ph, rtab, route, rhops, used, dec, rng, rec, ost, hd,
                   order):
     """The decision phase of credit flow control: the heads of the dirty ports whose channel
     is idle, oldest first, each forwarded (or injected) if the downstream admits it."""
@@ -320,5 +320,5 @@ def decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
                        hd[i, H_PKT])
         else:
             forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes,
-                    ph, rtab, route, rhops, rng, rec, pid, hd[i, H_VC],
+                    ph, rtab, route, rhops, rng, rec, ost, pid, hd[i, H_VC],
                     hd[i, H_PKT])

@@ -36,6 +36,7 @@ from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, c
                                               stuck_ports)
 from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.stats import Tally
+from icsim.traffic.apps.ops import COMPUTE, RECV, SEND
 from icsim.traffic.workloads import Workload
 
 
@@ -131,10 +132,17 @@ class CompiledEngine:
         longest = max(spec.longest_link_ps, spec.nic_ser_ps + spec.nic_lat_ps) + spec.delay_ps
         wsize = wheel_slots(longest, spec.cycle_ps)
         self.ev_reserve = 4 * N * P1 + 4 * T + 64
-        chunk, chunks = event_chunks(self.ev_reserve, wsize)
         # free packet rows a batch may take: a row per message posted at one time, a row per
         # NIC for the next packet of its message (fabric.srcq_popleft)
         self.pk_reserve = self._max_messages_at_once() + T + 64
+        app = self.workload.app
+        if app is not None:
+            # one instant of the closed loop may post every send and start every computation
+            # (at its start, or a cascade of operations done at once)
+            kinds = np.bincount(app.ops.kind, minlength=4)
+            self.pk_reserve += int(kinds[SEND])
+            self.ev_reserve += int(kinds[COMPUTE])
+        chunk, chunks = event_chunks(self.ev_reserve, wsize)
         self._numbers(progress_every, laid, wsize, chunk, chunks)
         self._calendar(wsize, chunk, chunks)
         self._fabric()
@@ -176,7 +184,8 @@ class CompiledEngine:
                      kl.K_CYC_INV: inverse(spec.cycle_ps), kl.K_V_INV: inverse(V),
                      kl.K_P1_INV: inverse(P1), kl.K_NPV_NODE_INV: inverse(npv_node),
                      kl.K_STOP_SATURATED: spec.stop_when_saturated,
-                     kl.K_CLASSED: spec.port_times is not None}.items():
+                     kl.K_CLASSED: spec.port_times is not None,
+                     kl.K_APP: wl.app is not None}.items():
             prm[k] = int(v)
         for name, v in laid.params.items():      # the routing program's numbers
             prm[getattr(kl, name)] = int(v)
@@ -190,7 +199,9 @@ class CompiledEngine:
         fprm[kl.F_LATENCY_LIMIT] = spec.latency_limit_ns or 0.0
         ctr = np.zeros(kl.C_NCTR, np.int64)
         ctr[kl.C_STOP_AT] = -1
-        ctr[kl.C_EXPECTED] = -1 if spec.window is not None else wl.expected_measured
+        ctr[kl.C_EXPECTED] = (-1 if spec.window is not None or wl.app is not None
+                              else wl.expected_measured)   # an app ends with its operations
+        ctr[kl.C_OPS_LEFT] = wl.app.ops.num_ops if wl.app is not None else 0
         a["prm"], a["fprm"], a["ctr"], a["rng"] = prm, fprm, ctr, rng_state(self.gen)
 
     def _calendar(self, wsize: int, chunk: int, chunks: int) -> None:
@@ -272,7 +283,8 @@ class CompiledEngine:
     def _records(self) -> None:
         """The measured packets' records, the source-queue samples and the workload."""
         wl, a = self.workload, self.a
-        measured = int(wl.packets[wl.measured].sum())
+        measured = (wl.app.total_packets if wl.app is not None
+                    else int(wl.packets[wl.measured].sum()))
         a["rec"] = np.zeros((max(1, measured), kl.R_NCOL), np.int64)
         a["smp"] = np.zeros((32, 2), np.int64)
         wla = np.zeros((max(1, wl.num_messages), kl.W_NCOL), np.int64)
@@ -282,6 +294,35 @@ class CompiledEngine:
         wla[:wl.num_messages, kl.W_PACKETS] = wl.packets
         wla[:wl.num_messages, kl.W_MEASURED] = wl.measured
         a["wl"] = wla[:max(1, wl.num_messages)] if wl.num_messages else wla[:0]
+        self._app_arrays()
+
+    def _app_arrays(self) -> None:
+        """A closed-loop workload's operations (``OA_*``), dependants, state (``OS_*``) and
+        done queue; one-row placeholders for other workloads."""
+        a, app = self.a, self.workload.app
+        if app is None:
+            a["oa"] = np.zeros((1, kl.OA_NCOL), np.int64)
+            a["osucc"] = np.zeros(1, np.int64)
+            a["ost"] = np.zeros((1, kl.OS_NCOL), np.int64)
+            a["ofifo"] = np.zeros(1, np.int64)
+            return
+        ops = app.ops
+        n = ops.num_ops
+        oa = np.zeros((n, kl.OA_NCOL), np.int64)
+        oa[:, kl.OA_KIND] = ops.kind
+        oa[:, kl.OA_SRC] = app.terminal[ops.rank]
+        oa[:, kl.OA_DST] = np.where(ops.peer >= 0, app.terminal[np.maximum(ops.peer, 0)], -1)
+        oa[:, kl.OA_PACKETS] = app.packets
+        oa[:, kl.OA_DUR] = ops.duration
+        oa[:, kl.OA_MATCH] = ops.match
+        oa[:, kl.OA_SUCC0] = ops.succ_ptr[:-1]
+        oa[:, kl.OA_SUCC1] = ops.succ_ptr[1:]
+        ost = np.full((n, kl.OS_NCOL), -1, np.int64)
+        ost[:, kl.OS_DEPS] = ops.ndeps
+        ost[:, kl.OS_PENDING] = np.where(ops.kind == SEND, app.packets,
+                                         (ops.kind == RECV).astype(np.int64))
+        a["oa"], a["osucc"], a["ost"] = oa, ops.succ.astype(np.int64), ost
+        a["ofifo"] = np.zeros(n, np.int64)
 
     def records(self) -> tuple:
         """The run's arrays as :func:`.loop.run` takes them: the records of
@@ -337,6 +378,8 @@ class CompiledEngine:
             self._at(spec.horizon_ps, kl.EV_STOP)
         if wl.num_messages:
             self._at(int(wl.time[0]), kl.EV_POST, 0)
+        if wl.app is not None:
+            self._at(0, kl.EV_APP_START)
         self._at(spec.watchdog_ps, kl.EV_WATCHDOG)
         if a["prm"][kl.K_PROGRESS]:
             self._at(int(a["prm"][kl.K_PROGRESS]), kl.EV_PROGRESS)
@@ -473,6 +516,12 @@ class CompiledEngine:
         tl.events = int(c[kl.C_ACTIONS])
         tl.end_ps = int(c[kl.C_STOP_AT]) if c[kl.C_STOP_AT] >= 0 else int(c[kl.C_NOW])
         tl.stopped_by_rule = int(c[kl.C_STOP_RULE])
+        if self.workload.app is not None:
+            tl.expected_measured = self.workload.expected_measured
+            ost = a["ost"]
+            tl.op_times = {"ready": ost[:, kl.OS_READY].copy(),
+                           "done": ost[:, kl.OS_DONE].copy(),
+                           "arrived": ost[:, kl.OS_ARRIVED].copy()}
         if spec.window is not None and c[kl.C_SNAP_SAMPLES]:
             NP = len(a["pt"]) - spec.num_terminals
             tl.busy_ps = a["pt"][:NP, kl.T_SNAP_BUSY].tolist()

@@ -45,6 +45,11 @@ EV_ARRIVAL, EV_ACK, EV_CHAN_FREE, EV_SAMPLE = 7, 8, 9, 10
 EV_WINDOW_CLOSED, EV_STOP, EV_WATCHDOG, EV_PROGRESS = 13, 14, 15, 16
 
 
+# the closed loop (``app``): its start, the message of send ``a`` arrived (its last packet
+# consumed), computation ``a`` done
+EV_APP_START, EV_APP_ARRIVED, EV_APP_DONE = 17, 18, 19
+
+
 # ----------------------------------------------------------------------------- status codes
 ST_DONE, ST_PROGRESS, ST_GROW, ST_DEADLOCK = 0, 1, 2, 3
 
@@ -84,7 +89,7 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  C_STOP_AT, C_STOPPED, C_STOP_SEQ, C_CUR_SLOT, C_WHEEL_N, C_HEAP_N, C_EV_FREE,
  C_EV_FREE_N, C_PK_FREE, C_PK_FREE_N, C_DIRTY_N, C_ARR_N, C_NSAMPLES, C_YIELD, C_END,
  C_DEAD_SINCE, C_NOOP, C_SNAP_SAMPLES, C_STOP_RULE, C_LAT_SUM, C_WAIT_BIRTH, C_CHUNK_FREE,
- C_LEFT_OFF, C_NCTR) = range(39)
+ C_LEFT_OFF, C_OPS_LEFT, C_NCTR) = range(40)
 
 
 # ----------------------------------------------------------------------------- prm
@@ -98,7 +103,7 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  K_PK_RESERVE, K_DECISION, K_BASE, K_ROUTES, K_MIN_OPT, K_AVAIL, K_VARIANT, K_MDD, K_CTRL0, K_CHUNK,
  K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_QBUF, K_T, K_CONC, K_TARGETS, K_TARGETS_M,
  K_UG_HOPS, K_UG_FIRST_MIN, K_UG_FIRST_VAL, K_UG_PROBE_MIN, K_UG_PROBE_VAL, K_UG_PROBE_VC,
- K_UG_THRESHOLD, K_CLASSED, K_UG_VIA, K_UG_VIA_PHASE, K_NPRM) = range(65)
+ K_UG_THRESHOLD, K_CLASSED, K_UG_VIA, K_UG_VIA_PHASE, K_APP, K_NPRM) = range(66)
 
 
 # a divisor K_X is followed by K_X_INV, its multiplier ceil(2**63 / prm[K_X]) (``divide``)
@@ -179,6 +184,16 @@ H_HI, H_LO, H_PID, H_VC, H_PKT, H_NCOL = range(6)
 
 
 W_TIME, W_SRC, W_DST, W_PACKETS, W_MEASURED, W_NCOL = range(6)
+
+
+# a closed-loop operation (``oa``, fixed): its kind (``traffic.apps.ops``), its rank's terminal,
+# a send's destination terminal and packets, a computation's time, a send's receive, where its
+# dependants start and end in ``osucc``; its state (``ost``): dependencies left, what it still
+# waits for (a send: packets to be consumed; a receive: 1 until its message arrived), and when
+# it was ready, done and (a receive) its message arrived (-1: not yet)
+(OA_KIND, OA_SRC, OA_DST, OA_PACKETS, OA_DUR, OA_MATCH, OA_SUCC0, OA_SUCC1,
+ OA_NCOL) = range(9)
+OS_DEPS, OS_PENDING, OS_READY, OS_DONE, OS_ARRIVED, OS_NCOL = range(6)
 
 
 V_BUBBLE, V_ORDER, V_RANK, V_NCOL = range(4)
@@ -272,11 +287,17 @@ class Routes(NamedTuple):
 
 class Records(NamedTuple):
     """What the run writes and reads beyond the network: the measured packets (``rec``:
-    ``R_*``), the source-queue samples (``smp``) and the workload (``wl``: ``W_*``)."""
+    ``R_*``), the source-queue samples (``smp``), the workload (``wl``: ``W_*``) and a
+    closed-loop workload's operations (``oa``: ``OA_*``, their dependants ``osucc``, their
+    state ``ost``: ``OS_*``, and the done operations' first-in first-out queue ``ofifo``)."""
 
     rec: np.ndarray
     smp: np.ndarray
     wl: np.ndarray
+    oa: np.ndarray
+    osucc: np.ndarray
+    ost: np.ndarray
+    ofifo: np.ndarray
 
 
 #: the records of :func:`.loop.run`, in its order

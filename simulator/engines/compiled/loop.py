@@ -40,35 +40,34 @@ from __future__ import annotations
 from numba import njit
 
 from icsim.simulator.engines.compiled.acknak import ack, decide_acknak
+from icsim.simulator.engines.compiled.app import app_event, post_message
 from icsim.simulator.engines.compiled.calendar import advance_slot, at, ev_free
 from icsim.simulator.engines.compiled.credit import decide_credit, ready, tx_end
-from icsim.simulator.engines.compiled.fabric import mark_dirty, packet_new, srcq_append
+from icsim.simulator.engines.compiled.fabric import mark_dirty
 from icsim.simulator.engines.compiled.layout import (C_ACTIONS, C_ARR_N, C_CUR_SLOT, C_DEAD_SINCE,
                                                      C_DIRTY_N, C_END, C_EV_FREE_N, C_EXPECTED,
-                                                     C_GENERATED, C_IN_NETWORK, C_IN_SOURCES,
-                                                     C_LAST_CONSUME, C_LEFT_OFF, C_MEAS_DELIV,
-                                                     C_MEASURED, C_NOOP, C_NOW, C_NSAMPLES,
-                                                     C_PK_FREE_N, C_PROGRESS_PS, C_SEQ,
-                                                     C_SNAP_SAMPLES, C_STOP_RULE, C_STOP_SEQ,
-                                                     C_STOPPED, C_WAIT_BIRTH, C_WHEEL_N,
-                                                     C_WIN_DELIV, C_YIELD, E_A, E_B, E_KIND, E_NEXT,
-                                                     E_SEQ, E_TIME, EV_ACK, EV_ARRIVAL,
+                                                     C_IN_NETWORK, C_IN_SOURCES, C_LAST_CONSUME,
+                                                     C_LEFT_OFF, C_MEAS_DELIV, C_MEASURED, C_NOOP,
+                                                     C_NOW, C_NSAMPLES, C_PK_FREE_N, C_PROGRESS_PS,
+                                                     C_SEQ, C_SNAP_SAMPLES, C_STOP_RULE,
+                                                     C_STOP_SEQ, C_STOPPED, C_WHEEL_N, C_WIN_DELIV,
+                                                     C_YIELD, E_A, E_B, E_KIND, E_NEXT, E_SEQ,
+                                                     E_TIME, EV_ACK, EV_ARRIVAL, EV_APP_START,
                                                      EV_CHAN_FREE, EV_NIC_ACK, EV_NIC_TX_END,
                                                      EV_NIC_WAKE, EV_POST, EV_PROGRESS, EV_READY,
                                                      EV_SAMPLE, EV_STOP, EV_TX_END, EV_WATCHDOG,
                                                      EV_WINDOW_CLOSED, F_GAMMA1_NS, F_GROWTH_LIMIT,
-                                                     F_WINDOW_NS, K_ACKNAK, K_AVAIL, K_CYC,
-                                                     K_EV_RESERVE, K_NP, K_PK_RESERVE, K_T,
-                                                     K_PREFETCH, K_PROGRESS, K_SAW,
-                                                     K_STOP_SATURATED, K_WATCHDOG, K_WMASK,
-                                                     N_ACCEPTED, N_NEXT_AVAIL, N_NIC_WAKE,
-                                                     N_OUTSTANDING, N_SNAP_ACCEPTED, N_SRC_SEQ,
-                                                     NO_EVENT, P_LEFT, Q_OCC, Q_OCC_SUM, Q_PACKETS,
-                                                     Q_SNAP_PACKETS, S_HEAD, S_HINT, S_TAIL,
-                                                     S_TAIL_T, ST_DEADLOCK, ST_DONE, ST_GROW,
-                                                     ST_PROGRESS, T_BUSY, T_LINK_BUSY, T_SNAP_BUSY,
-                                                     T_WAKE_AT, W_DST, W_MEASURED, W_PACKETS, W_SRC,
-                                                     W_TIME, YIELD_PROGRESS, YIELD_WATCHDOG)
+                                                     F_WINDOW_NS, K_ACKNAK, K_CYC, K_EV_RESERVE,
+                                                     K_NP, K_PK_RESERVE, K_T, K_PREFETCH,
+                                                     K_PROGRESS, K_SAW, K_STOP_SATURATED,
+                                                     K_WATCHDOG, K_WMASK, N_ACCEPTED, N_NIC_WAKE,
+                                                     N_OUTSTANDING, N_SNAP_ACCEPTED, NO_EVENT,
+                                                     Q_OCC, Q_OCC_SUM, Q_PACKETS, Q_SNAP_PACKETS,
+                                                     S_HEAD, S_HINT, S_TAIL, S_TAIL_T, ST_DEADLOCK,
+                                                     ST_DONE, ST_GROW, ST_PROGRESS, T_BUSY,
+                                                     T_LINK_BUSY, T_SNAP_BUSY, T_WAKE_AT, W_DST,
+                                                     W_MEASURED, W_PACKETS, W_SRC, W_TIME,
+                                                     YIELD_PROGRESS, YIELD_WATCHDOG)
 from icsim.simulator.engines.compiled.nic import finish, nic_ack
 from icsim.simulator.engines.compiled.prefetching import prefetch_event
 from icsim.simulator.engines.compiled.rawarray import raw
@@ -81,28 +80,9 @@ def post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, i):
     """Post every message created at the time of message i; schedule the next time."""
     t = wl[i, W_TIME]
     n = wl.shape[0]
-    avail = prm[K_AVAIL]
-    NP = prm[K_NP]
     while i < n and wl[i, W_TIME] == t:
-        src = wl[i, W_SRC]
-        k = wl[i, W_PACKETS]
-        measured = wl[i, W_MEASURED]
-        seq = nd[src, N_SRC_SEQ]
-        nd[src, N_SRC_SEQ] = seq + k
-        start = t if t > nd[src, N_NEXT_AVAIL] else nd[src, N_NEXT_AVAIL]
-        # one row for the message's k packets (``srcq_popleft``): packet j is seq + j, its
-        # NIC may send it from start + j * avail
-        if k > 0:
-            p = packet_new(ctr, prm, pk, src, wl[i, W_DST], t, seq, measured, start)
-            pk[p, P_LEFT] = k
-            srcq_append(pk, nd, src, p)
-        nd[src, N_NEXT_AVAIL] = start + k * avail
-        ctr[C_IN_SOURCES] += k
-        mark_dirty(ctr, prm, pt, dl, NP + src)
-        ctr[C_GENERATED] += k
-        if measured:
-            ctr[C_MEASURED] += k
-            ctr[C_WAIT_BIRTH] += k * t
+        post_message(ctr, prm, pk, pt, nd, dl, wl[i, W_SRC], wl[i, W_DST], wl[i, W_PACKETS], t,
+                     wl[i, W_MEASURED])
         i += 1
     if i < n:
         at(ctr, prm, ev, wheel, heap, wl[i, W_TIME], EV_POST, i, 0)
@@ -150,13 +130,14 @@ def run(numbers, calendar, fabric, routes, records):
     ev, wheel, heap = calendar
     pk, qs, pt, nd, dl, ups, arr, hd, order = fabric
     codes, ph, rtab, route, rhops, used, dec = routes
-    rec, smp, wl = records
+    rec, smp, wl, oa, osucc, ost, ofifo = records
     ctr, prm, fprm, ev, wheel, heap = raw(ctr), raw(prm), raw(fprm), raw(ev), raw(wheel), raw(heap)
     pk, qs, pt, nd, dl = raw(pk), raw(qs), raw(pt), raw(nd), raw(dl)
     ups, codes, ph, rtab = raw(ups), raw(codes), raw(ph), raw(rtab)
     route, rhops, used = raw(route), raw(rhops), raw(used)
     rng, rec, hd, order = raw(rng), raw(rec), raw(hd), raw(order)
     arr, smp, wl = raw(arr), raw(smp), raw(wl)
+    oa, osucc, ost, ofifo = raw(oa), raw(osucc), raw(ost), raw(ofifo)
     cyc = prm[K_CYC]
     wmask = prm[K_WMASK]
     acknak = prm[K_ACKNAK]
@@ -227,6 +208,9 @@ def run(numbers, calendar, fabric, routes, records):
                     nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, a, b)
                 elif kind == EV_POST:
                     post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, a)
+                elif kind >= EV_APP_START:
+                    app_event(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, oa, osucc, ost, ofifo,
+                              kind - EV_APP_START, a)
                 elif kind == EV_SAMPLE:
                     sample(ctr, qs, pt, nd, smp, a)
                 elif kind == EV_WINDOW_CLOSED:
@@ -267,10 +251,11 @@ def run(numbers, calendar, fabric, routes, records):
             if acknak:
                 decide_acknak(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
                               ups, codes, ph, rtab, route, rhops, used,
-                              dec, rng, rec, hd, order, arr)
+                              dec, rng, rec, ost, hd, order, arr)
             else:
                 decide_credit(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl,
-                              codes, ph, rtab, route, rhops, used, dec, rng, rec, hd, order)
+                              codes, ph, rtab, route, rhops, used, dec, rng, rec, ost, hd,
+                              order)
             ctr[C_LEFT_OFF] = 0       # a mark left off while deciding was this phase's too
         if ctr[C_STOPPED]:
             # SimPy processes the events already scheduled before its stop event — the one

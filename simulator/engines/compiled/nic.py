@@ -13,11 +13,13 @@ from icsim.simulator.engines.compiled.fabric import mark_dirty, srcq_insert_by_a
 from icsim.simulator.engines.compiled.layout import (C_DELIVERED, C_EXPECTED, C_LAST_CONSUME,
                                                      C_LAT_SUM, C_MEAS_DELIV, C_MEASURED, C_NOW,
                                                      C_STOP_AT, C_STOP_RULE, C_WAIT_BIRTH,
-                                                     C_WIN_DELIV, EV_NIC_WAKE, EV_STOP,
+                                                     C_WIN_DELIV, EV_APP_ARRIVED, EV_NIC_WAKE,
+                                                     EV_STOP, K_APP,
                                                      F_LATENCY_LIMIT, F_NIC_TICK, K_HAS_WINDOW,
                                                      K_NP, K_SAW, K_W0, K_W1, N_ACCEPTED, N_FINISH,
                                                      N_NIC_FREE_AT, N_NIC_WAKE, N_OUTSTANDING,
-                                                     N_SRCH, P_AVAIL, P_BIRTH, P_DER, P_ENTER,
+                                                     N_SRCH, OS_PENDING, P_AVAIL, P_BIRTH, P_DER,
+                                                     P_ENTER,
                                                      P_HOPS, P_MEAS, P_TDST, P_TSRC, R_DER, R_DST,
                                                      R_HOPS, R_LAT, R_NET, R_SRC)
 from icsim.simulator.results import LATENCY, latency_rule
@@ -34,7 +36,7 @@ def finish(ctr, prm, ev, wheel, heap, t):
 
 
 @njit(cache=True, forceinline=True)
-def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, p, t):
+def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, ost, p, t):
     """The collector: a packet is consumed at t (``simulator.stats.Collector``); with a latency
     limit (``F_LATENCY_LIMIT`` > 0, finite mode) the SimPy engine's ``latency_check``."""
     ctr[C_DELIVERED] += 1
@@ -66,6 +68,11 @@ def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, p, t):
                     ctr[C_NOW], ctr[C_EXPECTED], fprm[F_LATENCY_LIMIT]):
                 ctr[C_STOP_RULE] = LATENCY
                 finish(ctr, prm, ev, wheel, heap, ctr[C_NOW])
+        if prm[K_APP]:                   # the closed loop: a packet of send P_MEAS - 1
+            op = pk[p, P_MEAS] - 1
+            ost[op, OS_PENDING] -= 1
+            if ost[op, OS_PENDING] == 0:  # its message's last: it arrives at t
+                at(ctr, prm, ev, wheel, heap, t, EV_APP_ARRIVED, op, 0)
 
 
 # ============================================================================= NIC

@@ -19,6 +19,7 @@ import simpy
 
 from icsim.simulator.engines.simpy.acknak import AckNakFlow
 from icsim.simulator.engines.simpy.admission import make_select
+from icsim.simulator.engines.simpy.app import AppRunner
 from icsim.simulator.engines.simpy.calendar import Calendar
 from icsim.simulator.engines.simpy.credit import CreditFlow
 from icsim.simulator.engines.simpy.fabric import Fabric
@@ -105,6 +106,23 @@ class SimpyEngine:
         if self.workload.num_messages:
             self.cal.at(int(self.workload.time[0]), self._post, 0)
 
+    def _start_app(self, finish: Callable[[int], None]) -> AppRunner:
+        """The closed loop (:mod:`.app`): messages posted as sends are done, each packet's
+        consumption an action at its time; the run ends when every operation is done."""
+        fab, tl, cal = self.fab, self.tally, self.cal
+
+        def post(src: int, dst: int, k: int, t: int, op: int) -> None:
+            fab.post_message(src, dst, k, t, self._next_pid, op + 1, 0)
+            self._next_pid += k
+            tl.generated += k
+            tl.measured += k
+
+        runner = AppRunner(self.workload.app, cal, post, finish)
+        self.collector.on_measured = lambda p, t: runner.consumed(p.measured - 1, t)
+        tl.expected_measured = -1           # the operations say when the run is done
+        cal.at(0, runner.start)
+        return runner
+
     def _post(self, i: int, _: Any = None) -> None:
         wl, fab, tl = self.workload, self.fab, self.tally
         times = wl.time
@@ -164,7 +182,10 @@ class SimpyEngine:
             cal.at(w1, self._window_closed, finish)
         if horizon is not None:
             cal.at(horizon, stop)
-        if spec.finite:
+        runner = None
+        if self.workload.app is not None:
+            runner = self._start_app(finish)
+        elif spec.finite:
             tally.expected_measured = self.workload.expected_measured
         self.start_workload()
         self.watchdog.start()
@@ -176,7 +197,7 @@ class SimpyEngine:
         gc.disable()
         t0 = time.perf_counter()
         try:
-            if not (spec.finite and tally.expected_measured == 0):
+            if not (spec.finite and tally.expected_measured == 0 and runner is None):
                 cal.run(until=done)
         finally:
             tally.wall_s = time.perf_counter() - t0
@@ -184,6 +205,9 @@ class SimpyEngine:
             if gc_was:
                 gc.enable()
         tally.end_ps = stop_at[0] if stop_at else self.env.now
+        if runner is not None:
+            tally.expected_measured = self.workload.expected_measured
+            tally.op_times = runner.times()
         tally.stuck_ports = self.watchdog.stuck_at_end()
         tally.events = cal.actions
         tally.link_hops = self.fab.link_hops

@@ -1,0 +1,33 @@
+"""The simplest motifs: a ping-pong between two ranks (the latency benchmark every MPI
+library ships, e.g. the OSU and Intel MPI benchmarks' PingPong)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icsim.traffic.apps.motifs import MOTIFS, Compute
+from icsim.traffic.apps.ops import AppError, Builder
+
+
+@MOTIFS.register("pingpong")
+def pingpong(b: Builder, rng: np.random.Generator, *, iterations: int = 10, bytes: int = 512,
+             compute_us: float = 0) -> None:
+    """Rank 0 sends ``bytes`` to rank 1, which sends them back, ``iterations`` times; each
+    round trip an iteration of both (marked when each has done its part).  Ranks beyond 2
+    only mark their iterations (a job of more ranks is allowed, its others idle)."""
+    if b.num_ranks < 2:
+        raise AppError(f"ranks: a ping-pong needs 2 ranks, got {b.num_ranks}")
+    if iterations < 1:
+        raise AppError(f"iterations: at least 1, got {iterations}")
+    compute = Compute(compute_us)
+    for it in range(iterations):
+        for r in (0, 1):
+            if compute.mean:
+                b.compute(r, compute.draw(rng))
+        b.isend(0, 1, bytes)
+        b.irecv(0, 1, bytes)
+        b.irecv(1, 0, bytes)
+        b.waitall(1)
+        b.isend(1, 0, bytes)
+        for r in range(b.num_ranks):
+            b.mark(r, it)
