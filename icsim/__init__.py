@@ -26,7 +26,8 @@ from typing import Any
 
 _API = ("run", "sweep", "analyze", "reproduce", "read_results", "config_path", "latency_figure",
         "accepted_figure", "derouted_figure", "latency_distribution_figure",
-        "channel_heatmap_figure", "Result", "Reproduction", "ConfigError")
+        "channel_heatmap_figure", "timeline_figure", "slowdowns", "Result", "Reproduction",
+        "ConfigError")
 
 __all__ = list(_API)
 

@@ -43,7 +43,7 @@ from icsim.simulator.simulation import Simulation
 
 __all__ = ["run", "sweep", "read_results", "config_path", "latency_figure", "accepted_figure",
            "derouted_figure", "latency_distribution_figure", "channel_heatmap_figure",
-           "reproduce", "Reproduction", "ConfigError"]
+           "timeline_figure", "slowdowns", "reproduce", "Reproduction", "ConfigError"]
 
 
 def _config_data(config: str | Path | Mapping[str, Any] | Config,
@@ -289,6 +289,29 @@ def channel_heatmap_figure(result: Result | pd.DataFrame, value: str = "utilisat
     channels = result.channels if isinstance(result, Result) else result
     label = run_label(result) if isinstance(result, Result) else None
     return draw(channels, value=value, title=title, label=label)
+
+
+def timeline_figure(result: Result, job: int = 0, max_ranks: int = 64):
+    """A closed-loop run's per-rank timeline (computations, waits on messages, iteration
+    ends) for one job (its first ``max_ranks`` ranks)."""
+    from icsim.experiments.pipeline.apps import timeline_figure as draw
+
+    ops = result.ops if isinstance(result, Result) else None
+    if ops is None:
+        raise TypeError(f"timeline_figure takes the Result of an app run (traffic.workload: "
+                        f"app), got {_what(result)}")
+    return draw(ops, job, max_ranks)
+
+
+def slowdowns(config: str | Path | Mapping[str, Any] | Config,
+              overrides: Mapping[str, Any] | None = None, *,
+              engine: str | None = None) -> tuple[Result, list[dict]]:
+    """An app config's run and each job's slowdown against the same job alone on the network
+    (one more run per job): ``(result, [{name, shared_ns, alone_ns, slowdown}, ...])``."""
+    from icsim.experiments.pipeline.apps import slowdowns as measure
+
+    overrides = check_overrides(overrides)
+    return measure(config_from_dict(_config_data(config, overrides)), engine=engine)
 
 
 def _what(value: Any) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from icsim.traffic.apps.ops import RECV, SEND, WAIT
+from icsim.traffic.apps.ops import KINDS, RECV, SEND, WAIT
 
 #: message-size classes: upper bounds in bytes (the last class has none)
 SIZE_CLASSES = (256, 4096, 65536, 1 << 20)
@@ -103,6 +103,23 @@ def _waiting(kind: np.ndarray, rank: np.ndarray, ready: np.ndarray, done: np.nda
     a = np.asarray(shares)
     return {"wait_share_mean": float(a.mean()) if len(a) else 0.0,
             "wait_share_max": float(a.max()) if len(a) else 0.0}
+
+
+def op_table(app: Any, times: dict[str, np.ndarray]) -> Any:
+    """One row per operation: its job, rank, terminal, kind, peer, bytes, iteration and its
+    times (ns; NaN: never) -- what a per-rank timeline draws."""
+    import pandas as pd
+
+    ops = app.ops
+
+    def ns(a: np.ndarray) -> np.ndarray:
+        return np.where(a >= 0, a / 1000.0, np.nan)
+
+    return pd.DataFrame({
+        "job": app.job[ops.rank], "rank": ops.rank, "terminal": app.terminal[ops.rank],
+        "kind": np.asarray(KINDS)[ops.kind], "peer": ops.peer, "bytes": ops.nbytes,
+        "iteration": ops.iteration, "ready_ns": ns(times["ready"]),
+        "done_ns": ns(times["done"]), "arrived_ns": ns(times["arrived"])})
 
 
 def message_summary(app: Any, times: dict[str, np.ndarray]) -> dict[str, dict[str, Any]]:

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from icsim.simulator.app_results import job_summaries, message_summary
+from icsim.simulator.app_results import job_summaries, message_summary, op_table
 from icsim.simulator.stats import LATENCY_BIN_EDGES_NS, Tally
 from icsim.traffic.apps.ops import KINDS, RECV
 
@@ -451,12 +451,15 @@ class Result(dict):
     ``channels``
         :func:`channel_table` (one row per channel and VC; empty in finite mode);
     ``nodes``
-        :func:`node_table` (one row per node).
+        :func:`node_table` (one row per node);
+    ``ops``
+        a closed-loop run's operations (:func:`op_table`; None for other workloads).
     """
 
-    def __init__(self, record: dict[str, Any], spec: Any = None, tally: Tally | None = None):
+    def __init__(self, record: dict[str, Any], spec: Any = None, tally: Tally | None = None,
+                 workload: Any = None):
         super().__init__(record)
-        self._spec, self._tally = spec, tally
+        self._spec, self._tally, self._workload = spec, tally, workload
         self._channels = self._nodes = None
 
     def __getattr__(self, name: str) -> Any:
@@ -480,6 +483,11 @@ class Result(dict):
         if self._nodes is None:
             self._nodes = node_table(self._spec, self._tally)
         return self._nodes
+
+    @property
+    def ops(self) -> Any:
+        app = getattr(self._workload, "app", None)
+        return None if app is None else op_table(app, self._tally.op_times)
 
     def __reduce__(self):                    # pickles as the plain record
         return (dict, (dict(self),))

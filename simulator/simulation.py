@@ -15,6 +15,8 @@ import math
 import sys
 from typing import Any, Callable
 
+import numpy as np
+
 from icsim.model.config import Config, ConfigError
 from icsim.model.registry import unknown_name
 from icsim.simulator.build import Model, build
@@ -54,6 +56,12 @@ def workload_packet_hops(model: Model) -> int:
     starts: a window-mode run stops once its measured packets are delivered (fewer), a
     derouting algorithm adds hops (more)."""
     wl = model.workload
+    if wl.app is not None:                      # every send's packets, rank to rank
+        app = wl.app
+        sends = np.nonzero(app.packets)[0]
+        src = app.terminal[app.ops.rank[sends]]
+        dst = app.terminal[app.ops.peer[sends]]
+        return int((app.packets[sends] * model.topology.terminal_distances(src, dst)).sum())
     if not wl.num_messages:
         return 0
     return int((wl.packets * model.topology.terminal_distances(wl.src, wl.dst)).sum())
@@ -149,7 +157,7 @@ class Simulation:
         tally = self.engine.run()
         m = self.model
         return Result(make_result(m.config, m.spec, m.workload, tally, self.engine.name),
-                      m.spec, tally)
+                      m.spec, tally, m.workload)
 
 
 def run(config: Config, engine: str | None = None) -> Result:

@@ -182,3 +182,47 @@ def test_a_bad_motif_file_exits_2_with_one_line(tmp_path):
                           text=True)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "would hang" in done.stderr
+
+
+def test_slowdowns_and_the_timeline_of_a_small_job():
+    import icsim
+
+    cfg = {"topology": {"dims": [4, 4]}, "traffic": {"workload": "app", "jobs": [
+        {"motif": "halo2d", "placement": "list", "nodes": list(range(8)),
+         "params": {"iterations": 3, "bytes": 8192, "compute_us": 1}},
+        {"motif": "alltoall", "placement": "list", "nodes": list(range(8, 16)),
+         "params": {"bytes": 8192}}]}}
+    shared, slow = icsim.slowdowns(cfg, {"routing.algorithm": "abr"})
+    assert [s["name"] for s in slow] == ["halo2d", "alltoall"]
+    for s, job in zip(slow, shared["jobs"]):
+        assert s["shared_ns"] == job["completion_ns"] > 0
+        assert s["slowdown"] == pytest.approx(s["shared_ns"] / s["alone_ns"])
+    ops = shared.ops
+    assert len(ops) > 0 and set(ops.job) == {0, 1}
+    assert (ops.done_ns >= ops.ready_ns).all()
+    fig = icsim.timeline_figure(shared, job=0)
+    ax = fig.axes[0]
+    assert len(ax.get_yticks()) == 8                      # one row per rank
+    assert any(len(c.get_paths()) for c in ax.collections)  # the bars
+    with pytest.raises(TypeError, match="the Result of an app run"):
+        icsim.timeline_figure(icsim.run({"topology": {"dims": [4, 4]},
+                                         "run": {"warmup_us": 1, "measure_us": 2,
+                                                 "drain_us": 5}}))
+
+
+@pytest.mark.parametrize("name,agrees", [("angara_npb", 4), ("apps_torus", None)])
+def test_the_app_reproductions_redraw_their_committed_reports(tmp_path, name, agrees):
+    import shutil
+
+    import icsim
+    from tests.golden.cases import REPO
+
+    committed = REPO / "experiments" / "results" / name
+    shutil.copy(committed / "runs.csv", tmp_path / "runs.csv")
+    rep = icsim.reproduce(name.replace("_", "-"), out=tmp_path)
+    assert rep.report == (committed / "report.md").read_text()
+    if agrees is not None:
+        assert rep.report.count("| agrees") == agrees
+    else:
+        for png in ("slowdown_slabs.png", "slowdown_scattered.png", "iterations.png"):
+            assert (tmp_path / png).read_bytes() == (committed / png).read_bytes()

@@ -81,6 +81,9 @@ register("fat-tree", "icsim.experiments.papers.fat_tree:FAT_TREE",
 register("hyperx", "icsim.experiments.papers.hyperx:HYPERX",
          "HyperX 8x8 (512 terminals): DOR and minimal adaptive vs Valiant and UGAL, uniform and "
          "line shift, beside the exact bounds and Ahn et al. 2009")
+register("apps-torus", "icsim.experiments.papers.apps_torus:APPS_TORUS",
+         "Applications on 8x8x8: a halo and an alltoall job sharing the torus under DOR, ABR, "
+         "POR and OFR, their slowdowns (slabs and scattered placement)")
 register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
          "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
 register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2",
@@ -89,6 +92,9 @@ register("angara-tori", "icsim.experiments.papers.angara.cli:TORI",
          "Angara Sec. 5.1: SSSP vs BFS (vs Genetic) on random 2D/3D/4D tori")
 register("angara-sim", "icsim.experiments.papers.angara.cli:SIM",
          "Angara Sec. 5.2: alltoall and tornado with SSSP vs BFS tables, simulated on 4x2x2x2")
+register("angara-npb", "icsim.experiments.papers.angara.npb:NPB",
+         "Angara Table 3: NPB LU/MG/CG/FT/IS skeletons (class C, 4 ranks per node) with BFS, "
+         "Genetic and SSSP tables on 4x2x2x2, closed loop")
 register("angara-optimum", "icsim.experiments.papers.angara.cli:OPTIMUM",
          "Beyond Angara: proven optimal tables (MILP) on 4x2x2x2 and its Table 2 subsets")
 register("angara-bounds", "icsim.experiments.papers.angara.cli:BOUNDS",

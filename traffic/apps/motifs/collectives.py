@@ -13,8 +13,10 @@ of collective communication operations in MPICH", IJHPCA 19(1), 2005:
   reduce-scatter, recursive-doubling allgather).  For n not a power of two, both of the
   latter fold first: of the first 2r ranks (r = n - 2^floor(log2 n)) the even ones send their
   whole vector to the next odd one and sit out, and get the result from it at the end;
-* alltoall -- ``pairwise`` (n-1 steps, step s: send to i+s, receive from i-s, mod n) and
-  ``bruck`` (Bruck, Ho, Kipnis, Upfal and Weathersby, "Efficient algorithms for all-to-all
+* alltoall -- ``pairwise`` (n-1 steps; step s: with i XOR s when n is a power of two, else
+  send to i+s and receive from i-s, mod n, as MPICH's), ``scattered`` (every message posted
+  at once, in blocks of 32 peers with a waitall each: MPICH's medium messages and its
+  alltoallv) and ``bruck`` (Bruck, Ho, Kipnis, Upfal and Weathersby, "Efficient algorithms for all-to-all
   communications in multiport message-passing systems", IEEE TPDS 8(11), 1997: ceil(log2 n)
   steps, step k sends to i + 2^k the blocks whose index has bit k set);
 * bcast and reduce -- binomial trees rooted at ``root`` (MPICH's ``MPIR_Bcast_binomial``,
@@ -198,9 +200,26 @@ def mpich_allreduce(nbytes: int) -> str:
 
 # ---------------------------------------------------------------------- all-to-all
 def _pairwise(b: Builder, group: list[int], size: Callable[[int, int], int]) -> None:
+    """n - 1 steps; step s pairs rank i with i XOR s when n is a power of two (each step a
+    set of swaps), else sends to i + s and receives from i - s (MPICH's pairwise exchange)."""
     n = len(group)
+    xor = n & (n - 1) == 0
     for s in range(1, n):
-        exchange(b, [(group[i], group[(i + s) % n], size(i, (i + s) % n)) for i in range(n)])
+        peer = [(i ^ s) if xor else (i + s) % n for i in range(n)]
+        exchange(b, [(group[i], group[peer[i]], size(i, peer[i])) for i in range(n)])
+
+
+def _scattered(b: Builder, group: list[int], size: Callable[[int, int], int],
+               block: int = 32) -> None:
+    """Every message posted at once, in blocks of ``block`` peers (MPICH's throttle,
+    MPIR_CVAR_ALLTOALL_THROTTLE = 32), a waitall per block: block k of rank i receives from
+    i + j and sends to i - j for j in [32 k, 32 k + 32) (MPICH's medium-message alltoall and
+    its alltoallv)."""
+    n = len(group)
+    for lo in range(0, n, block):
+        js = range(lo, min(n, lo + block))
+        exchange(b, [(group[i], group[(i - j) % n], size(i, (i - j) % n))
+                     for i in range(n) for j in js])
 
 
 def _bruck(b: Builder, group: list[int], size: Callable[[int, int], int]) -> None:
@@ -212,7 +231,7 @@ def _bruck(b: Builder, group: list[int], size: Callable[[int, int], int]) -> Non
         k <<= 1
 
 
-_ALLTOALL = {"pairwise": _pairwise, "bruck": _bruck}
+_ALLTOALL = {"pairwise": _pairwise, "bruck": _bruck, "scattered": _scattered}
 ALLTOALL = tuple(_ALLTOALL)
 
 
@@ -224,22 +243,27 @@ def alltoall(b: Builder, group: Sequence[int], nbytes_per_pair: int,
     run(b, _check_group(b, group), lambda i, j: nbytes)
 
 
-def alltoallv(b: Builder, group: Sequence[int], sizes: Any, algorithm: str = "pairwise") -> None:
-    """MPI_Alltoallv: ``sizes[i][j]`` bytes from group rank i to group rank j, pairwise
-    exchange (a zero-byte message is still sent, as MPICH's pairwise exchange does)."""
-    check_choice("algorithm", algorithm, ("pairwise",))
+def alltoallv(b: Builder, group: Sequence[int], sizes: Any,
+              algorithm: str = "scattered") -> None:
+    """MPI_Alltoallv: ``sizes[i][j]`` bytes from group rank i to group rank j, every message
+    posted at once in blocks (``scattered``, MPICH's algorithm) or by pairwise exchange (a
+    zero-byte message is still sent, as MPICH does)."""
+    check_choice("algorithm", algorithm, ("scattered", "pairwise"))
     group = _check_group(b, group)
     n = len(group)
     matrix = np.asarray(sizes)
     if matrix.shape != (n, n) or not np.issubdtype(matrix.dtype, np.integer) or (matrix < 0).any():
         raise AppError(f"sizes: an {n}x{n} matrix of byte counts >= 0")
-    _pairwise(b, group, lambda i, j: int(matrix[i, j]))
+    _ALLTOALL[algorithm](b, group, lambda i, j: int(matrix[i, j]))
 
 
 def mpich_alltoall(nbytes_per_pair: int, n: int) -> str:
-    """MPICH's choice (Thakur et al. 2005): Bruck for short messages (<= 256 bytes) on 8 or more
-    ranks, else pairwise exchange."""
-    return "bruck" if nbytes_per_pair <= 256 and n >= 8 else "pairwise"
+    """MPICH's choice (Thakur et al. 2005; MPICH 3.3's ``MPIR_Alltoall_intra_auto``): Bruck
+    for short messages (<= 256 bytes) on 8 or more ranks, every message at once (in blocks of
+    32) up to 32 KiB, else pairwise exchange."""
+    if nbytes_per_pair <= 256 and n >= 8:
+        return "bruck"
+    return "scattered" if nbytes_per_pair <= 32768 else "pairwise"
 
 
 # ---------------------------------------------------------------------- trees and rings
@@ -331,11 +355,11 @@ def alltoall_motif(b: Builder, rng: np.random.Generator, *, iterations: int = 1,
 @MOTIFS.register("alltoallv", help="MPI_Alltoallv, pairwise, given or jittered sizes")
 def alltoallv_motif(b: Builder, rng: np.random.Generator, *, iterations: int = 1,
                     bytes: int = 1024, jitter: float = 0.0, sizes: Any = None,
-                    algorithm: str = "pairwise", compute_us: Any = 0) -> None:
+                    algorithm: str = "scattered", compute_us: Any = 0) -> None:
     """Per iteration: compute, an alltoallv, mark.  The sizes are ``sizes`` (an n x n
     matrix) or else drawn once, before the first iteration, uniform in ``bytes`` x
     (1 ± ``jitter``) per pair (row by row)."""
-    check_choice("algorithm", algorithm, ("pairwise",))
+    check_choice("algorithm", algorithm, ("scattered", "pairwise"))
     if sizes is None:
         mean = check_bytes("bytes", bytes)
         if not 0 <= jitter <= 1:

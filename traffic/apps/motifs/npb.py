@@ -28,8 +28,8 @@ IS: 2^16, 2^20, 2^23, 2^25, 2^27, 2^31 keys (S..D), 2^9 buckets for S and 2^10 o
 FT (``ft.f``; P a power of two).  Per iteration ``evolve``, the inverse FFT, ``checksum``.
 With P <= N3 (the 1-D layout) the FFT's one transpose (``transpose_x_yz``) is an MPI_Alltoall
 over all ranks of N1·N2·N3·16/P² bytes per pair (each rank holds N1·N2·N3/P values and sends
-each other rank a 1/P of them), pairwise exchange.  With P > N3 (the 2-D layout, np1 = N3,
-np2 = P/N3, rank = i·np2 + j) two transposes, within the np1 ranks sharing j and then the np2
+each other rank a 1/P of them), by MPICH's choice for the size (pairwise above 32 KiB).
+With P > N3 (the 2-D layout, np1 = N3, np2 = P/N3, rank = i·np2 + j) two transposes, within the np1 ranks sharing j and then the np2
 ranks sharing i, N1·N2·N3·16/(P·m) bytes per pair in a communicator of m.  ``checksum``: an
 MPI_Reduce of one double complex (16 bytes) to rank 0.  Class C on 128 ranks:
 512³·16/128² = 131,072 bytes per pair.
@@ -43,7 +43,7 @@ with equal odds per destination -- keys spread evenly with a seeded jitter, draw
 the first iteration (IS ranks the same keys every iteration bar two), 4 bytes a key.  The
 allreduce and alltoall algorithms are MPICH's choices for their sizes
 (:func:`~icsim.traffic.apps.motifs.collectives.mpich_allreduce`, ``mpich_alltoall``); the
-alltoallv is pairwise.  Class C on 128 ranks: 2^20 keys a rank, about 2^13 keys = 32 KiB per
+alltoallv posts every message at once in blocks of 32 (MPICH's).  Class C on 128 ranks: 2^20 keys a rank, about 2^13 keys = 32 KiB per
 pair.
 
 CG (``cg.f``; P a power of two).  npcols = 2^ceil(log2 P / 2), nprows = P / npcols (npcols =
@@ -173,7 +173,8 @@ def npb_ft(b: Builder, rng: np.random.Generator, *, cls: str = "S", iterations: 
     def body(it: int, last: bool) -> None:
         for comms in transposes:
             for comm in comms:
-                alltoall(b, comm, transpose_bytes(n1 * n2 * n3, p, len(comm)), "pairwise")
+                nbytes = transpose_bytes(n1 * n2 * n3, p, len(comm))
+                alltoall(b, comm, nbytes, mpich_alltoall(nbytes, len(comm)))
         reduce(b, everyone, COMPLEX, 0)
 
     _run(b, rng, iterations, niter, compute_us, body)
