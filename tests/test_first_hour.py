@@ -54,8 +54,9 @@ ALGORITHMS = ", ".join(sorted(ROUTING.names()))
      "routing.table.generator: unknown generator 'ssp' (did you mean 'sssp'? valid: bfs, "),
     (["routing.algorithm=table", "routing.table.generator=sssp", "routing.table.layers=lsh"],
      "routing.table.layers: unknown layer assigner 'lsh' (did you mean 'lash'? valid: "),
-    (["traffic.workload=collectiv"], "traffic.workload: expected 'open', 'collective' or "
-                                     "'trace', got 'collectiv' (did you mean 'collective'?)"),
+    (["traffic.workload=collectiv"], "traffic.workload: expected 'open', 'collective', "
+                                     "'trace' or 'app', got 'collectiv' (did you mean "
+                                     "'collective'?)"),
     (["run.engine=simpi"], "run.engine: expected 'auto', 'simpy' or 'compiled', got 'simpi' "
                            "(did you mean 'simpy'?)"),
     (["traffic.params.hotspt.fraction=0.2"],
