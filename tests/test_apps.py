@@ -226,3 +226,25 @@ def test_the_app_reproductions_redraw_their_committed_reports(tmp_path, name, ag
     else:
         for png in ("slowdown_slabs.png", "slowdown_scattered.png", "iterations.png"):
             assert (tmp_path / png).read_bytes() == (committed / png).read_bytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "0", "1", "2", "-1", "send", "recv",
+                                          "compute", "wait", "", "1e9", "nan", "x;y", "a;b",
+                                          "4096", " "]), min_size=0, max_size=8),
+                min_size=0, max_size=8))
+def test_a_hostile_motif_file_is_refused_with_its_line_or_read(tmp_path_factory, rows):
+    """Any text under the header: read as operations, or one InputFileError naming the file
+    (and the line), never another exception."""
+    from icsim.model.input_files import InputFileError
+    from icsim.traffic.apps.files import read_motif_file
+
+    path = tmp_path_factory.mktemp("motif") / "m.csv"
+    path.write_text("id,rank,op,peer,bytes,time_us,depends_on\n"
+                    + "".join(",".join(r) + "\n" for r in rows))
+    try:
+        ops = read_motif_file(path)
+    except InputFileError as exc:
+        assert str(exc).startswith(str(path)) and "\n" not in str(exc)
+    else:
+        assert ops.num_ops == sum(1 for r in rows if any(c.strip() for c in r))

@@ -78,7 +78,7 @@ def place(placement: str, ranks: int, ranks_per_node: int, topology: Any,
         if not 0 <= t < T:
             raise AppError(f"nodes: rank placed on terminal {t}, which the topology does not "
                            f"have (0..{T - 1})")
-    failed = getattr(topology, "failed_nodes", frozenset())
+    failed = topology.failed_nodes
     if failed:
         p = topology.terminals_per_router
         dead = [t for t in terms if t // p in failed]
@@ -92,8 +92,9 @@ def _terminal(v: Any, placement: str, topology: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise AppError(f"nodes: {v!r} is not a terminal id")
         return int(v)
-    if not hasattr(topology, "node"):
-        raise AppError("placement: coords needs a topology with coordinates")
+    if "coordinates" not in topology.capabilities:
+        raise AppError("placement: coords needs a topology with coordinates (a torus or "
+                       "mesh)")
     dims = tuple(topology.dims)
     try:
         c = tuple(int(x) for x in v)
