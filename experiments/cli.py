@@ -84,6 +84,9 @@ def add_run(sub: argparse._SubParsersAction) -> None:
                    help="override a config value, parsed as YAML (repeatable), "
                         "e.g. --set traffic.load=0.4 --set topology.dims=[8,8]")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("--alone", action="store_true",
+                   help="app workloads: also run each job alone and give its slowdown "
+                        "(one more run per job)")
     add_engine_argument(p)
     add_progress_arguments(p)
     p.set_defaults(func=cmd_run)
@@ -91,12 +94,22 @@ def add_run(sub: argparse._SubParsersAction) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     progress = RunProgress(enabled=progress_option(args))
+    config = load_config(config_path(args.config), args.overrides)
+    if args.alone and config.traffic.workload != "app":
+        raise ConfigError("traffic.workload", f"--alone compares the jobs of an app workload "
+                          f"with themselves alone; this one is {config.traffic.workload!r}")
     try:
-        result = Simulation(load_config(config_path(args.config), args.overrides),
-                            engine=args.engine,
+        result = Simulation(config, engine=args.engine,
                             progress=progress if progress.enabled else None).run()
     finally:
         progress.close()
+    if args.alone:
+        from icsim.experiments.pipeline.apps import alone
+
+        for i, job in enumerate(result["jobs"]):
+            solo = Simulation(alone(config, i), engine=args.engine).run()["jobs"][0]
+            job["alone_ns"] = solo["completion_ns"]
+            job["slowdown"] = job["completion_ns"] / solo["completion_ns"]
     if args.json:
         _print_json(result)
     else:
@@ -123,10 +136,15 @@ def _app_lines(r: dict[str, Any]) -> list[str]:
         line = (f"  job {i} {j['name']:<12} {j['ranks']} ranks on {j['terminals']} terminals: "
                 f"done at {j['completion_ns'] / 1000:,.3f} us")
         if j["iterations"]:
-            line += (f", {j['iterations']} iterations of {j['iteration_mean_ns'] / 1000:,.3f}"
-                     f" ± {j['iteration_std_ns'] / 1000:,.3f} us")
+            n = j["iterations"]
+            line += (f", {n} iteration{'s' if n != 1 else ''} of "
+                     f"{j['iteration_mean_ns'] / 1000:,.3f} ± {j['iteration_std_ns'] / 1000:,.3f}"
+                     f" us")
         line += (f", waiting on the network {100 * j['wait_share_mean']:.1f} % (max "
                  f"{100 * j['wait_share_max']:.1f} %)")
+        if "slowdown" in j:
+            line += (f"; alone {j['alone_ns'] / 1000:,.3f} us, slowdown "
+                     f"{j['slowdown']:.3f}")
         out.append(line)
     for name, m in (r.get("messages") or {}).items():
         out.append(f"  messages {name:>7} {m['count']:,} took mean {m['mean_ns']:,.1f} ns, "

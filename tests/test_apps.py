@@ -248,3 +248,25 @@ def test_a_hostile_motif_file_is_refused_with_its_line_or_read(tmp_path_factory,
         assert str(exc).startswith(str(path)) and "\n" not in str(exc)
     else:
         assert ops.num_ops == sum(1 for r in rows if any(c.strip() for c in r))
+
+
+def test_icsim_run_alone_gives_each_job_its_slowdown(tmp_path):
+    import json
+
+    cfg = tmp_path / "jobs.yaml"
+    cfg.write_text("topology: {dims: [4, 4]}\ntraffic:\n  workload: app\n  jobs:\n"
+                   "    - {motif: halo2d, placement: list, nodes: [0, 1, 2, 3, 4, 5, 6, 7], "
+                   "params: {iterations: 2, bytes: 4096}}\n"
+                   "    - {motif: alltoall, placement: list, "
+                   "nodes: [8, 9, 10, 11, 12, 13, 14, 15], params: {bytes: 4096}}\n")
+    done = subprocess.run([sys.executable, "-m", "icsim", "run", str(cfg), "--alone", "--json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    jobs = json.loads(done.stdout)["jobs"]
+    for j in jobs:
+        assert j["slowdown"] == pytest.approx(j["completion_ns"] / j["alone_ns"])
+    # under DOR these two halves of the 4x4 torus share no channel: no slowdown at all
+    assert [j["slowdown"] for j in jobs] == [1.0, 1.0]
+    bad = subprocess.run([sys.executable, "-m", "icsim", "run", "quickstart", "--alone"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--alone" in bad.stderr

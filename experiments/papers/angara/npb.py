@@ -8,13 +8,13 @@ whole machine, which is the paper's 32-node node set), the NPB skeletons of
 node r // 4), :data:`ITERATIONS` iterations each (the paper, too, cut the kernels' iteration
 counts).
 
-Compute time per iteration is a calibrated input, the same for every table: the paper's own
-BFS run gives the whole iteration's time, T_paper = ops per iteration / Mop/s (the operation
-counts NPB itself reports Mop/s with, :func:`ops_per_iteration`), and the compute time is the
-one with which the simulated BFS iteration takes T_paper (:func:`calibrate`: about T_paper
-less the skeleton's network time alone, T_net(BFS)).  The gain of SSSP over BFS is then the paper's measure, Mop/s(SSSP) / Mop/s(BFS)
-= T(BFS) / T(SSSP), and the report shows how it moves when the compute time is halved,
-doubled or dropped.
+Compute time per iteration is a calibrated input, the same for every table: the paper's own BFS
+run gives the whole iteration's time, T_paper = ops per iteration / Mop/s (the operation counts
+NPB itself reports Mop/s with, :func:`ops_per_iteration`), and the compute time is the one with
+which the simulated BFS iteration takes T_paper (:func:`calibrate`: about T_paper less the
+skeleton's network time alone, T_net(BFS)). The gain of SSSP over BFS is then the paper's
+measure, Mop/s(SSSP) / Mop/s(BFS) = T(BFS) / T(SSSP), and the report shows how it moves when
+the compute time is halved, doubled or dropped.
 
 Without ``--simulate`` the report is redrawn from ``runs.csv``.
 """

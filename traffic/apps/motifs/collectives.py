@@ -13,10 +13,10 @@ of collective communication operations in MPICH", IJHPCA 19(1), 2005:
   reduce-scatter, recursive-doubling allgather).  For n not a power of two, both of the
   latter fold first: of the first 2r ranks (r = n - 2^floor(log2 n)) the even ones send their
   whole vector to the next odd one and sit out, and get the result from it at the end;
-* alltoall -- ``pairwise`` (n-1 steps; step s: with i XOR s when n is a power of two, else
-  send to i+s and receive from i-s, mod n, as MPICH's), ``scattered`` (every message posted
-  at once, in blocks of 32 peers with a waitall each: MPICH's medium messages and its
-  alltoallv) and ``bruck`` (Bruck, Ho, Kipnis, Upfal and Weathersby, "Efficient algorithms for all-to-all
+* alltoall -- ``pairwise`` (n-1 steps; step s: with i XOR s when n is a power of two, else send
+  to i+s and receive from i-s, mod n, as MPICH's), ``scattered`` (every message posted at once,
+  in blocks of 32 peers with a waitall each: MPICH's medium messages and its alltoallv) and
+  ``bruck`` (Bruck, Ho, Kipnis, Upfal and Weathersby, "Efficient algorithms for all-to-all
   communications in multiport message-passing systems", IEEE TPDS 8(11), 1997: ceil(log2 n)
   steps, step k sends to i + 2^k the blocks whose index has bit k set);
 * bcast and reduce -- binomial trees rooted at ``root`` (MPICH's ``MPIR_Bcast_binomial``,

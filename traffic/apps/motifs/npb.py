@@ -25,26 +25,26 @@ D     2048 x 1024 x 1024 25     1024³   50     1500000 21     100    408³    3
 IS: 2^16, 2^20, 2^23, 2^25, 2^27, 2^31 keys (S..D), 2^9 buckets for S and 2^10 otherwise,
 10 iterations.
 
-FT (``ft.f``; P a power of two).  Per iteration ``evolve``, the inverse FFT, ``checksum``.
-With P <= N3 (the 1-D layout) the FFT's one transpose (``transpose_x_yz``) is an MPI_Alltoall
-over all ranks of N1·N2·N3·16/P² bytes per pair (each rank holds N1·N2·N3/P values and sends
-each other rank a 1/P of them), by MPICH's choice for the size (pairwise above 32 KiB).
-With P > N3 (the 2-D layout, np1 = N3, np2 = P/N3, rank = i·np2 + j) two transposes, within the np1 ranks sharing j and then the np2
-ranks sharing i, N1·N2·N3·16/(P·m) bytes per pair in a communicator of m.  ``checksum``: an
-MPI_Reduce of one double complex (16 bytes) to rank 0.  Class C on 128 ranks:
-512³·16/128² = 131,072 bytes per pair.
+FT (``ft.f``; P a power of two). Per iteration ``evolve``, the inverse FFT, ``checksum``. With
+P <= N3 (the 1-D layout) the FFT's one transpose (``transpose_x_yz``) is an MPI_Alltoall over
+all ranks of N1·N2·N3·16/P² bytes per pair (each rank holds N1·N2·N3/P values and sends each
+other rank a 1/P of them), by MPICH's choice for the size (pairwise above 32 KiB). With P > N3
+(the 2-D layout, np1 = N3, np2 = P/N3, rank = i·np2 + j) two transposes, within the np1 ranks
+sharing j and then the np2 ranks sharing i, N1·N2·N3·16/(P·m) bytes per pair in a communicator
+of m. ``checksum``: an MPI_Reduce of one double complex (16 bytes) to rank 0. Class C on 128
+ranks: 512³·16/128² = 131,072 bytes per pair.
 
 IS (``is.c``; P a power of two, at most 1024 -- 128 for class S -- and at least 4 for class D,
-whose 2^29 keys per ``MIN_PROCS`` = 4 make 2^31).  Per iteration an MPI_Allreduce of the
-bucket sizes (NUM_BUCKETS + 5 test keys, 4-byte integers: 4116 bytes, 2068 for S), an
-MPI_Alltoall of the send counts (4 bytes per pair) and an MPI_Alltoallv of the keys: each rank
-holds keys/P keys and sends them to every rank (itself included), here as a multinomial draw
-with equal odds per destination -- keys spread evenly with a seeded jitter, drawn once before
-the first iteration (IS ranks the same keys every iteration bar two), 4 bytes a key.  The
-allreduce and alltoall algorithms are MPICH's choices for their sizes
+whose 2^29 keys per ``MIN_PROCS`` = 4 make 2^31). Per iteration an MPI_Allreduce of the bucket
+sizes (NUM_BUCKETS + 5 test keys, 4-byte integers: 4116 bytes, 2068 for S), an MPI_Alltoall of
+the send counts (4 bytes per pair) and an MPI_Alltoallv of the keys: each rank holds keys/P
+keys and sends them to every rank (itself included), here as a multinomial draw with equal odds
+per destination -- keys spread evenly with a seeded jitter, drawn once before the first
+iteration (IS ranks the same keys every iteration bar two), 4 bytes a key. The allreduce and
+alltoall algorithms are MPICH's choices for their sizes
 (:func:`~icsim.traffic.apps.motifs.collectives.mpich_allreduce`, ``mpich_alltoall``); the
-alltoallv posts every message at once in blocks of 32 (MPICH's).  Class C on 128 ranks: 2^20 keys a rank, about 2^13 keys = 32 KiB per
-pair.
+alltoallv posts every message at once in blocks of 32 (MPICH's). Class C on 128 ranks: 2^20
+keys a rank, about 2^13 keys = 32 KiB per pair.
 
 CG (``cg.f``; P a power of two).  npcols = 2^ceil(log2 P / 2), nprows = P / npcols (npcols =
 nprows or 2·nprows), rank = row·npcols + col; a row holds row_size = na/nprows (the first
