@@ -31,6 +31,7 @@ from icsim.experiments.analyze import analyze, format_report
 from icsim.experiments.papers.acro.cli import add_layers_parser
 from icsim.experiments.papers.angara.cli import add_tables_parser
 from icsim.experiments.papers.reproduce import add_parser
+from icsim.experiments.pipeline.apps import job_lines
 from icsim.experiments.pipeline.arguments import check_sweep_size
 from icsim.experiments.pipeline.bench import (CASES, ENGINES, EXTRA_CASES, run_bench,
                                               run_table_bench)
@@ -129,29 +130,6 @@ def _routing_name(routing: dict[str, Any]) -> str:
     return f"{name} ({source}{layers})"
 
 
-def _app_lines(r: dict[str, Any]) -> list[str]:
-    """A closed-loop run's jobs and message classes (docs/model.md §9)."""
-    out = []
-    for i, j in enumerate(r.get("jobs") or ()):
-        line = (f"  job {i} {j['name']:<12} {j['ranks']} ranks on {j['terminals']} terminals: "
-                f"done at {j['completion_ns'] / 1000:,.3f} us")
-        if j["iterations"]:
-            n = j["iterations"]
-            line += (f", {n} iteration{'s' if n != 1 else ''} of "
-                     f"{j['iteration_mean_ns'] / 1000:,.3f} ± {j['iteration_std_ns'] / 1000:,.3f}"
-                     f" us")
-        line += (f", waiting on the network {100 * j['wait_share_mean']:.1f} % (max "
-                 f"{100 * j['wait_share_max']:.1f} %)")
-        if "slowdown" in j:
-            line += (f"; alone {j['alone_ns'] / 1000:,.3f} us, slowdown "
-                     f"{j['slowdown']:.3f}")
-        out.append(line)
-    for name, m in (r.get("messages") or {}).items():
-        out.append(f"  messages {name:>7} {m['count']:,} took mean {m['mean_ns']:,.1f} ns, "
-                   f"p99 {m['p99_ns']:,.1f}")
-    return out
-
-
 def format_result(r: dict[str, Any]) -> str:
     """A short human-readable summary of a run result: what ran, its verdict and why."""
     cfg = r["config"]
@@ -191,7 +169,7 @@ def format_result(r: dict[str, Any]) -> str:
     if r["mode"] == "finite":
         last = "last operation done" if workload == "app" else "last packet consumed"
         lines.append(f"  completion time {r['completion_time_ns'] / 1000:,.3f} us ({last})")
-    lines += _app_lines(r)
+    lines += job_lines(r)
     if r["mode"] == "window":
         lines.append(f"  accepted load   {r['accepted_load']:.4f} (offered "
                      f"{r['offered_measured_load']:.4f}, measured in the window)")

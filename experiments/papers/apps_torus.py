@@ -28,9 +28,9 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from icsim.experiments.papers.reproduce import Reproduction
+from icsim.experiments.papers.reproduce import Reproduction, from_runs
 from icsim.experiments.pipeline.apps import iteration_figure, slowdown_figure, slowdowns
-from icsim.experiments.pipeline.outputs import Outputs, file_times, written_since
+from icsim.experiments.pipeline.outputs import Outputs
 from icsim.model.config import config_from_dict
 
 ROUTINGS = ("dor", "abr", "por", "ofr")
@@ -160,19 +160,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def reproduce(*, out: str | Path | None = None, simulate: bool = False) -> Reproduction:
-    out = Path(out or "runs/apps-torus")
-    out.mkdir(parents=True, exist_ok=True)
-    since = file_times(out)
-    path = out / "runs.csv"
-    if simulate:
-        run_all().to_csv(path, index=False, float_format="%.6g")
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no runs yet; run with --simulate")
-    runs = pd.read_csv(path)
-    text = report(runs)
-    (out / "report.md").write_text(text, encoding="utf-8")
-    figures(runs, out, Outputs())
-    return Reproduction("apps-torus", out, text, {p: "written" for p in written_since(out, since)})
+    """``runs.csv`` (with ``--simulate``), ``report.md`` and the figures."""
+    def draw(runs: pd.DataFrame, folder: Path) -> str:
+        figures(runs, folder, Outputs())
+        return report(runs)
+
+    return from_runs("apps-torus", out, simulate, run_all, draw)
 
 
 APPS_TORUS = SimpleNamespace(add_arguments=add_arguments, reproduce=reproduce)

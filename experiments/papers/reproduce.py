@@ -106,6 +106,28 @@ register("angara-faults", "icsim.experiments.papers.angara.cli:FAULTS",
 
 
 # ---------------------------------------------------------------------------------- results
+def from_runs(name: str, out: str | Path | None, simulate: bool, run_all: Callable[[], Any],
+              draw: Callable[[Any, Path], str]) -> "Reproduction":
+    """A reproduction kept as one ``runs.csv`` in ``out`` (default ``runs/NAME``): with
+    ``simulate``, ``run_all()`` makes its rows (a DataFrame); then ``draw(runs, out)`` writes
+    whatever it draws from them and returns the report, written to ``report.md``."""
+    import pandas as pd
+
+    from icsim.experiments.pipeline.outputs import file_times, written_since
+
+    out = Path(out or f"runs/{name}")
+    out.mkdir(parents=True, exist_ok=True)
+    since = file_times(out)
+    path = out / "runs.csv"
+    if simulate:
+        run_all().to_csv(path, index=False, float_format="%.6g")
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no runs yet; run with --simulate")
+    text = draw(pd.read_csv(path), out)
+    (out / "report.md").write_text(text, encoding="utf-8")
+    return Reproduction(name, out, text, {p: WRITTEN for p in written_since(out, since)})
+
+
 @dataclass
 class Reproduction:
     """What a reproduction made.

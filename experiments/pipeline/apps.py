@@ -49,6 +49,30 @@ def slowdowns(config: Config, engine: str | None = None) -> tuple[Any, list[dict
     return shared, out
 
 
+def job_lines(r: dict[str, Any]) -> list[str]:
+    """A closed-loop run's jobs and message classes, as ``icsim run`` prints them (docs/model.md
+    §9); none for other runs."""
+    out = []
+    for i, j in enumerate(r.get("jobs") or ()):
+        line = (f"  job {i} {j['name']:<12} {j['ranks']} ranks on {j['terminals']} terminals: "
+                f"done at {j['completion_ns'] / 1000:,.3f} us")
+        if j["iterations"]:
+            n = j["iterations"]
+            line += (f", {n} iteration{'s' if n != 1 else ''} of "
+                     f"{j['iteration_mean_ns'] / 1000:,.3f} ± {j['iteration_std_ns'] / 1000:,.3f}"
+                     f" us")
+        line += (f", waiting on the network {100 * j['wait_share_mean']:.1f} % (max "
+                 f"{100 * j['wait_share_max']:.1f} %)")
+        if "slowdown" in j:
+            line += (f"; alone {j['alone_ns'] / 1000:,.3f} us, slowdown "
+                     f"{j['slowdown']:.3f}")
+        out.append(line)
+    for name, m in (r.get("messages") or {}).items():
+        out.append(f"  messages {name:>7} {m['count']:,} took mean {m['mean_ns']:,.1f} ns, "
+                   f"p99 {m['p99_ns']:,.1f}")
+    return out
+
+
 def timeline_figure(ops: pd.DataFrame, job: int = 0, max_ranks: int = 64) -> Any:
     """A Gantt chart of one job's ranks (at most ``max_ranks``): computations, and the time
     each receive waited for its message (ready to done), one row per rank; iteration ends as

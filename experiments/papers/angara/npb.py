@@ -29,8 +29,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from icsim.experiments.papers.published import paper_table
-from icsim.experiments.papers.reproduce import Reproduction
-from icsim.experiments.pipeline.outputs import file_times, written_since
+from icsim.experiments.papers.reproduce import Reproduction, from_runs
 from icsim.model.config import config_from_dict
 from icsim.simulator.simulation import run
 
@@ -264,17 +263,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def reproduce(*, out: str | Path | None = None, simulate: bool = False) -> Reproduction:
     """``runs.csv`` (with ``--simulate``) and ``report.md``."""
-    out = Path(out or "runs/angara-npb")
-    out.mkdir(parents=True, exist_ok=True)
-    since = file_times(out)
-    path = out / "runs.csv"
-    if simulate:
-        run_all().to_csv(path, index=False, float_format="%.6g")
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no runs yet; run with --simulate")
-    text = report(pd.read_csv(path), "icsim reproduce angara-npb --simulate --out DIR")
-    (out / "report.md").write_text(text, encoding="utf-8")
-    return Reproduction("angara-npb", out, text, {p: "written" for p in written_since(out, since)})
+    return from_runs("angara-npb", out, simulate, run_all, lambda runs, _: report(
+        runs, "icsim reproduce angara-npb --simulate --out DIR"))
 
 
 NPB = SimpleNamespace(add_arguments=add_arguments, reproduce=reproduce)
