@@ -11,17 +11,16 @@ from numba import njit
 from icsim.simulator.engines.compiled.calendar import at
 from icsim.simulator.engines.compiled.fabric import mark_dirty, srcq_insert_by_age
 from icsim.simulator.engines.compiled.layout import (C_DELIVERED, C_EXPECTED, C_LAST_CONSUME,
-                                                     C_LAT_SUM, C_MEAS_DELIV, C_MEASURED, C_NOW,
+                                                     C_LAT_SUM, C_MEASURED, C_MEAS_DELIV, C_NOW,
                                                      C_STOP_AT, C_STOP_RULE, C_WAIT_BIRTH,
                                                      C_WIN_DELIV, EV_APP_ARRIVED, EV_NIC_WAKE,
-                                                     EV_STOP, K_APP,
-                                                     F_LATENCY_LIMIT, F_NIC_TICK, K_HAS_WINDOW,
-                                                     K_NP, K_SAW, K_W0, K_W1, N_ACCEPTED, N_FINISH,
-                                                     N_NIC_FREE_AT, N_NIC_WAKE, N_OUTSTANDING,
-                                                     N_SRCH, OS_PENDING, P_AVAIL, P_BIRTH, P_DER,
-                                                     P_ENTER,
-                                                     P_HOPS, P_MEAS, P_TDST, P_TSRC, R_DER, R_DST,
-                                                     R_HOPS, R_LAT, R_NET, R_SRC)
+                                                     EV_STOP, F_LATENCY_LIMIT, F_NIC_TICK, K_APP,
+                                                     K_HAS_WINDOW, K_NP, K_SAW, K_W0, K_W1,
+                                                     N_ACCEPTED, N_FINISH, N_NIC_FREE_AT,
+                                                     N_NIC_WAKE, N_OUTSTANDING, N_SRCH, OS_PENDING,
+                                                     P_AVAIL, P_BIRTH, P_DER, P_ENTER, P_HOPS,
+                                                     P_MEAS, P_TDST, P_TSRC, R_DER, R_DST, R_HOPS,
+                                                     R_LAT, R_NET, R_SRC)
 from icsim.simulator.results import LATENCY, latency_rule
 
 
