@@ -105,6 +105,8 @@ NOT_LOAD = {
     "collective": "traffic.collective, traffic.message_bytes, traffic.interleave, "
                   "traffic.nodes or the routing (routing.algorithm, routing.table.generator)",
     "trace": "traffic.trace, the topology or the routing (routing.algorithm)",
+    "app": "traffic.jobs, the topology or the routing (routing.algorithm; icsim run --alone "
+           "adds each job's slowdown)",
 }
 
 
@@ -123,7 +125,9 @@ def load_independence(config: Config) -> str | None:
     if workload == "open":
         return None
     what = {"collective": f"a collective ({config.traffic.collective}, run to completion)",
-            "trace": "a trace replay"}.get(workload, f"the {workload} workload")
+            "trace": "a trace replay",
+            "app": "an application (traffic.jobs, run to completion)"}.get(
+                workload, f"the {workload} workload")
     return (f"{what} is the same run at every traffic.load: a load sweep would repeat it and "
             f"has no γ* to find; compare its completion time with icsim run, varying "
             f"{NOT_LOAD.get(workload, 'the config')} instead")
