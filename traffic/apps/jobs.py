@@ -43,9 +43,6 @@ class App:
     def total_packets(self) -> int:
         return int(self.packets.sum())
 
-    def job_of_op(self) -> np.ndarray:
-        return self.job[self.ops.rank]
-
 
 def place(placement: str, ranks: int, ranks_per_node: int, topology: Any,
           nodes: Sequence[Any] | None = None, first: int = 0, seed: int = 0) -> np.ndarray:
