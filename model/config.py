@@ -271,6 +271,9 @@ class TrafficConfig(_Section):
     workload: Literal["open", "collective", "trace", "app"] = "open"
     pattern: str = Field("uniform", strict=True)
     params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: Python files that register traffic patterns (a plug-in in one file), imported before
+    #: ``pattern`` is looked up; paths from the working directory
+    plugins: tuple[str, ...] = Field((), strict=False)
 
     def pattern_params(self, name: str | None = None) -> dict[str, Any]:
         """Parameters for pattern ``name`` (default: the configured one): ``params`` is keyed

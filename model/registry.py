@@ -39,8 +39,13 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
+import os
 import pkgutil
+import sys
 from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -76,6 +81,55 @@ def unknown_name(kind: str, name: Any, valid: Iterable[str]) -> str:
     return f"unknown {kind} {name!r} ({hint + ' ' if hint else ''}valid: {', '.join(valid)})"
 
 
+_FILES: dict[str, ModuleType] = {}
+#: every registry made: what :func:`forget_files` clears of the files' members
+_REGISTRIES: list["Registry"] = []
+
+
+def load_file(path: str, *registries: "Registry") -> ModuleType:
+    """Import a Python file that registers members of ``registries`` (a plug-in in one file:
+    ``routing.plugins``, ``traffic.plugins``), once per process; ValueError naming the file when
+    it cannot be read, fails on import or exits there.  The registries' own members are
+    loaded first, so that a name the file registers again is named as its clash.
+
+    >>> load_file("no_such_plugin.py")
+    Traceback (most recent call last):
+    ...
+    ValueError: no_such_plugin.py: no such file (looked for from the working directory)
+    """
+    real = os.path.realpath(path)
+    module = _FILES.get(real)
+    if module is not None:
+        return module
+    if not os.path.isfile(real):
+        raise ValueError(f"{path}: no such file (looked for from the working directory)")
+    for registry in registries:
+        registry.load()
+    name = f"icsim_plugin_{len(_FILES)}_{Path(real).stem}"
+    spec = importlib.util.spec_from_file_location(name, real)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:   # a plug-in's own error, whatever it is, names it
+        del sys.modules[name]
+        what = (f"exits on import (SystemExit {exc.code!r})" if isinstance(exc, SystemExit)
+                else f"{type(exc).__name__}: {exc}")
+        raise ValueError(f"{path}: {what}") from None
+    _FILES[real] = module
+    return module
+
+
+def forget_files() -> None:
+    """Forget every plug-in file :func:`load_file` imported and what it registered (tests: no
+    test sees another's plug-ins; registries are per process)."""
+    for registry in _REGISTRIES:
+        registry._forget(lambda obj: getattr(obj, "__module__", "").startswith("icsim_plugin_"))
+    for module in _FILES.values():
+        sys.modules.pop(module.__name__, None)
+    _FILES.clear()
+
+
 class Registry(Generic[T]):
     """Named members of one extension kind.
 
@@ -100,6 +154,17 @@ class Registry(Generic[T]):
         self._lazy: dict[str, str] = {}
         self.help: dict[str, str] = {}
         self._loaded = False
+        _REGISTRIES.append(self)
+
+    def _forget(self, which: Callable[[Any], bool]) -> None:
+        """Drop the members ``which`` picks, with their aliases and help."""
+        for name, obj in list(self._members.items()):
+            if which(obj):
+                del self._members[name]
+                self.help.pop(name, None)
+        for alias, name in list(self._aliases.items()):
+            if name not in self._members:
+                del self._aliases[alias]
 
     # ------------------------------------------------------------------ registering
     def register(self, name: str, *aliases: str, help: str = "") -> Callable[[T], T]:

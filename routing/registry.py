@@ -38,17 +38,13 @@ config's ``routing.plugins``; a plug-in package declares an entry point in the g
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from icsim.model.registry import Registry
+from icsim.model.registry import Registry, load_file
 from icsim.routing.deadlock import cycle_in_edges
 from icsim.routing.dependencies import dependency_edges
 from icsim.routing.interpreter import Interpreter
@@ -67,36 +63,17 @@ ROUTING: Registry[type["Routing"]] = Registry("routing algorithm",
 register = ROUTING.register
 
 
-_PLUGINS: dict[str, ModuleType] = {}
-
-
 def load_plugin(path: str) -> ModuleType:
     """Import a Python file that registers routing algorithms (``routing.plugins``), once per
-    process; ValueError naming the file when it cannot be read or fails on import.
+    process (:func:`~icsim.model.registry.load_file`); ValueError naming the file when it
+    cannot be read or fails on import.
 
     >>> load_plugin("no_such_plugin.py")
     Traceback (most recent call last):
     ...
     ValueError: no_such_plugin.py: no such file (looked for from the working directory)
     """
-    real = os.path.realpath(path)
-    module = _PLUGINS.get(real)
-    if module is not None:
-        return module
-    if not os.path.isfile(real):
-        raise ValueError(f"{path}: no such file (looked for from the working directory)")
-    ROUTING.load()                      # the built-in names first: a clash names the plug-in
-    name = f"icsim_plugin_{len(_PLUGINS)}_{Path(real).stem}"
-    spec = importlib.util.spec_from_file_location(name, real)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:         # a plug-in's own error, whatever it is, names the file
-        del sys.modules[name]
-        raise ValueError(f"{path}: {type(exc).__name__}: {exc}") from None
-    _PLUGINS[real] = module
-    return module
+    return load_file(path, ROUTING)
 
 
 def algorithms() -> dict[str, type["Routing"]]:

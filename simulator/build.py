@@ -35,11 +35,12 @@ from icsim.simulator.results import growth_limit
 from icsim.simulator.spec import NetworkSpec
 from icsim.traffic.load import gamma1_packet_period_ns
 from icsim.traffic.patterns import PATTERNS, PatternError, make_pattern
+from icsim.traffic.patterns import load_plugin as load_pattern_plugin
 from icsim.traffic.apps.jobs import job_parts, make_app
 from icsim.traffic.apps.ops import AppError
 from icsim.traffic.trace import TraceError
-from icsim.traffic.workloads import (WorkloadError, app_workload, collective_messages, open_loop,
-                                     scheduled, trace_messages)
+from icsim.traffic.workloads import (app_workload, collective_messages, open_loop,
+                                     routing_stream, scheduled, trace_messages)
 
 
 # ---------------------------------------------------------------------------------- topology
@@ -225,6 +226,11 @@ def _prepare(cfg: Config) -> _Prepared:
 def _prepare_traffic(prep: _Prepared) -> None:
     cfg, topo = prep.config, prep.topology
     tc = cfg.traffic
+    for i, path in enumerate(tc.plugins):
+        try:
+            load_pattern_plugin(path)
+        except ValueError as exc:
+            raise ConfigError(f"traffic.plugins.{i}", str(exc)) from None
     for name in tc.params:
         if name not in PATTERNS:
             raise ConfigError(f"traffic.params.{name}",
@@ -347,17 +353,6 @@ class Model:
     routing_stream: np.random.Generator
 
 
-def seed_streams(seed: int, n_nodes: int) -> dict[str, Any]:
-    """Independent random streams for each component, all from the one master seed: the
-    routing tie-breaks, and one per node for its traffic."""
-    root = np.random.SeedSequence(seed)
-    routing_ss, traffic_ss = root.spawn(2)
-    return {
-        "routing": np.random.Generator(np.random.PCG64(routing_ss)),
-        "nodes": [np.random.Generator(np.random.PCG64(s)) for s in traffic_ss.spawn(n_nodes)],
-    }
-
-
 def build(cfg: Config) -> Model:
     """Check and build everything a run needs (module docstring)."""
     prep = _prepare(cfg)
@@ -412,17 +407,13 @@ def build(cfg: Config) -> Model:
         stop_when_saturated=run.stop_when_saturated and not finite,
         growth_limit=growth_limit(cfg.traffic.message_packets),
         latency_limit_ns=run.latency_limit_ns)
-    streams = seed_streams(cfg.seed, topo.num_terminals)
     if cfg.traffic.workload == "open":
-        try:
-            workload = open_loop(cfg, topo, prep.pattern, streams["nodes"], window, horizon)
-        except WorkloadError as exc:
-            raise ConfigError("traffic.load", str(exc)) from None
+        workload = open_loop(cfg, topo, prep.pattern, window, horizon)
     elif cfg.traffic.workload == "app":
         workload = app_workload(prep.app)
     else:
         workload = scheduled(cfg.traffic.workload, prep.messages)
-    return Model(cfg, topo, routing, spec, workload, streams["routing"])
+    return Model(cfg, topo, routing, spec, workload, routing_stream(cfg.seed))
 
 
 def link_class_times(cfg: Config, topology: Any) -> np.ndarray | None:

@@ -41,7 +41,7 @@ run the rule does not stop is unchanged by the option.
 
 from __future__ import annotations
 
-import math
+from fractions import Fraction
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -135,6 +135,15 @@ def package_version() -> str:
         return VERSION_FALLBACK
 
 
+#: per-packet records are summarised this many packets at a time, so that what a summary
+#: holds beside them does not grow with the run
+CHUNK = 1 << 16
+
+
+def _chunks(n: int) -> range:
+    return range(0, n, CHUNK)
+
+
 def latency_histogram(latency_ns: np.ndarray) -> dict[str, list]:
     """Counts of ``latency_ns`` in the fixed log-spaced bins :data:`LATENCY_BIN_EDGES_NS`
     (values below the first edge or above the last are counted in the first or last bin).
@@ -144,13 +153,35 @@ def latency_histogram(latency_ns: np.ndarray) -> dict[str, list]:
     (True, 3, 1)
     """
     edges = LATENCY_BIN_EDGES_NS
-    clipped = np.clip(latency_ns, edges[0], edges[-1])
-    counts, _ = np.histogram(clipped, bins=edges)
+    counts = np.zeros(len(edges) - 1, dtype=np.int64)
+    for i in _chunks(len(latency_ns)):
+        clipped = np.clip(latency_ns[i:i + CHUNK], edges[0], edges[-1])
+        counts += np.histogram(clipped, bins=edges)[0]
     return {"edges_ns": [float(e) for e in edges], "counts": counts.tolist()}
 
 
+def dilation(hops: np.ndarray, src: np.ndarray, dst: np.ndarray, topology: Any) -> float:
+    """Hops over the minimal distance, averaged over the packets (a packet to itself counts
+    1): ``1 + sum(hops / d - 1) / n``, the sum exactly rounded whatever the order (each
+    distinct (hops, d) pair's term counted, summed as fractions)."""
+    counts: dict[tuple[int, int], int] = {}
+    for i in _chunks(len(hops)):
+        d = topology.terminal_distances(src[i:i + CHUNK], dst[i:i + CHUNK])
+        moved = d > 0
+        h, d = hops[i:i + CHUNK][moved].astype(np.int64), d[moved].astype(np.int64)
+        width = int(d.max(initial=0)) + 1
+        keys, many = np.unique(h * width + d, return_counts=True)
+        for key, c in zip(keys.tolist(), many.tolist()):
+            pair = divmod(key, width)
+            counts[pair] = counts.get(pair, 0) + c
+    total = sum((Fraction(float(np.float64(h) / np.float64(d) - 1.0)) * c
+                 for (h, d), c in counts.items()), Fraction(0))
+    return 1.0 + float(total) / len(hops)
+
+
 def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
-    """Latency, hops, derouting and dilation of the measured packets."""
+    """Latency, hops, derouting and dilation of the measured packets (array code: a million
+    packets in a fraction of a second)."""
     n = tally.measured_delivered
     out: dict[str, Any] = {}
     if not n:
@@ -161,27 +192,23 @@ def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
         out["latency_histogram"] = latency_histogram(np.zeros(0))
         return out
     a = tally.arrays()
-    lat = a["latency"] / 1000.0
     # means as exact integer sums of picoseconds: they do not depend on the order in which
     # packets were consumed (engines may record same-phase consumptions in different orders)
     out["latency_ns"] = int(a["latency"].sum()) / n / 1000.0
-    p50, p99 = np.percentile(lat, [50, 99])
+    lat = a["latency"] / 1000.0
+    out["latency_max_ns"] = float(lat.max())
+    out["latency_histogram"] = latency_histogram(lat)
+    p50, p99 = np.percentile(lat, [50, 99], overwrite_input=True)
+    del lat
     out["latency_p50_ns"] = float(p50)
     out["latency_p99_ns"] = float(p99)
-    out["latency_max_ns"] = float(lat.max())
-    out["network_latency_ns"] = int(a["net_latency"].sum()) / n / 1000.0
-    out["hops"] = int(a["hops"].sum()) / n
+    out["network_latency_ns"] = tally.net_latency_sum / n / 1000.0
+    out["hops"] = int(a["hops"].sum(dtype=np.int64)) / n
     kinds = tally.deroute_kinds
     counts = np.bincount(a["deroute"], minlength=len(kinds) + 1)
     out["derouted"] = {k: int(counts[i + 1]) / n for i, k in enumerate(kinds)}
     out["derouted"]["total"] = int(counts[1:].sum()) / n
-    # dilation: hops over the minimal distance, averaged over the measured packets (a packet to
-    # itself counts 1); an exactly rounded sum, whatever the order
-    d = topology.terminal_distances(a["src"], a["dst"])
-    moved = d > 0
-    extra = a["hops"][moved] / d[moved] - 1.0
-    out["dilation"] = 1.0 + math.fsum(extra.tolist()) / n
-    out["latency_histogram"] = latency_histogram(lat)
+    out["dilation"] = dilation(a["hops"], a["src"], a["dst"], topology)
     return out
 
 
@@ -222,8 +249,7 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
         if tally.stopped_by_rule:
             reason += STOPPED_TEXT
     res.update(packet_summary(tally, spec.topology))
-    waits = source_waits_ns(tally)
-    res["source_wait_max_ns"] = float(waits.max()) if len(waits) else None
+    res["source_wait_max_ns"] = tally.wait_max / 1000.0 if tally.measured_delivered else None
     res["starved_packets"] = starved_packets(spec, tally)
     res["packets_measured"] = tally.measured if not finite else tally.expected_measured
     res["packets_delivered"] = tally.measured_delivered
@@ -297,20 +323,10 @@ def saturation_reason(spec: Any, tally: Tally, unfinished: bool, accepted: float
     return None
 
 
-def source_waits_ns(tally: Tally) -> np.ndarray:
-    """How long each measured, delivered packet waited at its NIC (latency less network
-    latency), ns."""
-    a = tally.arrays()
-    return (a["latency"] - a["net_latency"]) / 1000.0
-
-
 def starved_packets(spec: Any, tally: Tally) -> int | None:
     """Measured packets delivered after waiting at their NIC longer than the measurement
     window (None in finite runs: no window to measure a wait by)."""
-    if spec.window is None:
-        return None
-    w0, w1 = spec.window
-    return int((source_waits_ns(tally) > (w1 - w0) / 1000.0).sum())
+    return None if spec.window is None else tally.starved
 
 
 def starved_text(spec: Any, tally: Tally) -> str:
@@ -320,7 +336,7 @@ def starved_text(spec: Any, tally: Tally) -> str:
         return ""
     w0, w1 = spec.window
     return (f"; {n} delivered after waiting at their NIC longer than the {(w1 - w0) / 1e6:g} "
-            f"us window, up to {source_waits_ns(tally).max() / 1000.0:.0f} us")
+            f"us window, up to {tally.wait_max / 1e6:.0f} us")
 
 
 def stuck_text(spec: Any, tally: Tally) -> str:

@@ -52,10 +52,17 @@ def say_simpy(why: str) -> None:
 
 def workload_packet_hops(model: Model) -> int:
     """The packet-hops of the model's workload on minimal routes: every packet it creates
-    times the distance between its source and destination.  What a run carries, before it
-    starts: a window-mode run stops once its measured packets are delivered (fewer), a
-    derouting algorithm adds hops (more)."""
+    times the distance between its source and destination (open-loop traffic: the packets it
+    creates by the horizon, or in finite mode, times the mean distance of a sample of its
+    messages).  What a run carries, before it starts: a window-mode run stops once its
+    measured packets are delivered (fewer), a derouting algorithm adds hops (more)."""
     wl = model.workload
+    if wl.open is not None:
+        traffic = wl.open
+        per_node = (traffic.limit if traffic.limit is not None
+                    else traffic.horizon / traffic.interval_ps + 1)
+        packets = traffic.num_nodes * per_node * traffic.message_packets
+        return int(packets * traffic.mean_distance(model.topology))
     if wl.app is not None:                      # every send's packets, rank to rank
         app = wl.app
         sends = np.nonzero(app.packets)[0]
@@ -108,7 +115,7 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
     name = name or model.config.run.engine
     if name not in ("auto", "simpy", "compiled"):
         raise ConfigError("run.engine", unknown_name("engine", name, ("auto", "simpy", "compiled")))
-    why = supports(model.spec)
+    why = supports(model.spec, model.workload)
     if name == "auto":
         name = "simpy" if why or small_first_run(model) else "compiled"
         if why:
@@ -131,7 +138,8 @@ def runs_compiled(config: Config) -> bool:
 
     if config.run.engine != "auto":
         return config.run.engine == "compiled"
-    return supports(build(config).spec) is None
+    model = build(config)
+    return supports(model.spec, model.workload) is None
 
 
 class Simulation:

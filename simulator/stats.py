@@ -24,9 +24,12 @@ LATENCY_BIN_EDGES_NS = 10.0 ** np.arange(1.0, 9.0 + 1e-9, 0.05)
 class Tally:
     """An engine's raw account of one run (times in ps).
 
-    Per measured, delivered packet (consumption order): ``latency``, ``net_latency``, ``hops``,
-    ``src``, ``dst``, ``deroute`` (0: not derouted, else 1 + the index of its kind in
-    ``deroute_kinds``, the routing algorithm's own words).  Counters: ``delivered`` (every
+    Per measured, delivered packet (consumption order): ``latency``, ``hops``, ``src``,
+    ``dst``, ``deroute`` (0: not derouted, else 1 + the index of its kind in ``deroute_kinds``,
+    the routing algorithm's own words); summed over them as they are consumed:
+    ``net_latency_sum`` (their network latencies), ``wait_max`` (the longest wait at a NIC:
+    latency less network latency) and ``starved`` (how many waited there longer than the
+    measurement window; None without a window).  Counters: ``delivered`` (every
     packet consumed), ``measured_delivered``, ``window_delivered`` (consumed inside the window),
     ``generated`` and ``measured`` (packets the workload created so far, and the measured ones),
     ``expected_measured`` (finite runs: what must be delivered), ``last_consume``, ``finish``
@@ -47,11 +50,13 @@ class Tally:
     num_nodes: int
     deroute_kinds: list = field(default_factory=list)
     latency: Any = field(default_factory=lambda: array("q"))
-    net_latency: Any = field(default_factory=lambda: array("q"))
-    hops: Any = field(default_factory=lambda: array("l"))
-    src: Any = field(default_factory=lambda: array("l"))
-    dst: Any = field(default_factory=lambda: array("l"))
+    hops: Any = field(default_factory=lambda: array("i"))
+    src: Any = field(default_factory=lambda: array("i"))
+    dst: Any = field(default_factory=lambda: array("i"))
     deroute: Any = field(default_factory=lambda: array("b"))
+    net_latency_sum: int = 0
+    wait_max: int = 0
+    starved: int | None = None
     delivered: int = 0
     measured_delivered: int = 0
     window_delivered: int = 0
@@ -79,12 +84,12 @@ class Tally:
             self.finish = [0] * self.num_nodes
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The per-packet records as numpy arrays."""
+        """The per-packet records as numpy arrays (int64 latencies; int32 hops, sources and
+        destinations; int8 deroute codes), without copying the engine's."""
         return {"latency": np.asarray(self.latency, dtype=np.int64),
-                "net_latency": np.asarray(self.net_latency, dtype=np.int64),
-                "hops": np.asarray(self.hops, dtype=np.int64),
-                "src": np.asarray(self.src, dtype=np.int64),
-                "dst": np.asarray(self.dst, dtype=np.int64),
+                "hops": np.asarray(self.hops, dtype=np.int32),
+                "src": np.asarray(self.src, dtype=np.int32),
+                "dst": np.asarray(self.dst, dtype=np.int32),
                 "deroute": np.asarray(self.deroute, dtype=np.int8)}
 
 
@@ -105,6 +110,10 @@ class Collector:
         self.on_measured: Callable[[Any, int], None] | None = None
         n = tally.num_nodes
         self.accepted = [0] * n             # per destination, consumed inside the window
+        # a measured packet that waited at its NIC longer than the window is starved
+        self.starve = window[1] - window[0] if window is not None else None
+        if window is not None:
+            tally.starved = 0
 
     def code(self, kind: str | None) -> int:
         """The code of a deroute kind an algorithm routing in Python names (a kind it did not
@@ -131,7 +140,12 @@ class Collector:
             return
         tl.measured_delivered += 1
         tl.latency.append(t - p.birth)
-        tl.net_latency.append(t - p.enter)
+        tl.net_latency_sum += t - p.enter
+        wait = p.enter - p.birth
+        if wait > tl.wait_max:
+            tl.wait_max = wait
+        if self.starve is not None and wait > self.starve:
+            tl.starved += 1
         tl.hops.append(p.hops)
         tl.src.append(p.tsrc)
         tl.dst.append(p.tdst)

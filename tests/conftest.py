@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import sys
 
 import numpy as np
 import pytest
 
 from icsim.model.config import config_from_dict
+from icsim.model.registry import forget_files
 from icsim.simulator.build import build
 from icsim.simulator.engines.compiled import CompiledEngine
 from icsim.simulator.engines.compiled.building import compile_now
@@ -26,22 +26,11 @@ def compiled_engine_built():
 
 @pytest.fixture(autouse=True)
 def plugins_forgotten():
-    """What a test's plug-ins registered (``routing.plugins``, ``load_plugin``) is gone after
-    it, so that no test sees another's algorithms (registries are per process)."""
+    """What a test's plug-ins registered (``routing.plugins``, ``traffic.plugins``,
+    ``load_plugin``) is gone after it, so that no test sees another's algorithms or patterns
+    (registries are per process)."""
     yield
-    from icsim.routing import registry
-
-    routing = registry.ROUTING
-    for name, obj in list(routing._members.items()):
-        if getattr(obj, "__module__", "").startswith("icsim_plugin_"):
-            del routing._members[name]
-            routing.help.pop(name, None)
-    for alias, name in list(routing._aliases.items()):
-        if name not in routing._members:
-            del routing._aliases[alias]
-    for path, module in list(registry._PLUGINS.items()):
-        del registry._PLUGINS[path]
-        sys.modules.pop(module.__name__, None)
+    forget_files()
 
 
 def small_config(dims=(4, 4), **sections):

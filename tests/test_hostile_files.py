@@ -308,17 +308,16 @@ def test_random_regular_with_ten_million_nodes_is_refused_at_once(tmp_path, monk
                                     f"graph topology has 1 to {MAX_GRAPH_NODES} nodes")
 
 
-def test_a_workload_beyond_the_message_limit_is_one_line_naming_the_load(monkeypatch):
+def test_a_workload_beyond_what_memory_holds_is_one_line_naming_the_traffic():
     """A million-Gbps link makes γ = 0.3 three million messages per node of a 4x4x4 torus in
-    its 320 µs: over ``MAX_MESSAGES``, refused as a config error (it was a traceback).  The
-    memory estimate would refuse it first on a machine of less than 30 GB; here it is off."""
+    its 320 µs.  Traffic made as the run goes holds no schedule of them, but a record of
+    each measured packet: some two billion, refused before anything is built as a config error
+    naming the traffic (a schedule of them was once a traceback, then the message limit)."""
     from icsim.configs import bundled
-    from icsim.traffic.workloads import MAX_MESSAGES
-    monkeypatch.setattr("icsim.simulator.build.check_fits", lambda cfg, nodes=None: None)
     line = refused("run", str(bundled("quickstart.yaml")), "--set",
                    "link.bandwidth_gbps=1000000")
-    assert line.startswith("icsim: config error: traffic.load: 64 nodes x about ")
-    assert f"more than {MAX_MESSAGES:,} messages" in line
+    assert line.startswith("icsim: config error: traffic: this run needs about ")
+    assert "packets measured" in line
 
 
 # --- D: graph-file errors give the file's line, and always the file

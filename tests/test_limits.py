@@ -87,7 +87,7 @@ def test_every_measured_packet_counts_for_its_record():
     from icsim.simulator.build import build
 
     cfg = load_config(QUICKSTART, ["run.measure_us=1000", "run.drain_us=50"])
-    wl = build(cfg).workload
+    wl = build(cfg).workload.open.schedule()
     got = int(wl.packets[wl.measured].sum())
     assert got <= measured_packets(cfg, 64) < 1.1 * got
     long = load_config(QUICKSTART, ["run.measure_us=100000", "run.drain_us=50"])

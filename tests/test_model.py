@@ -82,7 +82,7 @@ def test_packets_are_conserved_and_no_queue_exceeds_its_capacity(
     engine = Simulation(cfg, engine="simpy").engine      # stepped between SimPy events
     wl, env = engine.workload, engine.env
     engine.start_workload()
-    first = max(int(wl.time[wl.src == s].min()) for s in range(engine.spec.num_nodes))
+    first = max(wl.open.source(s).t for s in range(engine.spec.num_nodes))
     stop = int(stop_us * 1e6) + first                # every node has created a message
     steps = 0
     while env.peek() < stop:

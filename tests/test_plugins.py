@@ -175,3 +175,48 @@ def test_a_package_module_that_fails_to_import_fails_every_lookup(tmp_path, monk
         with pytest.raises(RuntimeError, match="half written"):
             scanned.R.get("later")
     assert isinstance(scanned.R, Registry)
+
+
+def pattern_config(pattern: str, **traffic) -> dict:
+    return {"topology": {"kind": "torus", "dims": [4, 4]},
+            "traffic": {"pattern": pattern, "plugins": [str(PLUGINS / "patterns.py")],
+                        "load": 0.3, "message_packets": 2, "arrivals": "exponential",
+                        **traffic},
+            "run": {"warmup_us": 5, "measure_us": 30, "drain_us": 100}}
+
+
+def test_a_pattern_plugin_with_a_rule_runs_compiled_with_the_simpy_record():
+    """``pairs`` gives a mapping, hence a table rule: the compiled engine makes its messages,
+    and every packet goes to its pair (1 hop on a 4x4 torus)."""
+    cfg = pattern_config("pairs")
+    assert Simulation(config_from_dict(cfg)).engine.name == "compiled"
+    simpy, compiled = both(cfg)
+    assert simpy == compiled
+    assert simpy["hops"] == 1.0 and simpy["packets_delivered"] == simpy["packets_measured"] > 0
+
+
+def test_a_pattern_plugin_without_a_rule_runs_on_simpy_and_says_why(capsys):
+    cfg = pattern_config("far_random", params={"far_random": {"span": 0.25}})
+    model = build(config_from_dict(cfg))
+    capsys.readouterr()
+    assert make_engine(model, "auto").name == "simpy"
+    assert capsys.readouterr().err == (
+        "icsim: running on the SimPy engine, about 40 times slower than the compiled one: "
+        "traffic pattern 'far_random' makes its destinations in Python only (it has "
+        "destination() but no rule(): docs/model.md §6)\n")
+    with pytest.raises(ConfigError, match=r"^run.engine: the compiled engine cannot run this "
+                                          r"config: traffic pattern 'far_random'"):
+        make_engine(model, "compiled")
+    r = run(config_from_dict(cfg))
+    # every destination among the 4 nodes after the source: 1 to 4 index steps on a 4x4 torus
+    assert r["packets_delivered"] == r["packets_measured"] > 0 and 1.0 <= r["hops"] <= 2.5
+
+
+def test_a_pattern_plugin_file_that_is_missing_broken_or_exits_is_one_line(tmp_path):
+    with pytest.raises(ConfigError, match=r"^traffic.plugins.0: nowhere.py: no such file"):
+        from_dict({**pattern_config("pairs"), "traffic": {"plugins": ["nowhere.py"]}})
+    exits = tmp_path / "exits.py"
+    exits.write_text("import sys\nsys.exit(0)\n")
+    with pytest.raises(ConfigError, match=rf"^traffic.plugins.0: {exits}: exits on import "
+                                          rf"\(SystemExit 0\)$"):
+        from_dict({**pattern_config("pairs"), "traffic": {"plugins": [str(exits)]}})

@@ -55,7 +55,7 @@ def test_aligned_phase_creates_every_nodes_messages_at_the_same_instants():
     # with aligned bursts every node's first message is created at t = 0
     from icsim.simulator.simulation import Simulation
     wl = Simulation(cfg).model.workload
-    assert {int(wl.time[wl.src == s].min()) for s in range(16)} == {0}
+    assert {wl.open.source(s).t for s in range(16)} == {0}
 
 
 def test_the_stop_and_wait_nic_caps_injection_at_0_8_gamma0_on_an_8x8x8_torus():

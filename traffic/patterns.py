@@ -63,9 +63,10 @@ import numpy as np
 
 from icsim.model.errors import Picklable
 from icsim.model.input_files import InputFileError, read_lines
-from icsim.model.registry import Registry, UnknownNameError, did_you_mean
+from icsim.model.registry import Registry, UnknownNameError, did_you_mean, load_file
+from icsim.traffic.rules import Rule
 
-__all__ = ["PATTERNS", "Pattern", "PatternError", "make_pattern", "register"]
+__all__ = ["PATTERNS", "Pattern", "PatternError", "load_plugin", "make_pattern", "register"]
 
 
 class PatternError(Picklable, ValueError):
@@ -90,6 +91,12 @@ def register(name: str, *aliases: str) -> Callable[[type["Pattern"]], type["Patt
     ``name`` becomes the class's :attr:`Pattern.name`, the one used in error messages.
     """
     return PATTERNS.register(name, *aliases)
+
+
+def load_plugin(path: str) -> Any:
+    """Import a Python file that registers traffic patterns (``traffic.plugins``), once per
+    process; ValueError naming the file when it cannot be read or fails on import."""
+    return load_file(path, PATTERNS)
 
 
 def make_pattern(name: str, topology: Any, *, seed: int, **params: Any) -> "Pattern":
@@ -227,6 +234,13 @@ class Pattern:
         otherwise None."""
         return None
 
+    def rule(self) -> Rule | None:
+        """The destinations as data (:class:`~icsim.traffic.rules.Rule`), which the compiled
+        engine evaluates as messages fall due; None when only :meth:`destination` knows them
+        (such a pattern runs on the SimPy engine).  A permutation's rule is its table."""
+        mapping = self.mapping()
+        return None if mapping is None else Rule.of_table(mapping)
+
     def rates(self) -> np.ndarray:
         """The long-run share of each source's messages sent to each destination: an N x N
         matrix whose rows sum to 1 (the traffic matrix of exact load analysis,
@@ -298,6 +312,9 @@ class Uniform(Pattern):
             np.fill_diagonal(out, 0.0)
         return out
 
+    def rule(self) -> Rule:
+        return Rule.of_block(0, self._span, self.num_nodes, skip_self=self._exclude_self)
+
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         # random() < 1 - 2**-53, so the product stays below span for any span < 2**53
         d = int(rng.random() * self._span)
@@ -351,6 +368,10 @@ class Hotspot(Pattern):
         np.fill_diagonal(out, 0.0)
         out[:, list(self._hot)] += f / len(self._hot)
         return out
+
+    def rule(self) -> Rule:
+        return Rule("hotspot", self.num_nodes, fraction=self._fraction,
+                    hot=np.array(self._hot, dtype=np.int64))
 
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         # One draw decides both the branch and the node: below f, r/f is uniform on [0, 1);
@@ -528,6 +549,10 @@ class Butterfly(Pattern):
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         return src ^ self._bits[index % self._b]
 
+    def rule(self) -> Rule:
+        every = np.arange(self.num_nodes, dtype=np.int64)[:, None]
+        return Rule.of_table(every ^ np.array(self._bits, dtype=np.int64)[None, :])
+
     def rates(self) -> np.ndarray:
         n, every = self.num_nodes, np.arange(self.num_nodes)
         out = np.zeros((n, n))
@@ -549,6 +574,9 @@ class AllToAll(Pattern):
 
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         return (src + 1 + index % self._others) % self.num_nodes
+
+    def rule(self) -> Rule:
+        return Rule("rotate", self.num_nodes, size=self._others, offset=1)
 
     def rates(self) -> np.ndarray:
         out = np.full((self.num_nodes, self.num_nodes), 1.0 / self._others)
@@ -645,6 +673,13 @@ class Neighbor(Pattern):
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         nbrs = self._nbrs[src]
         return nbrs[index % len(nbrs)]
+
+    def rule(self) -> Rule:
+        width = max(map(len, self._nbrs))
+        table = np.zeros((self.num_nodes, width), dtype=np.int64)
+        for src, nbrs in enumerate(self._nbrs):
+            table[src, :len(nbrs)] = nbrs
+        return Rule.of_table(table, [len(nbrs) for nbrs in self._nbrs])
 
     def rates(self) -> np.ndarray:
         out = np.zeros((self.num_nodes, self.num_nodes))

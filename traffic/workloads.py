@@ -1,26 +1,35 @@
 """Workloads: what the NICs are asked to send, and when, as plain data both engines consume.
 
-A :class:`Workload` is a message schedule: one row per message (creation time in ps, source,
-destination, packets, whether it is measured), sorted by time, built before the run from the
-config and the seeded streams, so that every engine sends exactly the same packets.
+A :class:`Workload` says what the NICs send:
 
-* :func:`open_loop` — every node creates messages of M packets at offered load γ, with
-  deterministic (the papers') or exponential inter-arrival times, each node starting at a random
-  phase or all aligned at t = 0; in window mode until the run's horizon (messages created inside
-  the measurement window are measured), in finite mode ``run.messages_per_node`` per node (the
-  OutFlank reference simulator's runs, every message measured).
-* :func:`scheduled` — collectives and trace replay: given messages, every one measured, run to
-  completion.
+* open-loop traffic (:func:`open_loop`, an :class:`OpenLoop`) — every node creates messages of
+  M packets at offered load γ, with deterministic (the papers') or exponential inter-arrival
+  times, each node starting at a random phase or all aligned at t = 0; in window mode until the
+  run's horizon (messages created inside the measurement window are measured), in finite mode
+  ``run.messages_per_node`` per node (the OutFlank reference simulator's runs, every message
+  measured).  Its messages are *made as the run goes*: each engine asks each node for its next
+  message when the last one falls due (:class:`Source`; the compiled engine restates it in
+  :mod:`icsim.simulator.engines.compiled.traffic`), so that memory holds what is in flight,
+  not the run's every message;
+* :func:`scheduled` — collectives and trace replay: given messages (a schedule, one row per
+  message), every one measured, run to completion;
+* :func:`app_workload` — a closed-loop application (:mod:`icsim.traffic.apps`).
 
 Message destinations come from a pattern (:mod:`icsim.traffic.patterns`), each node drawing from
 its own random stream (first its phase, then per message its destination and, with exponential
 arrivals, the next gap), so changing the routing algorithm leaves the offered traffic unchanged.
+Messages of one instant are posted in source order: an engine merges the nodes' next messages
+by (time, source), as a schedule sorted by time, then source, would list them
+(:meth:`OpenLoop.schedule` makes that schedule, for tests and analysis).
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from functools import cached_property
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -39,16 +48,209 @@ class WorkloadError(ValueError):
 MAX_MESSAGES = 50_000_000
 
 
+def node_stream(seed: int, node: int) -> np.random.Generator:
+    """Node ``node``'s own traffic stream, from the run's master seed: the second child of the
+    seed's :class:`~numpy.random.SeedSequence` spawns one per node (the first child is the
+    routing tie-breaks', :func:`routing_stream`)."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(1, node))))
+
+
+def routing_stream(seed: int) -> np.random.Generator:
+    """The routing tie-break stream of a run with master seed ``seed``."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed).spawn(2)[0]))
+
+
 @dataclass(frozen=True)
-class Workload:
-    """A message schedule.
+class OpenLoop:
+    """Open-loop traffic as every node makes it (module docstring).
 
     Attributes
     ----------
-    kind : {"open", "collective", "trace"}
+    pattern : Pattern
+        Where messages go.
+    num_nodes : int
+        The sources (terminals).
+    message_packets : int
+        M, packets per message.
+    interval_ps : float
+        Mean time between two messages of a node: M packet periods at γ.
+    exponential : bool
+        Exponential gaps (else every ``interval_ps``).
+    aligned : bool
+        Deterministic arrivals only: every node's first message at t = 0 (else at a random
+        phase in the first interval).
+    limit : int or None
+        Finite mode: messages per node.  None in window mode.
+    window : (int, int) or None
+        Window mode: messages created in ``[window[0], window[1])`` ps are measured.
+    horizon : int or None
+        Window mode: no message is created after it.
+    seed : int
+        The run's master seed: the nodes' streams are :func:`node_stream`.
+    """
+
+    pattern: Any
+    num_nodes: int
+    message_packets: int
+    interval_ps: float
+    exponential: bool
+    aligned: bool
+    limit: int | None
+    window: tuple[int, int] | None
+    horizon: int | None
+    seed: int
+
+    def source(self, node: int) -> "Source":
+        """Node ``node``'s :class:`Source` at the start of a run (a fresh stream)."""
+        return Source(self, node, node_stream(self.seed, node))
+
+    def sources(self) -> list["Source"]:
+        """Every node's :class:`Source`, at the start of a run."""
+        return [self.source(node) for node in range(self.num_nodes)]
+
+    def states(self) -> np.ndarray:
+        """The nodes' streams at the start of a run as PCG64 states, a row per node:
+        ``[state_hi, state_lo, inc_hi, inc_lo]`` (uint64; what the compiled engine steps)."""
+        out = np.zeros((self.num_nodes, 4), dtype=np.uint64)
+        mask = (1 << 64) - 1
+        for node in range(self.num_nodes):
+            st = node_stream(self.seed, node).bit_generator.state["state"]
+            s, inc = st["state"], st["inc"]
+            out[node] = (s >> 64, s & mask, inc >> 64, inc & mask)
+        return out
+
+    def measured(self, t: int) -> bool:
+        """Whether a message created at ``t`` is measured."""
+        return self.window is None or self.window[0] <= t < self.window[1]
+
+    @cached_property
+    def rule(self) -> Any:
+        """The pattern's :class:`~icsim.traffic.rules.Rule` (None: Python only), made once."""
+        return self.pattern.rule()
+
+    @cached_property
+    def expected_measured(self) -> int | None:
+        """Finite mode: every packet the run creates (all measured); None in window mode."""
+        if self.limit is None:
+            return None
+        return self.num_nodes * self.limit * self.message_packets
+
+    def most_at_once(self) -> int:
+        """The most messages created at one instant: one per node, or several where a node's
+        deterministic gap is under a picosecond."""
+        if self.exponential or self.interval_ps >= 1.0:
+            return self.num_nodes
+        return self.num_nodes * (math.ceil(1.0 / self.interval_ps) + 1)
+
+    def messages(self) -> Iterator[tuple[int, int, int, bool]]:
+        """Every message ``(time_ps, src, dst, measured)`` in the order the engines post them:
+        by time, then source (the merge of :meth:`sources`)."""
+        sources = self.sources()
+        heap = [(s.t, s.node) for s in sources if s.t >= 0]
+        heapq.heapify(heap)
+        while heap:
+            t, node = heap[0]
+            src = sources[node]
+            yield t, node, src.dst, self.measured(t)
+            if src.advance() >= 0:
+                heapq.heapreplace(heap, (src.t, node))
+            else:
+                heapq.heappop(heap)
+
+    def schedule(self, limit: int = MAX_MESSAGES) -> "Workload":
+        """The whole run's messages as a schedule (a :class:`Workload` of rows; for tests and
+        analysis: an engine never holds it).  :class:`WorkloadError` past ``limit`` messages."""
+        rows = []
+        for i, row in enumerate(self.messages()):
+            if i >= limit:
+                raise WorkloadError(f"more than {limit:,} messages")
+            rows.append(row)
+        arr = np.array([r[:3] for r in rows], dtype=np.int64).reshape(-1, 3)
+        return Workload("open", arr[:, 0].copy(), arr[:, 1].astype(np.int32),
+                        arr[:, 2].astype(np.int32),
+                        np.full(len(rows), self.message_packets, dtype=np.int32),
+                        np.array([r[3] for r in rows], dtype=bool), 0, self.expected_measured)
+
+    def any_measured(self) -> bool:
+        """Whether some message is created inside the window (window mode), found by making
+        each node's messages up to the window's end from a fresh stream, node by node, until
+        one falls inside."""
+        if self.window is None:
+            return True
+        w0, w1 = self.window
+        for node in range(self.num_nodes):
+            src = self.source(node)
+            while 0 <= src.t < w1:
+                if src.t >= w0:
+                    return True
+                src.advance()
+        return False
+
+    def mean_distance(self, topology: Any, sample: int = 256) -> float:
+        """The mean hop distance of the messages, estimated from the first message of up to
+        ``sample`` nodes spread over the network (a private stream: the run's are untouched)."""
+        nodes = np.unique(np.linspace(0, self.num_nodes - 1, min(sample, self.num_nodes))
+                          .astype(np.int64))
+        rng = np.random.default_rng(self.seed)
+        dst = np.array([self.pattern.destination(int(s), 0, rng) for s in nodes])
+        return float(np.mean(topology.terminal_distances(nodes, dst)))
+
+
+class Source:
+    """One node's open-loop messages, made one at a time from its own stream (the model of
+    docs/model.md §6): its phase first, then per message its destination and, with
+    exponential arrivals, the gap to the next.  ``t`` and ``dst`` are its next message (``t``
+    -1: no more), ``index`` that message's number."""
+
+    __slots__ = ("traffic", "node", "rng", "t", "dst", "index", "first")
+
+    def __init__(self, traffic: OpenLoop, node: int, rng: np.random.Generator):
+        self.traffic, self.node, self.rng = traffic, node, rng
+        interval = traffic.interval_ps
+        if traffic.exponential:
+            first = int(round(rng.exponential(interval)))
+        elif traffic.aligned:
+            first = 0
+        else:
+            first = int(rng.random() * interval)
+        self.first, self.index = first, 0
+        self._make(first)
+
+    def _make(self, t: int) -> int:
+        """Message ``index`` is due at ``t``, unless past the horizon: its destination."""
+        horizon = self.traffic.horizon
+        if horizon is not None and t > horizon:
+            self.t = -1
+        else:
+            self.t = t
+            self.dst = self.traffic.pattern.destination(self.node, self.index, self.rng)
+        return self.t
+
+    def advance(self) -> int:
+        """The message ``(t, dst)`` was posted: make the next one; its time (-1: none)."""
+        traffic = self.traffic
+        self.index += 1
+        if traffic.limit is not None and self.index >= traffic.limit:
+            self.t = -1
+            return -1
+        if traffic.exponential:
+            t = self.t + max(1, int(round(self.rng.exponential(traffic.interval_ps))))
+        else:
+            t = self.first + int(round(self.index * traffic.interval_ps))
+        return self._make(t)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the NICs send.
+
+    Attributes
+    ----------
+    kind : {"open", "collective", "trace", "app"}
     time, src, dst, packets : ndarray
-        One entry per message, sorted by time (then source): creation time (int64 ps),
-        source and destination node, packet count.
+        A schedule (collectives, traces): one entry per message, sorted by time (then
+        source): creation time (int64 ps), source and destination node, packet count.  Empty
+        for open-loop traffic (made as the run goes: ``open``) and applications.
     measured : ndarray of bool
         Whether the message's packets are measured.
     avail_period_ps : int
@@ -60,6 +262,8 @@ class Workload:
         The closed-loop workload (kind ``"app"``, :mod:`icsim.traffic.apps`): no schedule,
         the engines create each message when its send is done; the run ends when every
         operation is done.
+    open : OpenLoop, optional
+        Open-loop traffic (kind ``"open"``), made by the engines as it falls due.
     """
 
     kind: str
@@ -71,10 +275,18 @@ class Workload:
     avail_period_ps: int
     expected_measured: int | None
     app: Any = None
+    open: OpenLoop | None = None
 
     @property
     def num_messages(self) -> int:
+        """Messages of the schedule (0 for open-loop traffic and applications)."""
         return len(self.time)
+
+
+def _empty(kind: str, avail: int, expected: int | None, **parts: Any) -> Workload:
+    none = np.zeros(0, dtype=np.int64)
+    return Workload(kind, none, none.astype(np.int32), none.astype(np.int32),
+                    none.astype(np.int32), none.astype(bool), avail, expected, **parts)
 
 
 def _sorted(kind: str, rows: list[tuple[int, int, int, int, bool]], avail: int,
@@ -86,12 +298,12 @@ def _sorted(kind: str, rows: list[tuple[int, int, int, int, bool]], avail: int,
                     np.array([r[4] for r in rows], dtype=bool), avail, expected)
 
 
-def open_loop(config: Any, topology: Any, pattern: Any, streams: Sequence[np.random.Generator],
-              window: tuple[int, int] | None, horizon: int | None) -> Workload:
-    """The open-loop schedule: messages of every node until ``horizon`` ps (window mode) or
-    ``run.messages_per_node`` messages each (``window`` None: finite mode).  A window (at a
-    load above 0) in which no message is created is a :class:`ConfigError` naming
-    ``run.measure_us``.
+def open_loop(config: Any, topology: Any, pattern: Any, window: tuple[int, int] | None,
+              horizon: int | None) -> Workload:
+    """The open-loop workload (:class:`OpenLoop`): messages of every node until ``horizon`` ps
+    (window mode) or ``run.messages_per_node`` messages each (``window`` None: finite mode).
+    A window (at a load above 0) in which no message is created is a :class:`ConfigError`
+    naming ``run.measure_us``.
 
     Examples
     --------
@@ -101,9 +313,9 @@ def open_loop(config: Any, topology: Any, pattern: Any, streams: Sequence[np.ran
     >>> cfg = config_from_dict({"topology": {"dims": [4, 4]}, "run": {"mode": "finite",
     ...                         "messages_per_node": 2}, "traffic": {"phase": "aligned"}})
     >>> t = Torus((4, 4))
-    >>> w = open_loop(cfg, t, make_pattern("tornado", t, seed=1),
-    ...               [np.random.default_rng(i) for i in range(16)], None, None)
-    >>> w.num_messages, int(w.time[16]), int(w.packets.sum()), w.expected_measured
+    >>> w = open_loop(cfg, t, make_pattern("tornado", t, seed=1), None, None)
+    >>> s = w.open.schedule()
+    >>> s.num_messages, int(s.time[16]), int(s.packets.sum()), w.expected_measured
     (32, 19660800, 3072, 3072)
     """
     tc, nc = config.traffic, config.nic
@@ -115,48 +327,20 @@ def open_loop(config: Any, topology: Any, pattern: Any, streams: Sequence[np.ran
     # NIC instead has the whole message at once and paces itself by polling
     avail = 0 if nc.handshake == "stop_and_wait" else ps(t1_ns / nc.injection_rate_factor)
     finite = window is None
-    limit = config.run.messages_per_node if finite else None
     if tc.load <= 0:
-        return _sorted("open", [], avail, 0 if finite else None)
-    interval = M * (t1_ns * 1000.0) / tc.load         # ps between two messages of a node
-    per_node = limit if finite else int(horizon // interval) + 2
-    if N * per_node > MAX_MESSAGES:
-        raise WorkloadError(f"{N} nodes x about {per_node} messages each is more than "
-                            f"{MAX_MESSAGES:,} messages; lower traffic.load, run.*_us or "
-                            f"run.messages_per_node, or raise traffic.message_packets")
-    exponential = tc.arrivals == "exponential"
-    aligned = tc.phase == "aligned"
-    rows = []
-    for node in range(N):
-        rng = streams[node]
-        if exponential:
-            first = int(round(rng.exponential(interval)))
-        elif aligned:
-            first = 0
-        else:
-            first = int(rng.random() * interval)
-        t, idx = first, 0
-        while True:
-            if not finite and t > horizon:
-                break
-            dst = pattern.destination(node, idx, rng)
-            rows.append((t, node, dst, M, finite or window[0] <= t < window[1]))
-            idx += 1
-            if finite and idx >= limit:
-                break
-            if exponential:
-                t = t + max(1, int(round(rng.exponential(interval))))
-            else:
-                t = first + int(round(idx * interval))
-    if not finite and not any(r[4] for r in rows):
+        return _empty("open", avail, 0 if finite else None)
+    traffic = OpenLoop(pattern, N, M, M * (t1_ns * 1000.0) / tc.load,
+                       tc.arrivals == "exponential", tc.phase == "aligned",
+                       config.run.messages_per_node if finite else None, window,
+                       None if finite else horizon, config.seed)
+    if not traffic.any_measured():
         # its record would measure nothing and read as a sustained load
         raise ConfigError("run.measure_us", (
             f"no message is created inside the measurement window ({window[0] / 1e6:g} to "
             f"{window[1] / 1e6:g} µs): at load {tc.load:g} a node creates a {M}-packet message "
-            f"every {interval / 1e6:.4g} µs; lengthen run.measure_us or lower "
+            f"every {traffic.interval_ps / 1e6:.4g} µs; lengthen run.measure_us or lower "
             f"traffic.message_packets"))
-    expected = N * limit * M if finite else None
-    return _sorted("open", rows, avail, expected)
+    return _empty("open", avail, traffic.expected_measured, open=traffic)
 
 
 def scheduled(kind: str, messages: list[tuple[int, int, int, int]]) -> Workload:
@@ -170,9 +354,7 @@ def scheduled(kind: str, messages: list[tuple[int, int, int, int]]) -> Workload:
 def app_workload(app: Any) -> Workload:
     """The closed-loop workload of ``app`` (:class:`~icsim.traffic.apps.jobs.App`): every
     packet measured, posted whole when its send is done."""
-    empty = np.zeros(0, dtype=np.int64)
-    return Workload("app", empty, empty.astype(np.int32), empty.astype(np.int32),
-                    empty.astype(np.int32), empty.astype(bool), 0, app.total_packets, app)
+    return _empty("app", 0, app.total_packets, app=app)
 
 
 def packets_for(size_bytes: int, packet_bytes: int) -> int:

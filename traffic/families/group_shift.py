@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from icsim.traffic.patterns import Pattern, _is_int, register
+from icsim.traffic.rules import Rule
 
 
 @register("group_shift")
@@ -41,6 +42,11 @@ class GroupShift(Pattern):
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         group = (src // self._per_group + self._shift) % self._groups
         return group * self._per_group + int(rng.random() * self._per_group)
+
+    def rule(self) -> Rule:
+        src = np.arange(self.num_nodes, dtype=np.int64)
+        base = (src // self._per_group + self._shift) % self._groups * self._per_group
+        return Rule.of_block(base, self._per_group, self.num_nodes)
 
     def rates(self) -> np.ndarray:
         n, m = self.num_nodes, self._per_group

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from icsim.traffic.patterns import Pattern, _is_int, register
+from icsim.traffic.rules import Rule
 
 
 @register("line_shift")
@@ -48,6 +49,10 @@ class LineShift(Pattern):
     def destination(self, src: int, index: int, rng: np.random.Generator) -> int:
         router = int(self._to[src // self._p])
         return router * self._p + int(rng.random() * self._p)
+
+    def rule(self) -> Rule:
+        src = np.arange(self.num_nodes, dtype=np.int64)
+        return Rule.of_block(self._to[src // self._p] * self._p, self._p, self.num_nodes)
 
     def rates(self) -> np.ndarray:
         n, p = self.num_nodes, self._p

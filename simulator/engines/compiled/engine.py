@@ -31,6 +31,8 @@ from icsim.simulator.engines.compiled.pcg import rng_state
 from icsim.simulator.engines.compiled.routing import lay_out
 from icsim.simulator.engines.compiled.routing import supports as supports_program
 from icsim.simulator.engines.compiled.speed import inverse
+from icsim.simulator.engines.compiled.traffic import rule_table
+from icsim.simulator.engines.compiled.traffic import start as traffic_start
 from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, cycle_at_end,
                                               deadlock_at_end, deadlock_cycle, deadlock_in_cycle,
                                               stuck_ports)
@@ -40,8 +42,13 @@ from icsim.traffic.apps.ops import COMPUTE, RECV, SEND
 from icsim.traffic.workloads import Workload
 
 
-def supports(spec: NetworkSpec) -> str | None:
-    """None when the compiled engine can run ``spec``; otherwise why not (one line)."""
+def supports(spec: NetworkSpec, workload: Workload | None = None) -> str | None:
+    """None when the compiled engine can run ``spec`` (and ``workload``); otherwise why not
+    (one line)."""
+    if workload is not None and workload.open is not None:
+        if workload.open.rule is None:
+            return (f"traffic pattern {workload.open.pattern.name!r} makes its destinations in "
+                    f"Python only (it has destination() but no rule(): docs/model.md §6)")
     why = supports_program(spec.routing.form)
     if why:
         return f"routing algorithm {spec.routing.name!r}: {why}"
@@ -111,7 +118,7 @@ class CompiledEngine:
 
     def __init__(self, spec: NetworkSpec, workload: Workload, gen: np.random.Generator,
                  progress: Callable | None = None, progress_every_ps: int = 0):
-        why = supports(spec)
+        why = supports(spec, workload)
         if why:
             raise ValueError(f"the compiled engine cannot run this config: {why}")
         self.spec, self.workload, self.gen = spec, workload, gen
@@ -135,6 +142,9 @@ class CompiledEngine:
         # free packet rows a batch may take: a row per message posted at one time, a row per
         # NIC for the next packet of its message (fabric.srcq_popleft)
         self.pk_reserve = self._max_messages_at_once() + T + 64
+        # free rows of the measured packets' records a batch may fill: a decision phase
+        # ejects at most one packet a terminal
+        self.rec_reserve = T + 64
         app = self.workload.app
         if app is not None:
             # one instant of the closed loop may post every send and start every computation
@@ -158,6 +168,7 @@ class CompiledEngine:
         P1, T = spec.ports_per_router, spec.num_terminals
         NP, npv_node = N * P1, P1 * V
         w = spec.window or (0, 0)
+        traffic_ints, traffic_floats = self._traffic_numbers()
         prm = np.zeros(kl.K_NPRM + V * kl.V_NCOL, np.int64)
         vcs = prm[kl.K_NPRM:].reshape(V, kl.V_NCOL)
         vcs[:, kl.V_BUBBLE] = spec.bubble
@@ -185,7 +196,9 @@ class CompiledEngine:
                      kl.K_P1_INV: inverse(P1), kl.K_NPV_NODE_INV: inverse(npv_node),
                      kl.K_STOP_SATURATED: spec.stop_when_saturated,
                      kl.K_CLASSED: spec.port_times is not None,
-                     kl.K_APP: wl.app is not None}.items():
+                     kl.K_APP: wl.app is not None, kl.K_REC_RESERVE: self.rec_reserve,
+                     kl.K_STARVE: w[1] - w[0] if spec.window is not None else -1,
+                     **traffic_ints}.items():
             prm[k] = int(v)
         for name, v in laid.params.items():      # the routing program's numbers
             prm[getattr(kl, name)] = int(v)
@@ -197,12 +210,29 @@ class CompiledEngine:
         fprm[kl.F_GAMMA1_NS] = spec.gamma1_period_ns
         fprm[kl.F_GROWTH_LIMIT] = spec.growth_limit
         fprm[kl.F_LATENCY_LIMIT] = spec.latency_limit_ns or 0.0
+        for k, v in traffic_floats.items():
+            fprm[k] = v
         ctr = np.zeros(kl.C_NCTR, np.int64)
         ctr[kl.C_STOP_AT] = -1
         ctr[kl.C_EXPECTED] = (-1 if spec.window is not None or wl.app is not None
                               else wl.expected_measured)   # an app ends with its operations
         ctr[kl.C_OPS_LEFT] = wl.app.ops.num_ops if wl.app is not None else 0
         a["prm"], a["fprm"], a["ctr"], a["rng"] = prm, fprm, ctr, rng_state(self.gen)
+
+    def _traffic_numbers(self) -> tuple[dict[int, int], dict[int, float]]:
+        """The open-loop traffic's ``K_G*`` and ``F_*`` numbers (``K_OPEN`` 0 for a schedule
+        or an application)."""
+        traffic = self.workload.open
+        if traffic is None:
+            return {kl.K_OPEN: 0}, {}
+        rule = traffic.rule
+        floats = {kl.F_INTERVAL: traffic.interval_ps, kl.F_FRACTION: rule.fraction}
+        return {kl.K_OPEN: 1, kl.K_G_M: traffic.message_packets,
+                kl.K_G_LIMIT: -1 if traffic.limit is None else traffic.limit,
+                kl.K_G_HORIZON: -1 if traffic.horizon is None else traffic.horizon,
+                kl.K_G_EXP: traffic.exponential, kl.K_G_ALIGNED: traffic.aligned,
+                kl.K_G_RULE: rule.code, kl.K_G_SIZE: rule.size, kl.K_G_OFFSET: rule.offset,
+                kl.K_G_SKIP: rule.skip_self, kl.K_G_NHOT: len(rule.hot)}, floats
 
     def _calendar(self, wsize: int, chunk: int, chunks: int) -> None:
         """The event pool ``ev`` (the slots' chunks, then a free list of the reserve and some:
@@ -281,20 +311,74 @@ class CompiledEngine:
         a["used"] = np.zeros(max(1, self.spec.num_ports), np.int64)
 
     def _records(self) -> None:
-        """The measured packets' records, the source-queue samples and the workload."""
-        wl, a = self.workload, self.a
-        measured = (wl.app.total_packets if wl.app is not None
-                    else int(wl.packets[wl.measured].sum()))
-        a["rec"] = np.zeros((max(1, measured), kl.R_NCOL), np.int64)
+        """The measured packets' records (``rec``: as many rows as the run is expected to
+        measure, grown if it measures more), the source-queue samples and the traffic."""
+        a = self.a
+        self._measured_records(self._measured_rows() + self.rec_reserve)
         a["smp"] = np.zeros((32, 2), np.int64)
+        self._traffic()
+        self._app_arrays()
+
+    #: the measured packets' records (``layout.Records``) and their types
+    MEASURED = (("mlat", np.int64), ("msrc", np.int32), ("mdst", np.int32),
+                ("mhops", np.int32), ("mder", np.int8))
+
+    def _measured_records(self, rows: int) -> None:
+        """Room for ``rows`` measured packets' records, those already made kept."""
+        a = self.a
+        for name, dtype in self.MEASURED:
+            new = np.zeros(rows, dtype)
+            if name in a:
+                new[:len(a[name])] = a[name]
+            a[name] = new
+
+    def _measured_rows(self) -> int:
+        """The measured packets a run will record: a schedule's, an application's, a finite
+        open loop's exactly; a window's at most, with deterministic arrivals (a node creates at
+        most ``ceil(window / gap) + 1`` messages in it), and with exponential ones the mean
+        and four standard deviations more (more grows the records)."""
+        wl = self.workload
+        if wl.app is not None:
+            return wl.app.total_packets
+        traffic = wl.open
+        if traffic is None:
+            return int(wl.packets[wl.measured].sum())
+        if traffic.expected_measured is not None:
+            return traffic.expected_measured
+        w0, w1 = traffic.window
+        per_node = (w1 - w0) / traffic.interval_ps
+        if traffic.exponential:
+            messages = traffic.num_nodes * per_node
+            messages += 4 * np.sqrt(messages) + 1
+        else:
+            messages = traffic.num_nodes * (np.ceil(per_node) + 1)
+        return int(messages) * traffic.message_packets
+
+    def _traffic(self) -> None:
+        """The schedule (``wl``) of a collective or trace, or the open-loop traffic's arrays
+        (:class:`.layout.Traffic`): each node's next message, its PCG64 stream, the heap of
+        nodes by next message and the pattern rule's table; one-row placeholders for what the
+        workload does not use."""
+        wl, a = self.workload, self.a
         wla = np.zeros((max(1, wl.num_messages), kl.W_NCOL), np.int64)
         wla[:wl.num_messages, kl.W_TIME] = wl.time
         wla[:wl.num_messages, kl.W_SRC] = wl.src
         wla[:wl.num_messages, kl.W_DST] = wl.dst
         wla[:wl.num_messages, kl.W_PACKETS] = wl.packets
         wla[:wl.num_messages, kl.W_MEASURED] = wl.measured
-        a["wl"] = wla[:max(1, wl.num_messages)] if wl.num_messages else wla[:0]
-        self._app_arrays()
+        a["wl"] = wla
+        traffic = wl.open
+        if traffic is None:
+            a["gn"] = np.zeros((1, kl.G_NCOL), np.int64)
+            a["gs"] = np.zeros((1, 4), np.uint64)
+            a["due"] = np.zeros(1, np.int64)
+            a["gt"] = np.zeros((1, 1), np.int64)
+            return
+        T = traffic.num_nodes
+        a["gn"] = np.zeros((T, kl.G_NCOL), np.int64)
+        a["gs"] = traffic.states()
+        a["due"] = np.zeros(T, np.int64)
+        a["gt"] = rule_table(traffic.rule)
 
     def _app_arrays(self) -> None:
         """A closed-loop workload's operations (``OA_*``), dependants, state (``OS_*``) and
@@ -331,6 +415,8 @@ class CompiledEngine:
 
     def _max_messages_at_once(self) -> int:
         wl = self.workload
+        if wl.open is not None:
+            return wl.open.most_at_once()
         if not wl.num_messages:
             return 0
         return int(np.unique(wl.time, return_counts=True)[1].max())
@@ -358,6 +444,9 @@ class CompiledEngine:
             a["pk"] = pk
             ctr[kl.C_PK_FREE] = n
             ctr[kl.C_PK_FREE_N] += n
+        rows = len(a["mlat"])
+        if rows - ctr[kl.C_MEAS_DELIV] < self.rec_reserve:
+            self._measured_records(rows + max(rows // 2, self.rec_reserve))
 
     def _at(self, t: int, kind: int, x: int = 0, y: int = 0) -> None:
         a = self.a
@@ -376,7 +465,12 @@ class CompiledEngine:
             self._at(w1, kl.EV_WINDOW_CLOSED)
         if spec.horizon_ps is not None:
             self._at(spec.horizon_ps, kl.EV_STOP)
-        if wl.num_messages:
+        if wl.open is not None:
+            first = traffic_start(a["ctr"], a["prm"], a["fprm"], a["gn"], a["gs"], a["gt"],
+                                  a["due"])
+            if first >= 0:
+                self._at(int(first), kl.EV_POST, 0)
+        elif wl.num_messages:
             self._at(int(wl.time[0]), kl.EV_POST, 0)
         if wl.app is not None:
             self._at(0, kl.EV_APP_START)
@@ -496,11 +590,12 @@ class CompiledEngine:
         a, spec = self.a, self.spec
         c = a["ctr"]
         n = int(c[kl.C_MEAS_DELIV])
-        rec = a["rec"][:n]
         tl = Tally(spec.num_terminals, list(spec.routing.deroute_kinds))
-        tl.latency, tl.net_latency = rec[:, kl.R_LAT], rec[:, kl.R_NET]
-        tl.hops, tl.src, tl.dst = rec[:, kl.R_HOPS], rec[:, kl.R_SRC], rec[:, kl.R_DST]
-        tl.deroute = rec[:, kl.R_DER].astype(np.int8)
+        tl.latency, tl.src, tl.dst = a["mlat"][:n], a["msrc"][:n], a["mdst"][:n]
+        tl.hops, tl.deroute = a["mhops"][:n], a["mder"][:n]
+        tl.net_latency_sum = int(c[kl.C_NET_SUM])
+        tl.wait_max = int(c[kl.C_WAIT_MAX])
+        tl.starved = int(c[kl.C_STARVED]) if spec.window is not None else None
         tl.delivered = int(c[kl.C_DELIVERED])
         tl.measured_delivered = n
         tl.window_delivered = int(c[kl.C_WIN_DELIV])

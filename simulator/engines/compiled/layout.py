@@ -89,7 +89,7 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  C_STOP_AT, C_STOPPED, C_STOP_SEQ, C_CUR_SLOT, C_WHEEL_N, C_HEAP_N, C_EV_FREE,
  C_EV_FREE_N, C_PK_FREE, C_PK_FREE_N, C_DIRTY_N, C_ARR_N, C_NSAMPLES, C_YIELD, C_END,
  C_DEAD_SINCE, C_NOOP, C_SNAP_SAMPLES, C_STOP_RULE, C_LAT_SUM, C_WAIT_BIRTH, C_CHUNK_FREE,
- C_LEFT_OFF, C_OPS_LEFT, C_NCTR) = range(40)
+ C_LEFT_OFF, C_OPS_LEFT, C_DUE_N, C_NET_SUM, C_WAIT_MAX, C_STARVED, C_NCTR) = range(44)
 
 
 # ----------------------------------------------------------------------------- prm
@@ -103,12 +103,15 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  K_PK_RESERVE, K_DECISION, K_BASE, K_ROUTES, K_MIN_OPT, K_AVAIL, K_VARIANT, K_MDD, K_CTRL0, K_CHUNK,
  K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_QBUF, K_T, K_CONC, K_TARGETS, K_TARGETS_M,
  K_UG_HOPS, K_UG_FIRST_MIN, K_UG_FIRST_VAL, K_UG_PROBE_MIN, K_UG_PROBE_VAL, K_UG_PROBE_VC,
- K_UG_THRESHOLD, K_CLASSED, K_UG_VIA, K_UG_VIA_PHASE, K_APP, K_NPRM) = range(66)
+ K_UG_THRESHOLD, K_CLASSED, K_UG_VIA, K_UG_VIA_PHASE, K_APP, K_REC_RESERVE, K_OPEN, K_G_M,
+ K_G_LIMIT, K_G_HORIZON, K_G_EXP, K_G_ALIGNED, K_G_RULE, K_G_SIZE, K_G_OFFSET, K_G_SKIP,
+ K_G_NHOT, K_STARVE, K_NPRM) = range(79)
 
 
 # a divisor K_X is followed by K_X_INV, its multiplier ceil(2**63 / prm[K_X]) (``divide``)
 # after the K_NPRM numbers: V rows of V_NCOL per-VC numbers (``vc_info``)
-F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_NPRM = range(7)
+(F_NIC_TICK, F_ETA, F_WINDOW_NS, F_GAMMA1_NS, F_GROWTH_LIMIT, F_LATENCY_LIMIT, F_INTERVAL,
+ F_FRACTION, F_NPRM) = range(9)
 
 
 # ----------------------------------------------------------------------------- columns
@@ -177,13 +180,20 @@ T_NCOL = 16
  N_ACCEPTED, N_SNAP_ACCEPTED, N_NCOL) = range(11)
 
 
-R_LAT, R_NET, R_HOPS, R_SRC, R_DST, R_DER, R_NCOL = range(7)
-
-
 H_HI, H_LO, H_PID, H_VC, H_PKT, H_NCOL = range(6)
 
 
 W_TIME, W_SRC, W_DST, W_PACKETS, W_MEASURED, W_NCOL = range(6)
+
+
+# open-loop traffic (``K_OPEN``; :mod:`.traffic`): a node's next message (``gn``): its time (-1:
+# none), destination and number, and the node's first message's time (its phase); the prm
+# numbers: packets a message, messages a node (finite; -1: no limit), the horizon (-1: none),
+# exponential gaps, aligned phases, the pattern's rule (``traffic.rules``: its kind, size,
+# offset, skip-self flag and hot nodes), and fprm's gap (ps) and hotspot fraction.  K_STARVE: a
+# measured packet that waited at its NIC longer than this (the window; -1: no window) counts
+# as starved (``C_STARVED``)
+G_TIME, G_DST, G_INDEX, G_FIRST, G_NCOL = range(5)
 
 
 # a closed-loop operation (``oa``, fixed): its kind (``traffic.apps.ops``), its rank's terminal,
@@ -286,19 +296,39 @@ class Routes(NamedTuple):
 
 
 class Records(NamedTuple):
-    """What the run writes and reads beyond the network: the measured packets (``rec``:
-    ``R_*``), the source-queue samples (``smp``), the workload (``wl``: ``W_*``) and a
+    """What the run writes and reads beyond the network: per measured packet, in consumption
+    order, its latency (``mlat``, ps), source and destination terminals (``msrc``, ``mdst``),
+    hops (``mhops``) and deroute code (``mder``) — the loop passes the five as one tuple,
+    ``rec`` (its network latency and its wait at the NIC are summed as it is consumed:
+    ``C_NET_SUM``, ``C_WAIT_MAX``, ``C_STARVED``); the source-queue samples (``smp``) and a
     closed-loop workload's operations (``oa``: ``OA_*``, their dependants ``osucc``, their
     state ``ost``: ``OS_*``, and the done operations' first-in first-out queue ``ofifo``)."""
 
-    rec: np.ndarray
+    mlat: np.ndarray
+    msrc: np.ndarray
+    mdst: np.ndarray
+    mhops: np.ndarray
+    mder: np.ndarray
     smp: np.ndarray
-    wl: np.ndarray
     oa: np.ndarray
     osucc: np.ndarray
     ost: np.ndarray
     ofifo: np.ndarray
 
 
+class Traffic(NamedTuple):
+    """The messages the NICs are given: a schedule (``wl``: ``W_*``; collectives, traces) or
+    open-loop traffic made as it falls due (:mod:`.traffic`): each node's next message
+    (``gn``: ``G_*``), its random stream (``gs``: PCG64 states, a row per node), the nodes in
+    order of their next message (``due``: a binary heap by (time, node)) and the pattern's
+    table (``gt``, :class:`~icsim.traffic.rules.Rule`)."""
+
+    wl: np.ndarray
+    gn: np.ndarray
+    gs: np.ndarray
+    due: np.ndarray
+    gt: np.ndarray
+
+
 #: the records of :func:`.loop.run`, in its order
-RECORDS = (Numbers, Calendar, Fabric, Routes, Records)
+RECORDS = (Numbers, Calendar, Fabric, Routes, Records, Traffic)

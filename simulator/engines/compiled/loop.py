@@ -58,7 +58,8 @@ from icsim.simulator.engines.compiled.layout import (C_ACTIONS, C_ARR_N, C_CUR_S
                                                      EV_WINDOW_CLOSED, E_A, E_B, E_KIND, E_NEXT,
                                                      E_SEQ, E_TIME, F_GAMMA1_NS, F_GROWTH_LIMIT,
                                                      F_WINDOW_NS, K_ACKNAK, K_CYC, K_EV_RESERVE,
-                                                     K_NP, K_PK_RESERVE, K_PREFETCH, K_PROGRESS,
+                                                     K_NP, K_OPEN, K_PK_RESERVE, K_PREFETCH,
+                                                     K_PROGRESS, K_REC_RESERVE,
                                                      K_SAW, K_STOP_SATURATED, K_T, K_WATCHDOG,
                                                      K_WMASK, NO_EVENT, N_ACCEPTED, N_NIC_WAKE,
                                                      N_OUTSTANDING, N_SNAP_ACCEPTED, Q_OCC,
@@ -71,6 +72,7 @@ from icsim.simulator.engines.compiled.layout import (C_ACTIONS, C_ARR_N, C_CUR_S
 from icsim.simulator.engines.compiled.nic import finish, nic_ack
 from icsim.simulator.engines.compiled.prefetching import prefetch_event
 from icsim.simulator.engines.compiled.rawarray import raw
+from icsim.simulator.engines.compiled.traffic import post_open
 from icsim.simulator.results import window_rule
 
 
@@ -116,7 +118,7 @@ def pending(ctr):
 
 
 @njit(cache=True)
-def run(numbers, calendar, fabric, routes, records):
+def run(numbers, calendar, fabric, routes, records, traffic):
     """Run until the stop, a deadlock, or a reason to return to Python (an ``ST_*`` code).
 
     Batches: the actions at one time scheduled before the batch began, in order; then, at a
@@ -130,20 +132,24 @@ def run(numbers, calendar, fabric, routes, records):
     ev, wheel, heap = calendar
     pk, qs, pt, nd, dl, ups, arr, hd, order = fabric
     codes, ph, rtab, route, rhops, used, dec = routes
-    rec, smp, wl, oa, osucc, ost, ofifo = records
+    mlat, msrc, mdst, mhops, mder, smp, oa, osucc, ost, ofifo = records
+    wl, gn, gs, due, gt = traffic
     ctr, prm, fprm, ev, wheel, heap = raw(ctr), raw(prm), raw(fprm), raw(ev), raw(wheel), raw(heap)
     pk, qs, pt, nd, dl = raw(pk), raw(qs), raw(pt), raw(nd), raw(dl)
     ups, codes, ph, rtab = raw(ups), raw(codes), raw(ph), raw(rtab)
     route, rhops, used = raw(route), raw(rhops), raw(used)
-    rng, rec, hd, order = raw(rng), raw(rec), raw(hd), raw(order)
+    rng, hd, order = raw(rng), raw(hd), raw(order)
+    rec = (raw(mlat), raw(msrc), raw(mdst), raw(mhops), raw(mder))     # ``layout.Records``
     arr, smp, wl = raw(arr), raw(smp), raw(wl)
     oa, osucc, ost, ofifo = raw(oa), raw(osucc), raw(ost), raw(ofifo)
+    gn, gs, due, gt = raw(gn), raw(gs), raw(due), raw(gt)
     cyc = prm[K_CYC]
     wmask = prm[K_WMASK]
     acknak = prm[K_ACKNAK]
     prefetching = prm[K_PREFETCH]
     while True:
-        if ctr[C_EV_FREE_N] < prm[K_EV_RESERVE] or ctr[C_PK_FREE_N] < prm[K_PK_RESERVE]:
+        if (ctr[C_EV_FREE_N] < prm[K_EV_RESERVE] or ctr[C_PK_FREE_N] < prm[K_PK_RESERVE]
+                or mlat.shape[0] - ctr[C_MEAS_DELIV] < prm[K_REC_RESERVE]):
             return ST_GROW
         pos = ctr[C_CUR_SLOT] & wmask
         decide_now = False
@@ -207,7 +213,11 @@ def run(numbers, calendar, fabric, routes, records):
                 elif kind == EV_NIC_ACK:
                     nic_ack(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, a, b)
                 elif kind == EV_POST:
-                    post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, a)
+                    if prm[K_OPEN]:
+                        post_open(ctr, prm, fprm, ev, wheel, heap, pk, pt, nd, dl, gn, gs, gt,
+                                  due)
+                    else:
+                        post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, a)
                 elif kind >= EV_APP_START:
                     app_event(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, oa, osucc, ost, ofifo,
                               kind - EV_APP_START, a)

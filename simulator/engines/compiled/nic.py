@@ -11,16 +11,17 @@ from numba import njit
 from icsim.simulator.engines.compiled.calendar import at
 from icsim.simulator.engines.compiled.fabric import mark_dirty, srcq_insert_by_age
 from icsim.simulator.engines.compiled.layout import (C_DELIVERED, C_EXPECTED, C_LAST_CONSUME,
-                                                     C_LAT_SUM, C_MEASURED, C_MEAS_DELIV, C_NOW,
-                                                     C_STOP_AT, C_STOP_RULE, C_WAIT_BIRTH,
+                                                     C_LAT_SUM, C_MEASURED, C_MEAS_DELIV,
+                                                     C_NET_SUM, C_NOW, C_STARVED, C_STOP_AT,
+                                                     C_STOP_RULE, C_WAIT_BIRTH, C_WAIT_MAX,
                                                      C_WIN_DELIV, EV_APP_ARRIVED, EV_NIC_WAKE,
                                                      EV_STOP, F_LATENCY_LIMIT, F_NIC_TICK, K_APP,
-                                                     K_HAS_WINDOW, K_NP, K_SAW, K_W0, K_W1,
+                                                     K_HAS_WINDOW, K_NP, K_SAW, K_STARVE, K_W0,
+                                                     K_W1,
                                                      N_ACCEPTED, N_FINISH, N_NIC_FREE_AT,
                                                      N_NIC_WAKE, N_OUTSTANDING, N_SRCH, OS_PENDING,
                                                      P_AVAIL, P_BIRTH, P_DER, P_ENTER, P_HOPS,
-                                                     P_MEAS, P_TDST, P_TSRC, R_DER, R_DST, R_HOPS,
-                                                     R_LAT, R_NET, R_SRC)
+                                                     P_MEAS, P_TDST, P_TSRC)
 from icsim.simulator.results import LATENCY, latency_rule
 
 
@@ -36,8 +37,10 @@ def finish(ctr, prm, ev, wheel, heap, t):
 
 @njit(cache=True, forceinline=True)
 def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, ost, p, t):
-    """The collector: a packet is consumed at t (``simulator.stats.Collector``); with a latency
-    limit (``F_LATENCY_LIMIT`` > 0, finite mode) the SimPy engine's ``latency_check``."""
+    """The collector: a packet is consumed at t (``simulator.stats.Collector``), a measured one
+    recorded in ``rec`` (``Records``: latency, source, destination, hops, deroute) and its
+    network latency and wait at the NIC counted; with a latency limit (``F_LATENCY_LIMIT`` >
+    0, finite mode) the SimPy engine's ``latency_check``."""
     ctr[C_DELIVERED] += 1
     if t > ctr[C_LAST_CONSUME]:
         ctr[C_LAST_CONSUME] = t
@@ -50,12 +53,18 @@ def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, ost, p, t):
     if pk[p, P_MEAS]:
         i = ctr[C_MEAS_DELIV]
         ctr[C_MEAS_DELIV] = i + 1
-        rec[i, R_LAT] = t - pk[p, P_BIRTH]
-        rec[i, R_NET] = t - pk[p, P_ENTER]
-        rec[i, R_HOPS] = pk[p, P_HOPS]
-        rec[i, R_SRC] = pk[p, P_TSRC]
-        rec[i, R_DST] = dst
-        rec[i, R_DER] = pk[p, P_DER]
+        mlat, msrc, mdst, mhops, mder = rec
+        mlat[i] = t - pk[p, P_BIRTH]
+        msrc[i] = pk[p, P_TSRC]
+        mdst[i] = dst
+        mhops[i] = pk[p, P_HOPS]
+        mder[i] = pk[p, P_DER]
+        ctr[C_NET_SUM] += t - pk[p, P_ENTER]
+        wait = pk[p, P_ENTER] - pk[p, P_BIRTH]
+        if wait > ctr[C_WAIT_MAX]:
+            ctr[C_WAIT_MAX] = wait
+        if wait > prm[K_STARVE] >= 0:
+            ctr[C_STARVED] += 1
         if i + 1 == ctr[C_EXPECTED]:
             finish(ctr, prm, ev, wheel, heap, ctr[C_LAST_CONSUME])
         if fprm[F_LATENCY_LIMIT] > 0:

@@ -11,6 +11,7 @@ the stop conditions.
 from __future__ import annotations
 
 import gc
+import heapq
 import time
 from typing import Any, Callable
 
@@ -90,8 +91,9 @@ class SimpyEngine:
         self.watchdog = Watchdog(self.fab, self.cal, spec.watchdog_ps)
         self.progress = progress
         self.progress_every = progress_every_ps
-        self._next_msg = 0
         self._next_pid = 0
+        self._sources: list = []
+        self._due: list[tuple[int, int]] = []
         self._util0: list[int] | None = None
         self._packets0: list[int] | None = None
         self._occ_sum: np.ndarray | None = None
@@ -102,9 +104,18 @@ class SimpyEngine:
 
     # ------------------------------------------------------------------ the workload
     def start_workload(self) -> None:
-        """Schedule the first message time (each posting schedules the next)."""
-        if self.workload.num_messages:
-            self.cal.at(int(self.workload.time[0]), self._post, 0)
+        """Schedule the first message time (each posting schedules the next).  Open-loop
+        traffic is made as it falls due: every node's next message (its
+        :class:`~icsim.traffic.workloads.Source`) waits in a heap by (time, node)."""
+        wl = self.workload
+        if wl.open is not None:
+            self._sources = wl.open.sources()
+            self._due = [(s.t, s.node) for s in self._sources if s.t >= 0]
+            heapq.heapify(self._due)
+            if self._due:
+                self.cal.at(self._due[0][0], self._post_open)
+        elif wl.num_messages:
+            self.cal.at(int(wl.time[0]), self._post, 0)
 
     def _start_app(self, finish: Callable[[int], None]) -> AppRunner:
         """The closed loop (:mod:`.app`): messages posted as sends are done, each packet's
@@ -124,23 +135,42 @@ class SimpyEngine:
         return runner
 
     def _post(self, i: int, _: Any = None) -> None:
-        wl, fab, tl = self.workload, self.fab, self.tally
+        """Post every message of the schedule created at the time of message i."""
+        wl = self.workload
         times = wl.time
         t = int(times[i])
         n = len(times)
         while i < n and times[i] == t:
-            k = int(wl.packets[i])
-            measured = bool(wl.measured[i])
-            fab.post_message(int(wl.src[i]), int(wl.dst[i]), k, t, self._next_pid, measured,
-                             wl.avail_period_ps)
-            self._next_pid += k
-            tl.generated += k
-            if measured:
-                tl.measured += k
-                self._waiting_birth += k * t
+            self._post_message(int(wl.src[i]), int(wl.dst[i]), int(wl.packets[i]), t,
+                               bool(wl.measured[i]))
             i += 1
         if i < n:
             self.cal.at(int(times[i]), self._post, i)
+
+    def _post_open(self, a: Any = None, b: Any = None) -> None:
+        """Post every open-loop message due now, in node order; each node makes its next."""
+        due, sources, traffic = self._due, self._sources, self.workload.open
+        t = due[0][0]
+        k, measured = traffic.message_packets, traffic.measured(t)
+        while due and due[0][0] == t:
+            src = sources[due[0][1]]
+            self._post_message(src.node, src.dst, k, t, measured)
+            if src.advance() >= 0:
+                heapq.heapreplace(due, (src.t, src.node))
+            else:
+                heapq.heappop(due)
+        if due:
+            self.cal.at(due[0][0], self._post_open)
+
+    def _post_message(self, src: int, dst: int, k: int, t: int, measured: bool) -> None:
+        self.fab.post_message(src, dst, k, t, self._next_pid, measured,
+                              self.workload.avail_period_ps)
+        self._next_pid += k
+        tl = self.tally
+        tl.generated += k
+        if measured:
+            tl.measured += k
+            self._waiting_birth += k * t
 
     # ------------------------------------------------------------------ running
     def run(self) -> Tally:
