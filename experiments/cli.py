@@ -33,8 +33,8 @@ from icsim.experiments.papers.angara.cli import add_tables_parser
 from icsim.experiments.papers.reproduce import add_parser
 from icsim.experiments.pipeline.apps import job_lines
 from icsim.experiments.pipeline.arguments import check_sweep_size
-from icsim.experiments.pipeline.bench import (CASES, ENGINES, EXTRA_CASES, run_bench,
-                                              run_table_bench)
+from icsim.experiments.pipeline.bench import (CASES, ENGINES, EXTRA_CASES, WHOLE_CASES,
+                                              run_bench, run_table_bench, run_whole)
 from icsim.experiments.pipeline.curves import DEFAULT_LOADS, make_curves, parse_loads, parse_vary
 from icsim.experiments.pipeline.execution import (ExecutorError, RunProgress, add_engine_argument,
                                                   add_execution_arguments, engine_overrides,
@@ -403,7 +403,7 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=("both", "simpy", "compiled"), default="both",
                    help="which engine(s) to run each case on (default both, with their ratio)")
     p.add_argument("--case", action="append", default=[],
-                   choices=[c[0] for c in CASES + EXTRA_CASES], metavar="NAME",
+                   choices=[c[0] for c in CASES + EXTRA_CASES + WHOLE_CASES], metavar="NAME",
                    help="run only this case (repeatable; default: "
                         + ", ".join(c[0] for c in CASES) + "; also the torus routing "
                         "literature beside ABR: " + ", ".join(c[0] for c in EXTRA_CASES) + ")")
@@ -416,6 +416,11 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tables", action="store_true",
                    help="time Angara SSSP/BFS table generation instead (90-node 4D and "
                         "150-node 3D tori)")
+    p.add_argument("--whole", action="store_true",
+                   help="time whole 'icsim run' processes instead (compiled engine): start, "
+                        "set-up, loop and summary, peak memory, and a short and a long "
+                        "window's marginal speed (cases: "
+                        + ", ".join(c[0] for c in WHOLE_CASES) + ")")
     p.set_defaults(func=cmd_bench)
 
 
@@ -423,6 +428,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     say = None if args.json else print
     if args.tables:
         rows = run_table_bench(quick=args.quick, progress=say)
+    elif args.whole:
+        rows = run_whole(cases=args.case or None, repeat=args.repeat, progress=say)
     else:
         engines = ENGINES if args.engine == "both" else (args.engine,)
         rows = run_bench(quick=args.quick, engines=engines, compile=args.compile,

@@ -91,6 +91,32 @@ def test_bench_repeat_reports_the_median_of_runs_doing_the_same_work(capsys):
     assert exit_.value.code == 2
 
 
+def test_bench_whole_times_a_whole_process_part_by_part_and_a_pairs_margin(capsys,
+                                                                          monkeypatch):
+    """``--whole`` runs each case as a process of its own: its parts (start, set-up, loop,
+    summary) add up to the process's time, its packet-hops are the run's, and a short and a
+    long window give the marginal speed and the memory ratio."""
+    from icsim.experiments.pipeline import bench
+    from icsim.simulator.simulation import run
+
+    case = ("tiny", "quickstart.yaml", ["topology.dims=[4,4]", "traffic.message_packets=1"],
+            (2.0, 20.0, 10.0), 60.0)
+    monkeypatch.setattr(bench, "WHOLE_CASES", [case])
+    assert main(["bench", "--whole", "--json"]) == 0
+    short, long, margin = json.loads(capsys.readouterr().out)
+    want = run(bench.case_config("quickstart.yaml", case[2], case[3]), engine="compiled")
+    assert short["packet_hops"] == want["packet_hops"] > 0
+    assert long["packet_hops"] > 2 * short["packet_hops"]
+    for r in (short, long):
+        parts = r["start_s"] + r["setup_s"] + r["run_s"] + r["summary_s"]
+        assert r["start_s"] > 0 and parts == pytest.approx(r["whole_s"])
+        assert 0 < r["loop_s"] <= r["run_s"] and r["peak_rss_mb"] > 50
+    more = long["whole_s"] - short["whole_s"]       # (at this size, within the machine's noise)
+    assert margin["engine"] == "marginal" and margin["packet_hops_per_s"] == (pytest.approx(
+        (long["packet_hops"] - short["packet_hops"]) / more) if more > 0 else None)
+    assert margin["memory_ratio"] == pytest.approx(long["peak_rss_mb"] / short["peak_rss_mb"])
+
+
 def test_engine_option_picks_the_engine_and_leaves_the_run_identity_alone(capsys):
     from icsim.simulator.build import identity
 

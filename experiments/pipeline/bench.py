@@ -14,6 +14,14 @@ The compiled engine's first use in a process loads its machine code from numba's
 *warm start*, included in no case's wall time: an untimed zero-load run comes first).
 ``--compile`` also measures a *cold compile*: a fresh process with an empty numba cache.
 
+``icsim bench --whole`` measures what a user waits for instead: each case of
+:data:`WHOLE_CASES` is one ``icsim run`` as a whole process (compiled engine, numba cache
+warm), timed from outside — start (interpreter and imports), set-up (config, topology, routing,
+engine arrays), the loop, the summary — with the process's peak resident memory; a case that
+comes as a short and a long window also gives the marginal whole-run speed (the difference of
+their packet-hops over the difference of their process times) beside the loop's, and the
+ratio of their peak memories.
+
 ``icsim bench --tables`` times Angara table generation instead: SSSP and BFS on the whole
 5x3x3x2 (90 nodes, 4D) and 6x5x5 (150 nodes, 3D) tori, the sizes at which the paper's C code
 takes 0.25 s; best of ``repeats``, routing graph included.
@@ -82,6 +90,24 @@ APP_CASES: list[tuple[str, str, list[str], tuple[float, float, float]]] = [
 ]
 EXTRA_CASES += APP_CASES
 ALONE = {c[0] for c in FAMILY_CASES + APP_CASES}
+#: what a user waits for (``--whole``): name, bundled config, overrides, (warmup, measure,
+#: drain) in µs, and the long window of the marginal pair (0: none).  One-packet messages
+#: throughout, as BookSim2's one-flit packets (docs/performance.md): the 8-ary 3-cube, the
+#: 4-ary 3-tree and the 1,056-terminal dragonfly of issue 55's comparison, and a long-window
+#: pair per family
+WHOLE_CASES: list[tuple[str, str, list[str], tuple[float, float, float], float]] = [
+    ("8x8x8-dor-uniform-0.3", "ofr/clean/k8.yaml",
+     ["routing.algorithm=dor", "traffic.message_packets=1", "traffic.load=0.3"],
+     (100.0, 1000.0, 300.0), 10000.0),
+    ("fattree4x3-dmodk-uniform-0.3", "families/fat_tree.yaml", ["traffic.load=0.3"],
+     (20.0, 1000.0, 40.0), 20000.0),
+    ("fattree4x3-dmodk-uniform-0.3-10ms", "families/fat_tree.yaml", ["traffic.load=0.3"],
+     (20.0, 10000.0, 40.0), 0.0),
+    ("dragonfly1056-min-uniform-0.5", "families/dragonfly_1056.yaml",
+     ["routing.algorithm=dfly_min", "traffic.load=0.5"], (20.0, 600.0, 40.0), 6000.0),
+    ("hyperx8x8-dor-uniform-0.5", "families/hyperx.yaml", ["traffic.load=0.5"],
+     (20.0, 1000.0, 40.0), 10000.0),
+]
 DEFAULT = {c[0] for c in CASES}
 
 
@@ -191,6 +217,93 @@ def run_bench(quick: bool = False, engines: tuple[str, ...] = ENGINES, compile: 
             ratio = speeds["compiled"] / speeds["simpy"]
             rows.append({"case": name, "engine": "compiled/simpy", "ratio": ratio})
             say(f"{name:26s} compiled/simpy speed ratio {ratio:.1f}")
+    return rows
+
+
+#: the child process of a whole-run case: times its own parts, prints them as JSON
+WHOLE_CHILD = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+from icsim.model.config import load_config
+from icsim.simulator.simulation import Simulation
+from icsim.simulator.results import make_result
+t1 = time.perf_counter()
+cfg = load_config(sys.argv[1], json.loads(sys.argv[2]))
+sim = Simulation(cfg, engine="compiled")
+t2 = time.perf_counter()
+tally = sim.engine.run()
+t3 = time.perf_counter()
+m = sim.model
+record = make_result(m.config, m.spec, m.workload, tally, "compiled")
+t4 = time.perf_counter()
+print(json.dumps({"imports_s": t1 - t0, "setup_s": t2 - t1, "run_s": t3 - t2,
+                  "loop_s": tally.wall_s, "summary_s": t4 - t3,
+                  "packet_hops": record["packet_hops"], "saturated": record["saturated"],
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def whole_run(config: str, overrides: list[str], times: tuple[float, float, float],
+              measure_us: float | None = None) -> dict[str, Any]:
+    """One case as a whole process (:data:`WHOLE_CHILD`), timed from outside: its parts, its
+    process time (``whole_s``, start to exit) and its peak resident memory."""
+    warm, meas, drain = times
+    ov = [*overrides, "seed=1", f"run.warmup_us={warm}",
+          f"run.measure_us={measure_us or meas}", f"run.drain_us={drain}"]
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", WHOLE_CHILD, str(bundled(config)),
+                           json.dumps(ov)], capture_output=True, text=True)
+    whole = time.perf_counter() - t0
+    if proc.returncode:
+        raise RuntimeError(f"bench case {config} {ov}: exit {proc.returncode}: "
+                           f"{proc.stderr.strip().splitlines()[-1:]}")
+    row = json.loads(proc.stdout.strip().splitlines()[-1])
+    row["whole_s"] = whole
+    row["start_s"] = whole - row["setup_s"] - row["run_s"] - row["summary_s"]
+    return row
+
+
+def run_whole(cases: list[str] | None = None, repeat: int = 1,
+              progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """The :data:`WHOLE_CASES` (or those named), each ``repeat`` times (the run of median
+    process time reported), and each pair's marginal speed and memory ratio."""
+    say = progress or (lambda line: None)
+    warm_start()                                  # numba's cache filled, if it was not
+    rows = []
+    for name, config, overrides, times, long_us in WHOLE_CASES:
+        if cases and name not in cases:
+            continue
+        pair = []
+        for measure in ([times[1], long_us] if long_us else [times[1]]):
+            runs = [whole_run(config, overrides, times, measure) for _ in range(repeat)]
+            row = sorted(runs, key=lambda r: r["whole_s"])[len(runs) // 2]
+            label = f"{name}-{measure:g}us"
+            row.update(case=label, engine="compiled", measure_us=measure,
+                       whole_s_runs=[r["whole_s"] for r in runs],
+                       packet_hops_per_s=row["packet_hops"] / row["whole_s"],
+                       loop_packet_hops_per_s=row["packet_hops"] / row["loop_s"])
+            rows.append(row)
+            pair.append(row)
+            say(f"{label:40s} whole {row['whole_s']:7.2f} s (start {row['start_s']:.2f}, "
+                f"set-up {row['setup_s']:.2f}, loop {row['loop_s']:.2f}, summary "
+                f"{row['summary_s']:.2f}) {row['packet_hops_per_s'] / 1e6:6.2f} M/s whole, "
+                f"{row['loop_packet_hops_per_s'] / 1e6:6.2f} M/s loop, peak "
+                f"{row['peak_rss_mb']:,.0f} MB")
+        if len(pair) == 2:
+            short, long = pair
+            more = long["whole_s"] - short["whole_s"]
+            # (None where the machine's noise made the long run no longer than the short)
+            marginal = (long["packet_hops"] - short["packet_hops"]) / more if more > 0 else None
+            loop = long["loop_packet_hops_per_s"]
+            memory = long["peak_rss_mb"] / short["peak_rss_mb"]
+            rows.append({"case": name, "engine": "marginal", "packet_hops_per_s": marginal,
+                         "loop_packet_hops_per_s": loop,
+                         "ratio": marginal / loop if marginal else None,
+                         "memory_ratio": memory})
+            speed = (f"{marginal / 1e6:.2f} M/s = {marginal / loop:.2f} x the loop's"
+                     if marginal else "not measurable (the long run took no longer)")
+            say(f"{name:40s} marginal whole-run speed {speed}; peak memory x{memory:.2f} for "
+                f"x{long_us / times[1]:g} the window")
     return rows
 
 
