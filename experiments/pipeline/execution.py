@@ -35,15 +35,17 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
 
-from tqdm import tqdm
-
-from icsim.model.config import Config, config_from_dict
 from icsim.model.registry import did_you_mean
-from icsim.simulator.results import package_version as version
-from icsim.simulator.simulation import run as simulate
-from icsim.simulator.simulation import runs_compiled
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from icsim.model.config import Config
+
+# the simulator, its config schema and tqdm are imported where a run or a bar needs them: the
+# command line's parsers take their options from here (icsim --help imports this module)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,6 +73,9 @@ def execute_point(config: dict[str, Any], run_fn: Callable | None = None) -> dic
         ``None``), ``started_at``/``finished_at`` (UTC ISO), ``elapsed_s`` (build + run wall
         time) and ``host``.
     """
+    from icsim.model.config import config_from_dict
+    from icsim.simulator.simulation import run as simulate
+
     started, t0 = _now(), time.perf_counter()
     result, error = None, None
     try:
@@ -90,6 +95,7 @@ def compile_first(configs: Iterable[Config]) -> bool:
     on stderr; nothing happens when the cache holds it.  Returns whether it compiled."""
     from icsim.simulator.engines.compiled.building import compile_now
     from icsim.simulator.engines.compiled.cache import clear_stale_cache, kernel_cached
+    from icsim.simulator.simulation import runs_compiled
 
     clear_stale_cache()
     if kernel_cached() or not any(runs_compiled(c) for c in configs):
@@ -394,6 +400,8 @@ def git_commit(path: Path = REPO_ROOT) -> str:
 
 
 def package_version() -> str:
+    from icsim.simulator.results import package_version as version
+
     return version()
 
 
@@ -482,6 +490,8 @@ class ProgressBar(Progress):
         if not self.enabled:
             return
         if self._bar is None:
+            from tqdm import tqdm
+
             self._bar = tqdm(desc=self.label, unit="run", file=self.stream, dynamic_ncols=True)
         self._bar.total = self.ran + running + remaining
         self._bar.n = self.ran
