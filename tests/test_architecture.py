@@ -212,6 +212,18 @@ def test_the_commands_that_only_answer_load_no_model_and_no_heavy_library():
     assert _heavy_after("import icsim; icsim.__all__") == []
 
 
+def test_a_run_loads_only_what_its_engine_needs():
+    """The SimPy engine, the record and the saturation rules need no numba (the compiled
+    engine compiles the rules' very code: simulator/engines/compiled/rules.py); the Python
+    API's run needs no pandas until a table is asked for."""
+    loaded = _heavy_after("""
+        import icsim
+        icsim.run("quickstart", {"topology.dims": [3, 3], "run.measure_us": 2,
+                                 "run.warmup_us": 1, "run.drain_us": 20}, engine="simpy")
+    """)
+    assert not {"numba", "pandas", "matplotlib", "scipy"} & {m.split(".")[0] for m in loaded}
+
+
 def test_every_error_with_a_constructor_of_its_own_crosses_a_process_pool_whole():
     """An error class whose __init__ takes more than the message must be Picklable, or a worker
     that raises it breaks the pool (BrokenProcessPool) instead of reporting its line; and the

@@ -21,7 +21,8 @@ from icsim.simulator.engines.compiled.layout import (C_DELIVERED, C_EXPECTED, C_
                                                      P_AVAIL, P_BIRTH, P_DER, P_ENTER, P_HOPS,
                                                      P_MEAS, P_TDST, P_TSRC, R_DER, R_DST, R_HOPS,
                                                      R_LAT, R_NET, R_SRC)
-from icsim.simulator.results import LATENCY, latency_rule
+from icsim.simulator.engines.compiled.rules import latency_rule
+from icsim.simulator.results import LATENCY
 
 
 # ============================================================================= sink
