@@ -23,9 +23,7 @@ recorded as saturated with its error text (docs/model.md §7).
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import math
-import multiprocessing
 import os
 import select
 import socket
@@ -40,12 +38,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
 from icsim.model.registry import did_you_mean
 
 if TYPE_CHECKING:
+    import multiprocessing
+
     from tqdm import tqdm
 
     from icsim.model.config import Config
 
-# the simulator, its config schema and tqdm are imported where a run or a bar needs them: the
-# command line's parsers take their options from here (icsim --help imports this module)
+# the simulator, its config schema, tqdm and the process pool are imported where a run, a bar
+# or a pool needs them: the command line's parsers take their options from here (icsim --help
+# imports this module)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,6 +170,8 @@ class SerialExecutor(Executor):
 
 
 def _preload_context() -> multiprocessing.context.BaseContext:
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
@@ -223,6 +226,8 @@ class LocalPoolExecutor(Executor):
     name = "local"
 
     def __init__(self, workers: int | None = None) -> None:
+        import concurrent.futures as cf
+
         self.slots = max(1, workers or os.cpu_count() or 1)
         self._pool = cf.ProcessPoolExecutor(max_workers=self.slots, mp_context=_preload_context(),
                                             initializer=end_with, initargs=(os.getpid(),))
@@ -231,6 +236,8 @@ class LocalPoolExecutor(Executor):
         return self._pool.submit(fn, *args)
 
     def wait(self, handles: list[Any]) -> list[Any]:
+        import concurrent.futures as cf
+
         done, _ = cf.wait(handles, return_when=cf.FIRST_COMPLETED)
         return list(done)
 
