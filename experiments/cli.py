@@ -26,12 +26,13 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
+# Only what the parsers need is imported here: each command imports the model, the simulator,
+# pandas or matplotlib when it runs, so that icsim --help, icsim configs and the list of
+# reproductions answer at once (tests/test_architecture.py holds the list kept out)
 from icsim.configs import bundled, config_path, listing
-from icsim.experiments.analyze import analyze, format_report
 from icsim.experiments.papers.acro.cli import add_layers_parser
-from icsim.experiments.papers.angara.cli import add_tables_parser
+from icsim.experiments.papers.angara.tables import add_tables_parser
 from icsim.experiments.papers.reproduce import add_parser
-from icsim.experiments.pipeline.apps import job_lines
 from icsim.experiments.pipeline.arguments import check_sweep_size
 from icsim.experiments.pipeline.bench import (CASES, ENGINES, EXTRA_CASES, WHOLE_CASES,
                                               run_bench, run_table_bench, run_whole)
@@ -39,26 +40,27 @@ from icsim.experiments.pipeline.curves import DEFAULT_LOADS, make_curves, parse_
 from icsim.experiments.pipeline.execution import (ExecutorError, RunProgress, add_engine_argument,
                                                   add_execution_arguments, engine_overrides,
                                                   make_executor, natural_int, positive_int)
-from icsim.experiments.pipeline.lines import read_results
 from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments,
                                                 add_progress_arguments, progress_option,
                                                 report_outputs)
 from icsim.experiments.pipeline.saturation import SEARCHES
-from icsim.experiments.pipeline.results_file import SweepError
-from icsim.experiments.pipeline.summaries import flip_notes, format_summary
-from icsim.experiments.pipeline.sweep import Sweep, write_files
-from icsim.model.config import ConfigError, load_config, read_config_file
-from icsim.model.input_files import InputFileError
 from icsim.model.registry import Registry, did_you_mean
-from icsim.model.topology import GraphError
-from icsim.routing.table import TableError
-from icsim.simulator.build import load
 from icsim.simulator.engines import DeadlockError
-from icsim.simulator.simulation import Simulation
-from icsim.traffic.trace import TraceError
 
+#: a config error (exit status 2), by where it is defined (:func:`loaded`)
+CONFIG_ERROR = "icsim.model.config:ConfigError"
 #: errors in a file a user named (each one line naming the file): exit status 2, as a config error
-FILE_ERRORS = (InputFileError, TableError, TraceError, GraphError)
+FILE_ERRORS = ("icsim.model.input_files:InputFileError", "icsim.routing.table:TableError",
+               "icsim.traffic.trace:TraceError", "icsim.model.topology.graph:GraphError")
+
+
+def loaded(*names: str) -> tuple[type[BaseException], ...]:
+    """The error classes ``"module:Class"`` whose modules are imported (:func:`main`'s
+    ``except`` clauses ask when an error reaches them).  A command raises only errors of
+    modules it imported, and importing the others to test for them would cost ``icsim configs``
+    the config schema, networkx and scipy."""
+    return tuple(getattr(sys.modules[module], name) for module, _, name in
+                 (n.partition(":") for n in names) if module in sys.modules)
 
 #: the subcommands: each a function that adds its parser (in the order they are defined)
 COMMANDS: Registry[Callable[[argparse._SubParsersAction], None]] = Registry("command")
@@ -94,6 +96,9 @@ def add_run(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from icsim.model.config import ConfigError, load_config
+    from icsim.simulator.simulation import Simulation
+
     progress = RunProgress(enabled=progress_option(args))
     config = load_config(config_path(args.config), args.overrides)
     if args.alone and config.traffic.workload != "app":
@@ -132,6 +137,8 @@ def _routing_name(routing: dict[str, Any]) -> str:
 
 def format_result(r: dict[str, Any]) -> str:
     """A short human-readable summary of a run result: what ran, its verdict and why."""
+    from icsim.experiments.pipeline.apps import job_lines
+
     cfg = r["config"]
     topo = cfg["topology"]
     shape = r.get("topology") or "x".join(map(str, topo.get("dims") or [])) or topo["kind"]
@@ -291,6 +298,12 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from icsim.experiments.pipeline.results_file import SweepError
+    from icsim.experiments.pipeline.summaries import flip_notes, format_summary
+    from icsim.experiments.pipeline.sweep import Sweep, write_files
+    from icsim.model.config import read_config_file
+    from icsim.simulator.build import load
+
     try:
         grid = parse_loads(args.loads)
     except ValueError as exc:
@@ -360,6 +373,7 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     # the figures load matplotlib, which no other command needs
+    from icsim.experiments.pipeline.lines import read_results
     from icsim.experiments.pipeline.plots import plot_results
 
     src = Path(args.results)
@@ -467,6 +481,9 @@ def add_analyze(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    from icsim.experiments.analyze import analyze, format_report
+    from icsim.model.config import ConfigError
+
     if args.out and not args.worst_case:
         raise ConfigError("--out", "writes the worst-case permutation: add --worst-case")
     report = analyze(args.config, args.overrides, worst_case=args.worst_case, out=args.out)
@@ -550,10 +567,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(parser, argv)
     try:
         return args.func(args)
-    except ConfigError as exc:
+    except loaded(CONFIG_ERROR) as exc:
         print(f"icsim: config error: {exc}", file=sys.stderr)
         return 2
-    except (*FILE_ERRORS, ExecutorError) as exc:
+    except (*loaded(*FILE_ERRORS), ExecutorError) as exc:
         print(f"icsim: {exc}", file=sys.stderr)
         return 2
     except DeadlockError as exc:

@@ -20,9 +20,7 @@ import copy
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Iterable, Mapping
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from icsim.configs import config_path
 from icsim.experiments.analyze import analyze_config
@@ -32,7 +30,6 @@ from icsim.experiments.pipeline.arguments import (check_count, check_loads, chec
                                                   check_seeds, check_sweep_size, vary_sizes)
 from icsim.experiments.pipeline.curves import make_curves, parse_loads, parse_vary
 from icsim.experiments.pipeline.execution import ProgressBar, RunProgress, make_executor
-from icsim.experiments.pipeline.lines import read_results
 from icsim.experiments.pipeline.rows import point_key
 from icsim.experiments.pipeline.summaries import flip_notes
 from icsim.experiments.pipeline.sweep import run_sweep
@@ -41,9 +38,21 @@ from icsim.simulator.build import from_dict
 from icsim.simulator.results import Result
 from icsim.simulator.simulation import Simulation
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["run", "sweep", "read_results", "config_path", "latency_figure", "accepted_figure",
            "derouted_figure", "latency_distribution_figure", "channel_heatmap_figure",
            "timeline_figure", "slowdowns", "reproduce", "Reproduction", "ConfigError"]
+
+
+def __getattr__(name: str) -> Any:
+    # pandas loads with the first table read, not with icsim.run
+    if name == "read_results":
+        from icsim.experiments.pipeline.lines import read_results
+
+        return read_results
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _config_data(config: str | Path | Mapping[str, Any] | Config,
@@ -135,6 +144,8 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
         curves whose verdicts flip back to sustained above a saturated load (likely noise;
         each also a warning, as the command line prints it).
     """
+    from icsim.experiments.pipeline.lines import read_results
+
     overrides, loads, seeds = check_overrides(overrides), check_loads(loads), check_seeds(seeds)
     if workers is not None:
         check_count("workers", workers)
@@ -280,6 +291,8 @@ def channel_heatmap_figure(result: Result | pd.DataFrame, value: str = "utilisat
                            title: str | None = None):
     """A run's channel load: on the torus coordinates, a dragonfly's group pairs, a fat tree's
     levels (ranked bars on graphs and HyperX)."""
+    import pandas as pd
+
     from icsim.experiments.pipeline.run_figures import channel_heatmap_figure as draw
     from icsim.experiments.pipeline.run_figures import run_label
 

@@ -46,7 +46,6 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from icsim.simulator.app_results import job_summaries, message_summary, op_table
 from icsim.simulator.stats import LATENCY_BIN_EDGES_NS, Tally
@@ -68,16 +67,15 @@ def growth_limit(message_packets: int) -> float:
     return max(1.0, message_packets / 4)
 
 
-@njit(cache=True)
 def window_rule(window_delivered, measured, in_sources, num_nodes, window_ns, gamma1_ns,
                 limit):
     """Window mode's rules (b) and (c) (module docstring) on the window's counts: packets
     consumed inside it, measured packets created in it, the packets at the NICs at each sample
     (``in_sources``).  :data:`THROUGHPUT` when accepted < 0.95 x offered,
     :data:`GROWING_QUEUES` when the source queues grew by more than ``limit`` per node,
-    :data:`SUSTAINED` otherwise.  Numba-compiled, so that it is one function for both engines,
-    which call it as the window closes (``run.stop_when_saturated``), and for
-    :func:`saturation_reason`."""
+    :data:`SUSTAINED` otherwise.  One function for both engines, which call it as the window
+    closes (``run.stop_when_saturated``; the compiled one its code compiled,
+    :mod:`~icsim.simulator.engines.compiled.rules`), and for :func:`saturation_reason`."""
     accepted = window_delivered / num_nodes / window_ns * gamma1_ns
     offered = measured / num_nodes / window_ns * gamma1_ns
     if offered > 0 and accepted / offered < THROUGHPUT_RATIO:
@@ -87,7 +85,6 @@ def window_rule(window_delivered, measured, in_sources, num_nodes, window_ns, ga
     return SUSTAINED
 
 
-@njit(cache=True)
 def queue_growth(in_sources, num_nodes):
     """How much the NIC backlog grew through the window, in packets per node: its mean over the
     last quarter of the samples minus that over the first (0.0 with fewer than 8 samples)."""
@@ -98,7 +95,6 @@ def queue_growth(in_sources, num_nodes):
     return (np.mean(in_sources[n - q:]) - np.mean(in_sources[:q])) / num_nodes
 
 
-@njit(cache=True)
 def latency_rule(latency_sum, waiting, waiting_birth_sum, now, expected, limit_ns):
     """Finite mode: whether the run's mean latency is already certain to exceed ``limit_ns``
     (module docstring).  ``latency_sum``: the latencies of the packets delivered (ps);
@@ -106,8 +102,9 @@ def latency_rule(latency_sum, waiting, waiting_birth_sum, now, expected, limit_n
     the sum of their creation times; ``expected``: every packet the run will measure.  The
     bound ``latency_sum + waiting * now - waiting_birth_sum`` is at most the sum the run ends
     with; the margin lets a run whose mean could round to the limit itself run to its end
-    (the sweep then judges it as usual).  Numba-compiled:
-    both engines call it after each measured delivery, and nothing else decides it."""
+    (the sweep then judges it as usual).  Both engines call it after each measured delivery
+    (the compiled one its code compiled, :mod:`~icsim.simulator.engines.compiled.rules`), and
+    nothing else decides it."""
     if expected <= 0:
         return False
     bound = latency_sum + waiting * now - waiting_birth_sum

@@ -109,23 +109,24 @@ def make_engine(model: Model, name: str | None = None, progress: Callable | None
     small run while the compiled engine is not built in this installation yet
     (:func:`small_first_run`): the results are the same whichever runs (its ``engine``
     field says which)."""
-    # numba's machine code loads with the compiled engine: only when a run may use it
-    from icsim.simulator.engines.compiled import CompiledEngine, supports
-
     name = name or model.config.run.engine
     if name not in ("auto", "simpy", "compiled"):
         raise ConfigError("run.engine", unknown_name("engine", name, ("auto", "simpy", "compiled")))
-    why = supports(model.spec, model.workload)
-    if name == "auto":
-        name = "simpy" if why or small_first_run(model) else "compiled"
-        if why:
-            say_simpy(why)
-    if name == "compiled":
-        if why:
-            raise ConfigError("run.engine", f"the compiled engine cannot run this config: {why} "
-                              f"(use run.engine: simpy or auto)")
-        return CompiledEngine(model.spec, model.workload, model.routing_stream, progress,
-                              progress_every_ps)
+    if name != "simpy":
+        # numba and the machine code load with the compiled engine: only when a run may use it
+        from icsim.simulator.engines.compiled import CompiledEngine, supports
+
+        why = supports(model.spec, model.workload)
+        if name == "auto":
+            name = "simpy" if why or small_first_run(model) else "compiled"
+            if why:
+                say_simpy(why)
+        if name == "compiled":
+            if why:
+                raise ConfigError("run.engine", f"the compiled engine cannot run this config: "
+                                  f"{why} (use run.engine: simpy or auto)")
+            return CompiledEngine(model.spec, model.workload, model.routing_stream, progress,
+                                  progress_every_ps)
     return SimpyEngine(model.spec, model.workload, RandomStream(model.routing_stream),
                        progress, progress_every_ps)
 

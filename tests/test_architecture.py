@@ -174,6 +174,56 @@ def test_the_config_schema_imports_no_routing_traffic_or_engine_module():
     assert out.stdout.strip() == "[]"
 
 
+#: the libraries a command that neither simulates, analyses nor draws must not load (each costs
+#: a tenth of a second to half a second at start; numba's machine code more)
+HEAVY = ("numba", "pandas", "matplotlib", "scipy", "networkx", "dask", "tqdm")
+
+
+def _heavy_after(code: str) -> list[str]:
+    """The :data:`HEAVY` libraries (and icsim's model and simulator) a fresh process holds
+    after ``code``."""
+    check = textwrap.dedent(f"""
+        import contextlib, io, sys
+        {textwrap.indent(textwrap.dedent(code), "        ").strip()}
+        print(sorted(m for m in sys.modules if m.split(".")[0] in {HEAVY!r} or m in (
+              "icsim.model.config", "icsim.model.topology", "icsim.simulator.build",
+              "icsim.simulator.results", "icsim.simulator.engines.compiled")))
+    """)
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                         check=True)
+    return eval(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_commands_that_only_answer_load_no_model_and_no_heavy_library():
+    """``icsim --help``, ``icsim configs``, the list of reproductions and every command's own
+    ``--help`` answer at once: they import neither the model nor numba, pandas, matplotlib,
+    scipy, networkx, dask or tqdm (issue 55: 1.5 s and 225 MB for ``icsim --help`` when the
+    command line imported everything)."""
+    assert _heavy_after("import icsim.experiments.cli") == []
+    assert _heavy_after("""
+        from icsim.experiments.cli import COMMANDS, main
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["configs"]) == 0
+            assert main(["reproduce"]) == 0
+            for argv in (["--help"], *([name, "--help"] for name in COMMANDS)):
+                with contextlib.suppress(SystemExit):
+                    main(argv)
+    """) == []
+    assert _heavy_after("import icsim; icsim.__all__") == []
+
+
+def test_a_run_loads_only_what_its_engine_needs():
+    """The SimPy engine, the record and the saturation rules need no numba (the compiled
+    engine compiles the rules' very code: simulator/engines/compiled/rules.py); the Python
+    API's run needs no pandas until a table is asked for."""
+    loaded = _heavy_after("""
+        import icsim
+        icsim.run("quickstart", {"topology.dims": [3, 3], "run.measure_us": 2,
+                                 "run.warmup_us": 1, "run.drain_us": 20}, engine="simpy")
+    """)
+    assert not {"numba", "pandas", "matplotlib", "scipy"} & {m.split(".")[0] for m in loaded}
+
+
 def test_every_error_with_a_constructor_of_its_own_crosses_a_process_pool_whole():
     """An error class whose __init__ takes more than the message must be Picklable, or a worker
     that raises it breaks the pool (BrokenProcessPool) instead of reporting its line; and the

@@ -227,6 +227,39 @@ def test_the_source_queue_rule_fires_on_a_backlog_that_grows_through_the_window(
     assert window_rule(100, 100, ramp[:7], 64, 1000.0, 1.0, 0.5) == SUSTAINED   # too few
 
 
+@settings(max_examples=300, deadline=None)
+@given(delivered=st.integers(0, 10**9), measured=st.integers(0, 10**9),
+       samples=st.lists(st.integers(0, 10**9), max_size=40), nodes=st.integers(1, 1 << 16),
+       window_ns=st.floats(1.0, 1e9), gamma1_ns=st.floats(0.01, 1e6),
+       limit=st.floats(0.0, 1e6))
+def test_the_compiled_engine_decides_a_window_by_the_rules_themselves(
+        delivered, measured, samples, nodes, window_ns, gamma1_ns, limit):
+    """The compiled engine runs the rules' own code compiled (its loop stops a saturated run
+    with them; the record is judged by them uncompiled): the same verdicts and growth."""
+    import numpy as np
+
+    from icsim.simulator import results
+    from icsim.simulator.engines.compiled import rules
+
+    s = np.array(samples, dtype=np.int64)
+    args = (delivered, measured, s, nodes, window_ns, gamma1_ns, limit)
+    assert rules.window_rule(*args) == results.window_rule(*args)
+    assert rules.queue_growth(s, nodes) == results.queue_growth(s, nodes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(latency_sum=st.integers(0, 1 << 50), waiting=st.integers(0, 1 << 20),
+       birth_sum=st.integers(0, 1 << 50), now=st.integers(0, 1 << 30),
+       expected=st.integers(-1, 1 << 20), limit_ns=st.floats(0.0, 1e7))
+def test_the_compiled_engine_stops_a_finite_run_by_the_rule_itself(
+        latency_sum, waiting, birth_sum, now, expected, limit_ns):
+    from icsim.simulator import results
+    from icsim.simulator.engines.compiled import rules
+
+    args = (latency_sum, waiting, birth_sum, now, expected, limit_ns)
+    assert rules.latency_rule(*args) == results.latency_rule(*args)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["compiled", "simpy"])
 def test_starvation_at_injection_is_told_apart_from_saturation(engine):

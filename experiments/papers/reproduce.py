@@ -42,21 +42,16 @@ from typing import Any, Callable, Literal, Mapping
 
 from icsim.experiments.pipeline.execution import add_execution_arguments
 from icsim.experiments.pipeline.outputs import KEPT, UNCHANGED, WRITTEN
-from icsim.experiments.pipeline.results_file import SweepError
-from icsim.model.config import ConfigError
-from icsim.model.input_files import InputFileError
 from icsim.model.registry import Registry
-from icsim.model.topology import GraphError
-from icsim.routing.table import TableError
-from icsim.traffic.trace import TraceError
+
+# the errors a reproduction may raise are imported where one runs (a reproduction imports their
+# modules anyway): icsim --help and the list of reproductions import this module
 
 #: reproductions by name, each registered lazily as ``"module:object"``
 REPRODUCTIONS: Registry = Registry("reproduction", entry_points="icsim.reproductions")
 #: what a reproduction did with a file it names (besides writing it, leaving it unchanged or
 #: keeping a committed one): it only read it
 READ = "read"
-#: errors the command line reports in its own one line (a config, a file named)
-PASSED_ON = (ConfigError, InputFileError, TableError, TraceError, GraphError)
 
 
 def register(name: str, module: str, help: str) -> None:
@@ -274,6 +269,8 @@ def _text(value: Any) -> str:
 def _checked(name: str, action: argparse.Action | None, value: Any) -> Any:
     """``value`` as the option's own command-line check reads it (its choices and its
     ``type``); a value it refuses is a ConfigError naming the argument."""
+    from icsim.model.config import ConfigError
+
     if action is None or value is None:
         return value
     if action.choices is not None and value not in action.choices:
@@ -330,6 +327,8 @@ def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
     ...
     icsim.model.config.ConfigError: seeds: expected a whole number >= 1, got '0'
     """
+    from icsim.model.config import ConfigError
+
     fn = _function(name)
     hints = typing.get_type_hints(fn)
     params = [p for p in inspect.signature(fn).parameters if p != "command"]
@@ -377,6 +376,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"icsim reproduce: unknown reproduction {args.name!r}; registered:\n{_listing()}",
               file=sys.stderr)
         return 2
+    from icsim.experiments.pipeline.results_file import SweepError
+    from icsim.model.config import ConfigError
+    from icsim.model.input_files import InputFileError
+    from icsim.model.topology import GraphError
+    from icsim.routing.table import TableError
+    from icsim.traffic.trace import TraceError
+
     entry = REPRODUCTIONS.get(args.name)
     options = _parser(args.name, entry).parse_args(args.args)
     command = " ".join(["icsim", "reproduce", args.name, *args.args])
@@ -394,8 +400,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     except SweepError as exc:                 # another run holds the folder; the backend died
         print(f"{prefix}: {exc}", file=sys.stderr)
         return 1
-    except PASSED_ON:
-        raise                                 # the command line's own one line
+    except (ConfigError, InputFileError, TableError, TraceError, GraphError):
+        raise                                 # the command line's own one line (a config, a file)
     except ValueError as exc:                 # the options choose nothing to run
         print(f"{prefix}: {exc}", file=sys.stderr)
         return 2

@@ -12,13 +12,15 @@ distribution of iteration times, and slowdowns across routing choices.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-import pandas as pd
 
 from icsim.model.config import Config, config_from_dict
 from icsim.simulator.simulation import run
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the kinds a timeline draws, and their colours
 TIMELINE = {"compute": "#4c72b0", "recv": "#dd8452", "send": "#55a868"}

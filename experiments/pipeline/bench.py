@@ -39,10 +39,9 @@ import time
 from typing import Any, Callable, Iterable, Sequence
 
 from icsim.configs import bundled
-from icsim.model.config import load_config
-from icsim.model.topology import Torus
-from icsim.routing.tables.generators import generate
-from icsim.simulator.simulation import Simulation
+
+# the model and the simulator are imported where a case runs: the command line's parser takes
+# the case names from here (icsim --help imports this module)
 
 ENGINES = ("simpy", "compiled")
 #: the tori of ``--tables``: the paper's 90-node 4D and 150-node 3D limits
@@ -113,6 +112,8 @@ DEFAULT = {c[0] for c in CASES}
 
 def case_config(config: str, overrides: list[str], times: tuple[float, float, float],
                 scale: float = 1.0):
+    from icsim.model.config import load_config
+
     warm, meas, drain = (t * scale for t in times)
     return load_config(bundled(config), [*overrides, "seed=1", f"run.warmup_us={warm}",
                                          f"run.measure_us={meas}", f"run.drain_us={drain}"])
@@ -122,6 +123,8 @@ def bench_case(name: str, config: str, overrides: list[str], times: tuple[float,
                engine: str, scale: float = 1.0, repeat: int = 1) -> dict[str, Any]:
     """One case on one engine, ``repeat`` times: the speeds of the run of median wall time
     (the mean of the middle two for an even count), and every run's wall time."""
+    from icsim.simulator.simulation import Simulation
+
     cfg = case_config(config, overrides, times, scale)
     results = [Simulation(cfg, engine=engine).run() for _ in range(repeat)]
     result = results[0]
@@ -160,6 +163,8 @@ def bench_alone(name: str, scale: float = 1.0, repeat: int = 1) -> dict[str, Any
 def warm_start() -> float:
     """Seconds to make the compiled engine's first zero-load run in this process (loading the
     machine code from numba's cache, or compiling it when the cache is empty)."""
+    from icsim.simulator.simulation import Simulation
+
     t0 = time.perf_counter()
     Simulation(case_config("ofr/clean/k8.yaml", ["topology.dims=[3,3]", "traffic.load=0"],
                            (0.1, 0.1, 0.1)), engine="compiled").run()
@@ -310,6 +315,9 @@ def run_whole(cases: list[str] | None = None, repeat: int = 1,
 def time_generators(cases: Iterable[Sequence[int]] = TIMING_CASES, repeats: int = 3
                     ) -> list[dict]:
     """Best-of-``repeats`` wall time of SSSP and BFS on whole tori (routing graph included)."""
+    from icsim.model.topology import Torus
+    from icsim.routing.tables.generators import generate
+
     out = []
     for dims in cases:
         topo = Torus(tuple(dims))

@@ -12,13 +12,15 @@ import itertools
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable, Mapping
-
-import yaml
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from icsim.experiments.pipeline.saturation import CurveResult
-from icsim.model.config import Config, ConfigError, apply_overrides, set_path
-from icsim.simulator.build import from_dict
+
+if TYPE_CHECKING:
+    from icsim.model.config import Config
+
+# the config schema and the model are imported where a curve is made: the command line's
+# parsers take DEFAULT_LOADS from here (icsim --help imports this module)
 
 DEFAULT_LOADS = "0.05:1.0:0.05"
 MAX_GRID_POINTS = 10_000
@@ -82,6 +84,10 @@ def parse_vary(item: str) -> tuple[str, list[Any]]:
     The values are read as one YAML flow sequence, so list values work:
     ``topology.dims=[4,4],[8,8]``.
     """
+    import yaml
+
+    from icsim.model.config import ConfigError
+
     if "=" not in item:
         raise ConfigError("--vary", f"expected key.path=V1,V2,..., got {item!r}")
     key, raw = item.split("=", 1)
@@ -114,6 +120,7 @@ def load_independence(config: Config) -> str | None:
     """Why a load sweep of ``config`` has no γ* to find (its runs do not depend on
     ``traffic.load``), or ``None`` for an open-loop workload, whose load is swept.
 
+    >>> from icsim.model.config import Config
     >>> load_independence(Config(topology={"dims": [4, 4]}))
     >>> print(load_independence(Config(topology={"dims": [4, 4]},
     ...                                traffic={"workload": "trace", "trace": "t.csv"})))
@@ -167,6 +174,9 @@ class Curve:
     def config(self, load: float) -> Config:
         """The validated config at ``load`` (full validation once per curve; raises
         :class:`~icsim.model.config.ConfigError`)."""
+        from icsim.model.config import ConfigError, set_path
+        from icsim.simulator.build import from_dict
+
         if self._validated is None:
             data = json.loads(json.dumps(self.data))
             set_path(data, "traffic.load", float(load))
@@ -180,6 +190,8 @@ class Curve:
     def check(self) -> Config:
         """Validate the curve before its sweep starts: its config (at the grid's first load),
         and that the load is what its runs depend on (:func:`load_independence`)."""
+        from icsim.model.config import ConfigError
+
         config = self.config(self.grid[0])
         why = load_independence(config)
         if why is not None:
@@ -196,6 +208,8 @@ def make_curves(data: Mapping[str, Any], grid: list[float], overrides: Iterable[
     config's seed, default 1), as curves of one label with :attr:`Curve.seed` set.  A value
     listed twice counts once; a key varied twice is a ConfigError.
     """
+    from icsim.model.config import Config, ConfigError, apply_overrides, set_path
+
     base = apply_overrides(dict(data), list(overrides))
     vary = list(vary)
     keys = [key for key, _ in vary]

@@ -23,9 +23,7 @@ recorded as saturated with its error text (docs/model.md §7).
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import math
-import multiprocessing
 import os
 import select
 import socket
@@ -35,15 +33,20 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
 
-from tqdm import tqdm
-
-from icsim.model.config import Config, config_from_dict
 from icsim.model.registry import did_you_mean
-from icsim.simulator.results import package_version as version
-from icsim.simulator.simulation import run as simulate
-from icsim.simulator.simulation import runs_compiled
+
+if TYPE_CHECKING:
+    import multiprocessing
+
+    from tqdm import tqdm
+
+    from icsim.model.config import Config
+
+# the simulator, its config schema, tqdm and the process pool are imported where a run, a bar
+# or a pool needs them: the command line's parsers take their options from here (icsim --help
+# imports this module)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,6 +74,9 @@ def execute_point(config: dict[str, Any], run_fn: Callable | None = None) -> dic
         ``None``), ``started_at``/``finished_at`` (UTC ISO), ``elapsed_s`` (build + run wall
         time) and ``host``.
     """
+    from icsim.model.config import config_from_dict
+    from icsim.simulator.simulation import run as simulate
+
     started, t0 = _now(), time.perf_counter()
     result, error = None, None
     try:
@@ -90,6 +96,7 @@ def compile_first(configs: Iterable[Config]) -> bool:
     on stderr; nothing happens when the cache holds it.  Returns whether it compiled."""
     from icsim.simulator.engines.compiled.building import compile_now
     from icsim.simulator.engines.compiled.cache import clear_stale_cache, kernel_cached
+    from icsim.simulator.simulation import runs_compiled
 
     clear_stale_cache()
     if kernel_cached() or not any(runs_compiled(c) for c in configs):
@@ -163,6 +170,8 @@ class SerialExecutor(Executor):
 
 
 def _preload_context() -> multiprocessing.context.BaseContext:
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
@@ -217,6 +226,8 @@ class LocalPoolExecutor(Executor):
     name = "local"
 
     def __init__(self, workers: int | None = None) -> None:
+        import concurrent.futures as cf
+
         self.slots = max(1, workers or os.cpu_count() or 1)
         self._pool = cf.ProcessPoolExecutor(max_workers=self.slots, mp_context=_preload_context(),
                                             initializer=end_with, initargs=(os.getpid(),))
@@ -225,6 +236,8 @@ class LocalPoolExecutor(Executor):
         return self._pool.submit(fn, *args)
 
     def wait(self, handles: list[Any]) -> list[Any]:
+        import concurrent.futures as cf
+
         done, _ = cf.wait(handles, return_when=cf.FIRST_COMPLETED)
         return list(done)
 
@@ -394,6 +407,8 @@ def git_commit(path: Path = REPO_ROOT) -> str:
 
 
 def package_version() -> str:
+    from icsim.simulator.results import package_version as version
+
     return version()
 
 
@@ -482,6 +497,8 @@ class ProgressBar(Progress):
         if not self.enabled:
             return
         if self._bar is None:
+            from tqdm import tqdm
+
             self._bar = tqdm(desc=self.label, unit="run", file=self.stream, dynamic_ncols=True)
         self._bar.total = self.ran + running + remaining
         self._bar.n = self.ran

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Sequence
 
-import networkx as nx
 import numpy as np
 
 from icsim.model.input_files import InputFileError, read_lines
@@ -150,6 +149,8 @@ class Graph(Topology):
     def random_regular(cls, nodes: int, degree: int, seed: int) -> "Graph":
         """A connected random ``degree``-regular graph (networkx's generator); the first
         connected draw from seeds ``seed, seed + 1, ...`` (deterministic)."""
+        import networkx as nx          # the one use of networkx in a topology
+
         _check_node_count(nodes)
         if nodes * degree % 2 or degree >= nodes or degree < 1:
             raise GraphError(f"no {degree}-regular graph on {nodes} nodes")

@@ -37,7 +37,6 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-import networkx as nx
 import numpy as np
 
 from icsim.model.units import PS_PER_NS
@@ -67,6 +66,8 @@ def deadlock_cycle(stuck: np.ndarray, wait_ports: np.ndarray, wait_queues: np.nd
                    vcs: int) -> list[int] | None:
     """A cycle of stuck ports that only wait on stuck ports (module docstring), as port ids in
     waiting order, or None.  ``wait_ports[i]`` waits for room in queue ``wait_queues[i]``."""
+    import networkx as nx              # only when ports are stuck: a run imports it rarely
+
     nports = len(stuck)
     keep = (wait_ports < nports) & stuck[np.minimum(wait_ports, nports - 1)]
     src, dst = wait_ports[keep], wait_queues[keep] // vcs

@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from icsim.experiments.papers.acro.layers import bench_assigners, layers_main, reproduce_acro
 from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.pipeline.execution import natural_int, positive_int
 from icsim.experiments.pipeline.outputs import file_times, written_since
-from icsim.model.topology import MAX_GRAPH_NODES
-from icsim.routing.table import TableError
+
+# the layers, the tables and the topologies are imported where they are used: icsim --help
+# imports this module for the parser of icsim layers
 
 
 def add_layers_parser(sub: argparse._SubParsersAction) -> None:
@@ -56,6 +56,9 @@ def add_layers_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_layers(args: argparse.Namespace) -> int:
+    from icsim.experiments.papers.acro.layers import layers_main
+    from icsim.routing.table import TableError
+
     try:
         r = layers_main(args.topology, args.nodes, args.degree, args.seed, args.assigner,
                         args.edges, table_file=args.table, paths_file=args.paths,
@@ -80,6 +83,8 @@ def cmd_layers(args: argparse.Namespace) -> int:
 
 def _sizes(text: str) -> tuple[int, ...]:
     """``--sizes``: node counts, comma-separated, each within a graph topology's limit."""
+    from icsim.model.topology import MAX_GRAPH_NODES
+
     try:
         sizes = tuple(int(t) for t in text.split(","))
     except ValueError:
@@ -124,6 +129,8 @@ def layers(*, out: str | Path | None = None, seeds: int = 100, sizes: tuple[int,
     """The ACRO paper's Fig. 5/6 experiment (:func:`~.layers.reproduce_acro`) and, unless
     ``no_bench`` or ``quick``, the assigners' run times; a ValueError when no (|N|, degree) has
     a regular graph.  ``icsim.reproduce("acro-layers", ...)``; the command line calls it too."""
+    from icsim.experiments.papers.acro.layers import bench_assigners, reproduce_acro
+
     out = Path(out or "runs/acro-layers")
     if quick:
         sizes, degrees, seeds = (64,), range(3, 7), 3

@@ -31,11 +31,12 @@ def kernel_cached() -> bool:
 
 
 def sources_fingerprint() -> str:
-    """A hash of the source of every module of the engine that the loop's machine code is made
-    of (all but the builder, this module, the cache's builder and the package's
-    ``__init__``)."""
+    """A hash of the source of every module the loop's machine code is made of: the engine's
+    (all but the builder, this module, the cache's builder and the package's ``__init__``) and
+    :mod:`icsim.simulator.results`, whose saturation rules :mod:`.rules` compiles."""
+    here = Path(__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
+    for path in [*sorted(here.glob("*.py")), here.parents[1] / "results.py"]:
         if path.name in ("engine.py", "cache.py", "building.py", "__init__.py"):
             continue
         digest.update(path.name.encode())

@@ -72,8 +72,8 @@ from icsim.simulator.engines.compiled.layout import (C_ACTIONS, C_ARR_N, C_CUR_S
 from icsim.simulator.engines.compiled.nic import finish, nic_ack
 from icsim.simulator.engines.compiled.prefetching import prefetch_event
 from icsim.simulator.engines.compiled.rawarray import raw
+from icsim.simulator.engines.compiled.rules import window_rule
 from icsim.simulator.engines.compiled.traffic import post_open
-from icsim.simulator.results import window_rule
 
 
 # ============================================================================= the loop

@@ -22,7 +22,8 @@ from icsim.simulator.engines.compiled.layout import (C_DELIVERED, C_EXPECTED, C_
                                                      N_NIC_WAKE, N_OUTSTANDING, N_SRCH, OS_PENDING,
                                                      P_AVAIL, P_BIRTH, P_DER, P_ENTER, P_HOPS,
                                                      P_MEAS, P_TDST, P_TSRC)
-from icsim.simulator.results import LATENCY, latency_rule
+from icsim.simulator.engines.compiled.rules import latency_rule
+from icsim.simulator.results import LATENCY
 
 
 # ============================================================================= sink
