@@ -41,14 +41,15 @@ run the rule does not stop is unchanged by the option.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import numpy as np
 
 from icsim.simulator.app_results import job_summaries, message_summary, op_table
-from icsim.simulator.stats import LATENCY_BIN_EDGES_NS, Tally
+from icsim.simulator.latencies import LATENCY_BIN_EDGES_NS, histogram_counts
+from icsim.simulator.measure import dilation
+from icsim.simulator.stats import Tally
 from icsim.traffic.apps.ops import KINDS, RECV
 
 VERSION_FALLBACK = "0.0.0"
@@ -132,15 +133,6 @@ def package_version() -> str:
         return VERSION_FALLBACK
 
 
-#: per-packet records are summarised this many packets at a time, so that what a summary
-#: holds beside them does not grow with the run
-CHUNK = 1 << 16
-
-
-def _chunks(n: int) -> range:
-    return range(0, n, CHUNK)
-
-
 def latency_histogram(latency_ns: np.ndarray) -> dict[str, list]:
     """Counts of ``latency_ns`` in the fixed log-spaced bins :data:`LATENCY_BIN_EDGES_NS`
     (values below the first edge or above the last are counted in the first or last bin).
@@ -149,36 +141,14 @@ def latency_histogram(latency_ns: np.ndarray) -> dict[str, list]:
     >>> len(h["edges_ns"]) == len(h["counts"]) + 1, h["counts"][0], h["counts"][-1]
     (True, 3, 1)
     """
-    edges = LATENCY_BIN_EDGES_NS
-    counts = np.zeros(len(edges) - 1, dtype=np.int64)
-    for i in _chunks(len(latency_ns)):
-        clipped = np.clip(latency_ns[i:i + CHUNK], edges[0], edges[-1])
-        counts += np.histogram(clipped, bins=edges)[0]
-    return {"edges_ns": [float(e) for e in edges], "counts": counts.tolist()}
-
-
-def dilation(hops: np.ndarray, src: np.ndarray, dst: np.ndarray, topology: Any) -> float:
-    """Hops over the minimal distance, averaged over the packets (a packet to itself counts
-    1): ``1 + sum(hops / d - 1) / n``, the sum exactly rounded whatever the order (each
-    distinct (hops, d) pair's term counted, summed as fractions)."""
-    counts: dict[tuple[int, int], int] = {}
-    for i in _chunks(len(hops)):
-        d = topology.terminal_distances(src[i:i + CHUNK], dst[i:i + CHUNK])
-        moved = d > 0
-        h, d = hops[i:i + CHUNK][moved].astype(np.int64), d[moved].astype(np.int64)
-        width = int(d.max(initial=0)) + 1
-        keys, many = np.unique(h * width + d, return_counts=True)
-        for key, c in zip(keys.tolist(), many.tolist()):
-            pair = divmod(key, width)
-            counts[pair] = counts.get(pair, 0) + c
-    total = sum((Fraction(float(np.float64(h) / np.float64(d) - 1.0)) * c
-                 for (h, d), c in counts.items()), Fraction(0))
-    return 1.0 + float(total) / len(hops)
+    counts = histogram_counts(np.sort(np.asarray(latency_ns, dtype=np.float64)))
+    return {"edges_ns": [float(e) for e in LATENCY_BIN_EDGES_NS], "counts": counts.tolist()}
 
 
 def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
-    """Latency, hops, derouting and dilation of the measured packets (array code: a million
-    packets in a fraction of a second)."""
+    """Latency, hops, derouting and dilation of the measured packets, from what the engine
+    summarised as they were consumed (:mod:`icsim.simulator.measure`): every figure the one the
+    packets themselves would give."""
     n = tally.measured_delivered
     out: dict[str, Any] = {}
     if not n:
@@ -188,24 +158,20 @@ def packet_summary(tally: Tally, topology: Any) -> dict[str, Any]:
         out["derouted"] = {k: 0.0 for k in (*tally.deroute_kinds, "total")}
         out["latency_histogram"] = latency_histogram(np.zeros(0))
         return out
-    a = tally.arrays()
     # means as exact integer sums of picoseconds: they do not depend on the order in which
     # packets were consumed (engines may record same-phase consumptions in different orders)
-    out["latency_ns"] = int(a["latency"].sum()) / n / 1000.0
-    lat = a["latency"] / 1000.0
-    out["latency_max_ns"] = float(lat.max())
-    out["latency_histogram"] = latency_histogram(lat)
-    p50, p99 = np.percentile(lat, [50, 99], overwrite_input=True)
-    del lat
-    out["latency_p50_ns"] = float(p50)
-    out["latency_p99_ns"] = float(p99)
+    out["latency_ns"] = tally.latency_sum / n / 1000.0
+    p50, p99 = tally.latencies.percentiles((50.0, 99.0))
+    out["latency_p50_ns"] = p50
+    out["latency_p99_ns"] = p99
+    out["latency_max_ns"] = tally.latencies.max() / 1000.0
     out["network_latency_ns"] = tally.net_latency_sum / n / 1000.0
-    out["hops"] = int(a["hops"].sum(dtype=np.int64)) / n
-    kinds = tally.deroute_kinds
-    counts = np.bincount(a["deroute"], minlength=len(kinds) + 1)
-    out["derouted"] = {k: int(counts[i + 1]) / n for i, k in enumerate(kinds)}
-    out["derouted"]["total"] = int(counts[1:].sum()) / n
-    out["dilation"] = dilation(a["hops"], a["src"], a["dst"], topology)
+    out["hops"] = tally.hops_sum / n
+    kinds, counts = tally.deroute_kinds, tally.deroutes
+    out["derouted"] = {k: counts[i + 1] / n for i, k in enumerate(kinds)}
+    out["derouted"]["total"] = sum(counts[1:]) / n
+    out["dilation"] = dilation(tally.pairs, n)
+    out["latency_histogram"] = tally.latencies.histogram()
     return out
 
 
@@ -438,11 +404,10 @@ def node_table(spec: Any, tally: Tally) -> Any:
     import pandas as pd
 
     N = spec.num_terminals
-    a = tally.arrays()
-    sent = np.bincount(a["src"], minlength=N)
-    lat_sum = np.bincount(a["src"], weights=a["latency"] / 1000.0, minlength=N)
+    sent = np.asarray(tally.sent, dtype=np.int64)
+    lat_sum = np.asarray(tally.latency_by_src, dtype=np.int64) / 1000.0
     out = {"node": np.arange(N), "sent": sent,
-           "received": np.bincount(a["dst"], minlength=N),
+           "received": np.asarray(tally.received, dtype=np.int64),
            "latency_ns": np.divide(lat_sum, sent, out=np.full(N, np.nan), where=sent > 0)}
     if tally.accepted is not None and spec.window is not None:
         w0, w1 = spec.window
@@ -460,7 +425,7 @@ class Result(dict):
     ``r.latency_ns``) with its per-packet and per-channel data:
 
     ``latencies``
-        measured packet latencies in ns (numpy array, consumption order);
+        every measured packet's latency in ns (numpy array, sorted);
     ``channels``
         :func:`channel_table` (one row per channel and VC; empty in finite mode);
     ``nodes``
@@ -483,7 +448,7 @@ class Result(dict):
 
     @property
     def latencies(self) -> np.ndarray:
-        return np.asarray(self._tally.latency, dtype=np.int64) / 1000.0
+        return self._tally.latencies.values() / 1000.0
 
     @property
     def channels(self) -> Any:

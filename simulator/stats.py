@@ -1,8 +1,9 @@
 """What an engine tallies during a run (docs/model.md §7), in the same form whatever the engine.
 
-:class:`Tally` is the engine-neutral record: per measured packet its latency, network latency,
-hops, source, destination and how it was derouted (arrays in consumption order), plus counters,
-the NIC backlog samples and the channel statistics of the measurement window.
+:class:`Tally` is the engine-neutral record: the measured packets summarised as they were
+consumed (:mod:`icsim.simulator.measure`: their latencies kept a byte or two each, sums, counts
+per deroute code, per (hops, distance) pair and per terminal), plus counters, the NIC backlog
+samples and the channel statistics of the measurement window.
 :func:`icsim.simulator.results.make_result` turns a tally into the result record.
 
 :class:`Collector` is the SimPy engine's sink, filling a tally one consumed packet at a time.
@@ -10,26 +11,29 @@ the NIC backlog samples and the channel statistics of the measurement window.
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
-#: fixed log-spaced latency bins: 10 ns ... 1 s, 20 per decade (values outside are clamped)
-LATENCY_BIN_EDGES_NS = 10.0 ** np.arange(1.0, 9.0 + 1e-9, 0.05)
+from icsim.simulator.latencies import CHUNK, LATENCY_BIN_EDGES_NS, Latencies
+
+__all__ = ["Collector", "LATENCY_BIN_EDGES_NS", "Tally"]
 
 
 @dataclass
 class Tally:
     """An engine's raw account of one run (times in ps).
 
-    Per measured, delivered packet (consumption order): ``latency``, ``hops``, ``src``,
-    ``dst``, ``deroute`` (0: not derouted, else 1 + the index of its kind in ``deroute_kinds``,
-    the routing algorithm's own words); summed over them as they are consumed:
-    ``net_latency_sum`` (their network latencies), ``wait_max`` (the longest wait at a NIC:
-    latency less network latency) and ``starved`` (how many waited there longer than the
-    measurement window; None without a window).  Counters: ``delivered`` (every
+    Of the measured, delivered packets: ``latencies`` (every one's,
+    :class:`~icsim.simulator.latencies.Latencies`), the sums of their ``latency_sum``,
+    ``hops_sum`` and ``net_latency_sum`` (network latencies), ``wait_max`` (the longest wait
+    at a NIC: latency less network latency), ``starved`` (how many waited there longer than the
+    measurement window; None without a window), ``deroutes`` (how many had each deroute code:
+    0 not derouted, else 1 + the index of its kind in ``deroute_kinds``, the routing
+    algorithm's own words), ``pairs`` (how many made each (hops, minimal distance) pair), and
+    per terminal ``sent`` and ``received`` (counts) and ``latency_by_src`` (the latencies of
+    those it sent, summed).  Counters: ``delivered`` (every
     packet consumed), ``measured_delivered``, ``window_delivered`` (consumed inside the window),
     ``generated`` and ``measured`` (packets the workload created so far, and the measured ones),
     ``expected_measured`` (finite runs: what must be delivered), ``last_consume``, ``finish``
@@ -49,11 +53,14 @@ class Tally:
 
     num_nodes: int
     deroute_kinds: list = field(default_factory=list)
-    latency: Any = field(default_factory=lambda: array("q"))
-    hops: Any = field(default_factory=lambda: array("i"))
-    src: Any = field(default_factory=lambda: array("i"))
-    dst: Any = field(default_factory=lambda: array("i"))
-    deroute: Any = field(default_factory=lambda: array("b"))
+    latencies: Latencies = field(default_factory=Latencies)
+    latency_sum: int = 0
+    hops_sum: int = 0
+    deroutes: list = field(default_factory=list)
+    pairs: dict = field(default_factory=dict)
+    sent: Any = None
+    received: Any = None
+    latency_by_src: Any = None
     net_latency_sum: int = 0
     wait_max: int = 0
     starved: int | None = None
@@ -82,15 +89,11 @@ class Tally:
     def __post_init__(self) -> None:
         if self.finish is None:
             self.finish = [0] * self.num_nodes
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The per-packet records as numpy arrays (int64 latencies; int32 hops, sources and
-        destinations; int8 deroute codes), without copying the engine's."""
-        return {"latency": np.asarray(self.latency, dtype=np.int64),
-                "hops": np.asarray(self.hops, dtype=np.int32),
-                "src": np.asarray(self.src, dtype=np.int32),
-                "dst": np.asarray(self.dst, dtype=np.int32),
-                "deroute": np.asarray(self.deroute, dtype=np.int8)}
+        for name in ("sent", "received", "latency_by_src"):
+            if getattr(self, name) is None:
+                setattr(self, name, [0] * self.num_nodes)
+        if not self.deroutes:
+            self.deroutes = [0] * (len(self.deroute_kinds) + 1)
 
 
 class Collector:
@@ -103,9 +106,13 @@ class Collector:
         Consumptions inside it count towards the accepted load (window mode).
     """
 
-    def __init__(self, tally: Tally, window: tuple[int, int] | None):
+    def __init__(self, tally: Tally, window: tuple[int, int] | None,
+                 distances: tuple[np.ndarray, np.ndarray, np.ndarray]):
         self.tally = tally
         self.window = window
+        first, second, table = distances
+        self._first, self._second, self._table = first.tolist(), second.tolist(), table
+        self._latencies: list[int] = []       # handed to tally.latencies a chunk at a time
         self.on_measured_done: Callable[[int], None] | None = None
         self.on_measured: Callable[[Any, int], None] | None = None
         n = tally.num_nodes
@@ -123,6 +130,7 @@ class Collector:
         kinds = self.tally.deroute_kinds
         if kind not in kinds:
             kinds.append(kind)
+            self.tally.deroutes.append(0)
         return 1 + kinds.index(kind)
 
     def __call__(self, p: Any, t: int) -> None:
@@ -139,19 +147,32 @@ class Collector:
         if not p.measured:
             return
         tl.measured_delivered += 1
-        tl.latency.append(t - p.birth)
+        lat = t - p.birth
+        self._latencies.append(lat)
+        if len(self._latencies) == CHUNK:
+            self.flush()
+        tl.latency_sum += lat
+        tl.hops_sum += p.hops
+        tl.sent[p.tsrc] += 1
+        tl.latency_by_src[p.tsrc] += lat
+        tl.received[p.tdst] += 1
+        pair = (p.hops, int(self._table[self._first[p.src] + self._second[p.dst]]))
+        tl.pairs[pair] = tl.pairs.get(pair, 0) + 1
         tl.net_latency_sum += t - p.enter
         wait = p.enter - p.birth
         if wait > tl.wait_max:
             tl.wait_max = wait
         if self.starve is not None and wait > self.starve:
             tl.starved += 1
-        tl.hops.append(p.hops)
-        tl.src.append(p.tsrc)
-        tl.dst.append(p.tdst)
         kind = p.deroute
-        tl.deroute.append(kind if type(kind) is int else self.code(kind))
+        tl.deroutes[kind if type(kind) is int else self.code(kind)] += 1
         if tl.measured_delivered == tl.expected_measured and self.on_measured_done:
             self.on_measured_done(tl.last_consume)
         if self.on_measured is not None:
             self.on_measured(p, t)
+
+    def flush(self) -> None:
+        """Hand the latencies held to the tally's store (a chunk's worth, and at the end)."""
+        if self._latencies:
+            self.tally.latencies.add(np.array(self._latencies, dtype=np.int64))
+            self._latencies = []

@@ -48,9 +48,12 @@ def send_one(cfg, src, dst, packets=1, at=0, engine="simpy"):
     spec = dataclasses.replace(model.spec, window=None, horizon_ps=None)
     workload = scheduled("collective", [(at, src, dst, packets)])
     if engine == "compiled":
+        # the engine keeps latencies and (hops, distance) counts, not packets: hops and
+        # consume times each in order (tests send packets of one path)
         tally = CompiledEngine(spec, workload, np.random.default_rng(0)).run()
-        return [(int(h), (int(lat) + at) / 1000.0)
-                for h, lat in zip(tally.arrays()["hops"], tally.arrays()["latency"])]
+        hops = sorted(h for (h, _), n in tally.pairs.items() for _ in range(n))
+        return [(h, (int(lat) + at) / 1000.0)
+                for h, lat in zip(hops, tally.latencies.values())]
     sim = SimpyEngine(spec, workload, RandomStream(np.random.default_rng(0)))
     got = []
     sink = sim.flow.sink

@@ -34,8 +34,9 @@ def ring(flow="credit", **sections):
 
 
 def deliver(cfg, messages, engine):
-    """Run the messages ``(time_ps, src terminal, dst terminal, packets)``; per measured packet
-    (src, dst, hops, latency in ns), in consumption order."""
+    """Run the messages ``(time_ps, src terminal, dst terminal, packets)``; the measured
+    packets as the engine summarised them: the tally (per terminal ``sent`` and ``received``,
+    the (hops, distance) ``pairs``) and every latency in ns, sorted."""
     model = build(cfg)
     spec = dataclasses.replace(model.spec, window=None, horizon_ps=None)
     workload = scheduled("collective", messages)
@@ -43,9 +44,7 @@ def deliver(cfg, messages, engine):
         tally = CompiledEngine(spec, workload, np.random.default_rng(0)).run()
     else:
         tally = SimpyEngine(spec, workload, RandomStream(np.random.default_rng(0))).run()
-    a = tally.arrays()
-    return [(int(s), int(d), int(h), int(t) / 1000.0)
-            for s, d, h, t in zip(a["src"], a["dst"], a["hops"], a["latency"])]
+    return tally, (tally.latencies.values() / 1000.0).tolist()
 
 
 def test_terminals_are_numbered_router_by_router():
@@ -60,9 +59,9 @@ def test_a_packet_at_zero_load_takes_the_formula_between_any_two_terminals(table
     cfg = ring(flow)
     topo = build(cfg).topology
     for src, dst in [(0, 1), (0, 3), (4, 11), (7, 2), (11, 6)]:
-        (s, d, hops, t), = deliver(cfg, [(0, src, dst, 1)], engine)
+        tally, (t,) = deliver(cfg, [(0, src, dst, 1)], engine)
         h = topo.distance(src // P, dst // P)
-        assert (s, d, hops) == (src, dst, h)
+        assert tally.sent[src] == tally.received[dst] == 1 and tally.pairs == {(h, h): 1}
         assert t == pytest.approx(zero_load_ns(table1, h), abs=1e-6)
 
 
@@ -71,9 +70,9 @@ def test_each_terminal_has_its_own_ejection_port(table1, engine):
     # the three terminals of router 0 send to one another at once: each crosses its own
     # injection and ejection links, so none waits (one shared ejection port would serialise
     # them, 64 ns apart)
-    got = deliver(ring(), [(0, 0, 1, 1), (0, 1, 2, 1), (0, 2, 0, 1)], engine)
-    assert sorted((s, d) for s, d, _, _ in got) == [(0, 1), (1, 2), (2, 0)]
-    assert [t for *_, t in got] == pytest.approx([zero_load_ns(table1, 0)] * 3, abs=1e-6)
+    tally, times = deliver(ring(), [(0, 0, 1, 1), (0, 1, 2, 1), (0, 2, 0, 1)], engine)
+    assert tally.sent[:3] == tally.received[:3] == [1, 1, 1] and tally.pairs == {(0, 0): 3}
+    assert times == pytest.approx([zero_load_ns(table1, 0)] * 3, abs=1e-6)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -82,8 +81,7 @@ def test_terminals_of_one_router_share_its_links(table1, engine):
     # between the routers carries both, one serialisation (204.8 ns) apart
     topo = build(ring()).topology
     v = topo.neighbor(0, 0)
-    got = deliver(ring(), [(0, 0, P * v, 1), (0, 1, P * v + 1, 1)], engine)
-    times = sorted(t for *_, t in got)
+    _, times = deliver(ring(), [(0, 0, P * v, 1), (0, 1, P * v + 1, 1)], engine)
     assert times[0] == pytest.approx(zero_load_ns(table1, 1), abs=1e-6)
     assert times[1] - times[0] == pytest.approx(512 * 8 / 20.0, abs=1e-6)
 

@@ -79,14 +79,20 @@ def test_a_packet_at_zero_load_takes_the_formula_along_its_route(table1, topolog
     pairs = [(0, 1)] + [tuple(rng.choice(topo.num_terminals, 2, replace=False).tolist())
                         for _ in range(8)]
     for src, dst in pairs:
-        (s, d, hops, t), = deliver(cfg, [(0, src, dst, 1)], engine)
+        tally, (t,) = deliver(cfg, [(0, src, dst, 1)], engine)
+        ((hops, _),) = tally.pairs
         if algorithm in ("dfly_min", "par"):  # local, global, local (PAR: minimal when idle)
             h = int(model.routing.routes.hops[topo.terminal_router(src) * topo.num_nodes
                                               + topo.terminal_router(dst)])
         else:                                # minimal on a tree and a HyperX
             h = route_hops(cfg, src, dst)
-        assert (s, d, hops) == (src, dst, h)
+        assert tally.sent[src] == tally.received[dst] == 1 and hops == h
         assert t == pytest.approx(zero_load_ns(table1, h), abs=1e-6)
+
+
+def hops_of(tally) -> list[int]:
+    """The hops of every measured packet, from the (hops, distance) counts."""
+    return sorted(h for (h, _), n in tally.pairs.items() for _ in range(n))
 
 
 def test_dragonfly_minimal_routes_cross_at_most_one_global_link(table1):
@@ -126,10 +132,9 @@ def test_dmodk_routes_a_shift_permutation_without_contention(table1, engine):
     # at once: destination-mod-k gives each its own up and down channels, so every packet
     # arrives at zero-load latency (up to the top and down: 2 hops)
     cfg = config(FAT_TREE, "dmodk")
-    got = deliver(cfg, [(0, s, (s + 4) % 16, 1) for s in range(16)], engine)
-    assert len(got) == 16
-    assert {h for _, _, h, _ in got} == {2}
-    assert [t for *_, t in got] == pytest.approx([zero_load_ns(table1, 2)] * 16, abs=1e-6)
+    tally, times = deliver(cfg, [(0, s, (s + 4) % 16, 1) for s in range(16)], engine)
+    assert hops_of(tally) == [2] * 16
+    assert times == pytest.approx([zero_load_ns(table1, 2)] * 16, abs=1e-6)
 
 
 def test_a_routing_whose_dependencies_close_a_cycle_is_refused_at_build():
@@ -207,9 +212,10 @@ def test_zero_load_latency_is_exact_per_link_class(table1, flow, engine):
     cfg = config(DRAGONFLY, "dfly_min", router={"flow_control": flow},
                  link={"classes": {"global": {"latency_ns": 1000.0, "bandwidth_gbps": 40.0},
                                    "local": {"latency_ns": 48.0}}})
-    got = deliver(cfg, [(0, 0, 71, 1), (0, 4, 6, 1)], engine)
-    assert sorted(got) == [(0, 71, 3, pytest.approx(288 + 2 * 252.8 + 1102.4, abs=1e-6)),
-                           (4, 6, 1, pytest.approx(288 + 252.8, abs=1e-6))]
+    tally, times = deliver(cfg, [(0, 0, 71, 1), (0, 4, 6, 1)], engine)
+    assert hops_of(tally) == [1, 3]             # 4 -> 6 one local hop; 0 -> 71 local, global, local
+    assert times == [pytest.approx(288 + 252.8, abs=1e-6),
+                     pytest.approx(288 + 2 * 252.8 + 1102.4, abs=1e-6)]
 
 
 def test_channel_utilisation_is_reported_per_link_class():
@@ -326,9 +332,9 @@ def test_dal_deroutes_at_most_once_per_dimension_and_never_in_an_aligned_one(eng
     x = topo.coord_array[:, 0]
     nxt = np.arange(16) + (x + 1) % 4 - x
     msgs = [(0, t, int(nxt[t // 4]) * 4 + t % 4, 12) for t in range(64)]
-    got = deliver(cfg, msgs, engine)
-    hops = [h for *_, h, _ in got]
-    assert len(got) == 64 * 12
+    tally, _ = deliver(cfg, msgs, engine)
+    hops = hops_of(tally)
+    assert len(hops) == 64 * 12
     assert set(hops) == {1, 2}
     assert sum(h == 2 for h in hops) > 64
 

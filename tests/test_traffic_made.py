@@ -207,37 +207,50 @@ def test_messages_made_as_they_fall_due_are_the_schedule_by_time_then_source(
 
 
 def long_and_short(path, overrides):
-    """The compiled engine's arrays after a run of 1x and 8x a window: bytes of each."""
+    """The compiled engine's arrays after a run of 1x and 8x a window: bytes of each, and the
+    bytes of its latencies."""
     sizes = []
     for scale in (1, 8):
         cfg = load_config(bundled(path), [*overrides, f"run.measure_us={40 * scale}"])
         sim = Simulation(cfg, engine="compiled")
         sim.run()
-        sizes.append({k: v.nbytes for k, v in sim.engine.a.items() if hasattr(v, "nbytes")})
+        arrays = {k: v.nbytes for k, v in sim.engine.a.items() if hasattr(v, "nbytes")}
+        sizes.append((arrays, sim.engine.latencies))
     return sizes
 
 
 @pytest.mark.parametrize("path,overrides", [
     ("families/fat_tree.yaml", ["traffic.load=0.3"]),
     ("quickstart.yaml", ["traffic.load=0.2", "traffic.message_packets=2"])])
-def test_memory_holds_what_is_in_flight_not_the_runs_messages(path, overrides):
-    """Every array of a run but the measured packets' records is as large after a window 8
-    times as long: no schedule, no packet of the past is held."""
-    short, long = long_and_short(path, overrides)
-    records = {"mlat", "msrc", "mdst", "mhops", "mder"}
-    assert {k: v for k, v in long.items() if k not in records} == \
-        {k: v for k, v in short.items() if k not in records}
-    assert 6 * short["mlat"] < long["mlat"] < 10 * short["mlat"]
+def test_memory_holds_what_is_in_flight_and_a_byte_or_two_a_latency(path, overrides):
+    """Every array of a run is as large after a window 8 times as long: no schedule, no
+    packet of the past is held; the measured packets' latencies take a byte or two each."""
+    (short, short_lat), (long, long_lat) = long_and_short(path, overrides)
+    assert long == short
+    assert 6 * len(short_lat) < len(long_lat) < 10 * len(short_lat)
+    assert long_lat.nbytes < 2.5 * len(long_lat)
 
 
-def test_records_grow_when_a_window_measures_more_than_was_expected(monkeypatch):
-    """The measured packets' records are sized from the traffic's expected count; a run that
-    measures more grows them, and gives the same record."""
+def test_latencies_handed_over_a_chunk_at_a_time_give_the_same_record(monkeypatch):
+    """The kernel hands its measured latencies to Python as its chunk fills (every 1,000 here
+    instead of every million), and pairs beyond its (hops, distance) counts as their rows
+    fill: the record is the same."""
+    from icsim.simulator.engines.compiled import engine as compiled
+
     cfg = load_config(bundled("families/fat_tree.yaml"), ["traffic.load=0.3",
                                                           "run.measure_us=30"])
     want = dict(run(cfg, engine="compiled"))
-    monkeypatch.setattr(CompiledEngine, "_measured_rows", lambda self: 1)
-    got = dict(run(cfg, engine="compiled"))
+    monkeypatch.setattr(compiled, "CHUNK", 1000)
+    original = CompiledEngine._measured
+
+    def few_counts(self):
+        original(self)
+        self.dil_h = 2                       # (hops, distance) counts of hops 0 and 1 only
+        self.a["mdil"] = np.zeros(self.dil_h * self.dil_d, np.int64)
+    monkeypatch.setattr(CompiledEngine, "_measured", few_counts)
+    sim = Simulation(cfg, engine="compiled")
+    got = dict(sim.run())
     for r in (want, got):
         r.pop("wall_s")
-    assert got == want and got["packets_delivered"] > 1000
+    assert got == want and got["packets_delivered"] > 2500
+    assert len(sim.engine.latencies._chunks) > 3 and len(sim.engine.pairs_beyond) > 0

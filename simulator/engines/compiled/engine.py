@@ -33,6 +33,8 @@ from icsim.simulator.engines.compiled.routing import supports as supports_progra
 from icsim.simulator.engines.compiled.speed import inverse
 from icsim.simulator.engines.compiled.traffic import rule_table
 from icsim.simulator.engines.compiled.traffic import start as traffic_start
+from icsim.simulator.latencies import CHUNK, Latencies
+from icsim.simulator.measure import distance_tables, pair_counts
 from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, cycle_at_end,
                                               deadlock_at_end, deadlock_cycle, deadlock_in_cycle,
                                               stuck_ports)
@@ -153,6 +155,7 @@ class CompiledEngine:
             self.pk_reserve += int(kinds[SEND])
             self.ev_reserve += int(kinds[COMPUTE])
         chunk, chunks = event_chunks(self.ev_reserve, wsize)
+        self._measured()
         self._numbers(progress_every, laid, wsize, chunk, chunks)
         self._calendar(wsize, chunk, chunks)
         self._fabric()
@@ -198,6 +201,7 @@ class CompiledEngine:
                      kl.K_CLASSED: spec.port_times is not None,
                      kl.K_APP: wl.app is not None, kl.K_REC_RESERVE: self.rec_reserve,
                      kl.K_STARVE: w[1] - w[0] if spec.window is not None else -1,
+                     kl.K_DIL_H: self.dil_h, kl.K_DIL_D: self.dil_d,
                      **traffic_ints}.items():
             prm[k] = int(v)
         for name, v in laid.params.items():      # the routing program's numbers
@@ -311,48 +315,37 @@ class CompiledEngine:
         a["used"] = np.zeros(max(1, self.spec.num_ports), np.int64)
 
     def _records(self) -> None:
-        """The measured packets' records (``rec``: as many rows as the run is expected to
-        measure, grown if it measures more), the source-queue samples and the traffic."""
+        """The source-queue samples, the traffic and an application's operations."""
         a = self.a
-        self._measured_records(self._measured_rows() + self.rec_reserve)
         a["smp"] = np.zeros((32, 2), np.int64)
         self._traffic()
         self._app_arrays()
 
-    #: the measured packets' records (``layout.Records``) and their types
-    MEASURED = (("mlat", np.int64), ("msrc", np.int32), ("mdst", np.int32),
-                ("mhops", np.int32), ("mder", np.int8))
+    def _measured(self) -> None:
+        """What the measured packets are summarised in (``layout.Records``): a chunk of
+        latencies, then the counts of deroute codes, of (hops, distance) pairs and of the pairs
+        beyond, and the distance tables; the tally's store of latencies."""
+        a, spec = self.a, self.spec
+        a["mlat"] = np.zeros(CHUNK + self.rec_reserve, np.int64)
+        a["mder"] = np.zeros(len(spec.routing.deroute_kinds) + 1, np.int64)
+        first, second, table = distance_tables(spec.topology)
+        a["dist_a"], a["dist_b"], a["dist"] = first, second, table
+        self.dil_d = int(table.max(initial=0)) + 1
+        self.dil_h = max(64, 4 * self.dil_d)
+        a["mdil"] = np.zeros(self.dil_h * self.dil_d, np.int64)
+        a["mdov"] = np.zeros((4 * self.rec_reserve, 2), np.int64)
+        self.latencies = Latencies()
+        self.pairs_beyond: list[np.ndarray] = []
 
-    def _measured_records(self, rows: int) -> None:
-        """Room for ``rows`` measured packets' records, those already made kept."""
-        a = self.a
-        for name, dtype in self.MEASURED:
-            new = np.zeros(rows, dtype)
-            if name in a:
-                new[:len(a[name])] = a[name]
-            a[name] = new
-
-    def _measured_rows(self) -> int:
-        """The measured packets a run will record: a schedule's, an application's, a finite
-        open loop's exactly; a window's at most, with deterministic arrivals (a node creates at
-        most ``ceil(window / gap) + 1`` messages in it), and with exponential ones the mean
-        and four standard deviations more (more grows the records)."""
-        wl = self.workload
-        if wl.app is not None:
-            return wl.app.total_packets
-        traffic = wl.open
-        if traffic is None:
-            return int(wl.packets[wl.measured].sum())
-        if traffic.expected_measured is not None:
-            return traffic.expected_measured
-        w0, w1 = traffic.window
-        per_node = (w1 - w0) / traffic.interval_ps
-        if traffic.exponential:
-            messages = traffic.num_nodes * per_node
-            messages += 4 * np.sqrt(messages) + 1
-        else:
-            messages = traffic.num_nodes * (np.ceil(per_node) + 1)
-        return int(messages) * traffic.message_packets
+    def _hand_over(self) -> None:
+        """The latencies and the pairs beyond the counts the kernel holds, handed to Python."""
+        a, ctr = self.a, self.a["ctr"]
+        self.latencies.add(a["mlat"][:ctr[kl.C_LAT_N]])
+        ctr[kl.C_LAT_N] = 0
+        n = int(ctr[kl.C_DIL_OVER_N])
+        if n:
+            self.pairs_beyond.append(a["mdov"][:n].copy())
+            ctr[kl.C_DIL_OVER_N] = 0
 
     def _traffic(self) -> None:
         """The schedule (``wl``) of a collective or trace, or the open-loop traffic's arrays
@@ -444,9 +437,9 @@ class CompiledEngine:
             a["pk"] = pk
             ctr[kl.C_PK_FREE] = n
             ctr[kl.C_PK_FREE_N] += n
-        rows = len(a["mlat"])
-        if rows - ctr[kl.C_MEAS_DELIV] < self.rec_reserve:
-            self._measured_records(rows + max(rows // 2, self.rec_reserve))
+        if (len(a["mlat"]) - ctr[kl.C_LAT_N] < self.rec_reserve
+                or len(a["mdov"]) - ctr[kl.C_DIL_OVER_N] < self.rec_reserve):
+            self._hand_over()
 
     def _at(self, t: int, kind: int, x: int = 0, y: int = 0) -> None:
         a = self.a
@@ -590,9 +583,15 @@ class CompiledEngine:
         a, spec = self.a, self.spec
         c = a["ctr"]
         n = int(c[kl.C_MEAS_DELIV])
+        self._hand_over()
         tl = Tally(spec.num_terminals, list(spec.routing.deroute_kinds))
-        tl.latency, tl.src, tl.dst = a["mlat"][:n], a["msrc"][:n], a["mdst"][:n]
-        tl.hops, tl.deroute = a["mhops"][:n], a["mder"][:n]
+        tl.latencies, tl.latency_sum = self.latencies, int(c[kl.C_LAT_TOTAL])
+        tl.hops_sum, tl.deroutes = int(c[kl.C_HOPS_SUM]), a["mder"].tolist()
+        beyond = np.concatenate(self.pairs_beyond) if self.pairs_beyond else None
+        tl.pairs = pair_counts(a["mdil"], self.dil_d, beyond)
+        nd = a["nd"]
+        tl.sent, tl.received = nd[:, kl.N_M_SENT].tolist(), nd[:, kl.N_M_RECV].tolist()
+        tl.latency_by_src = nd[:, kl.N_M_LAT].tolist()
         tl.net_latency_sum = int(c[kl.C_NET_SUM])
         tl.wait_max = int(c[kl.C_WAIT_MAX])
         tl.starved = int(c[kl.C_STARVED]) if spec.window is not None else None

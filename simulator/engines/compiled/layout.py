@@ -89,7 +89,8 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  C_STOP_AT, C_STOPPED, C_STOP_SEQ, C_CUR_SLOT, C_WHEEL_N, C_HEAP_N, C_EV_FREE,
  C_EV_FREE_N, C_PK_FREE, C_PK_FREE_N, C_DIRTY_N, C_ARR_N, C_NSAMPLES, C_YIELD, C_END,
  C_DEAD_SINCE, C_NOOP, C_SNAP_SAMPLES, C_STOP_RULE, C_LAT_SUM, C_WAIT_BIRTH, C_CHUNK_FREE,
- C_LEFT_OFF, C_OPS_LEFT, C_DUE_N, C_NET_SUM, C_WAIT_MAX, C_STARVED, C_NCTR) = range(44)
+ C_LEFT_OFF, C_OPS_LEFT, C_DUE_N, C_NET_SUM, C_WAIT_MAX, C_STARVED, C_LAT_N, C_LAT_TOTAL,
+ C_HOPS_SUM, C_DIL_OVER_N, C_NCTR) = range(48)
 
 
 # ----------------------------------------------------------------------------- prm
@@ -105,7 +106,7 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  K_UG_HOPS, K_UG_FIRST_MIN, K_UG_FIRST_VAL, K_UG_PROBE_MIN, K_UG_PROBE_VAL, K_UG_PROBE_VC,
  K_UG_THRESHOLD, K_CLASSED, K_UG_VIA, K_UG_VIA_PHASE, K_APP, K_REC_RESERVE, K_OPEN, K_G_M,
  K_G_LIMIT, K_G_HORIZON, K_G_EXP, K_G_ALIGNED, K_G_RULE, K_G_SIZE, K_G_OFFSET, K_G_SKIP,
- K_G_NHOT, K_STARVE, K_NPRM) = range(79)
+ K_G_NHOT, K_STARVE, K_DIL_H, K_DIL_D, K_NPRM) = range(81)
 
 
 # a divisor K_X is followed by K_X_INV, its multiplier ceil(2**63 / prm[K_X]) (``divide``)
@@ -176,8 +177,11 @@ T_WAKE_AT = T_FIRST
 T_NCOL = 16
 
 
+# a terminal's row: its NIC's source queue, pacing and handshake state, statistics, and of its
+# measured packets delivered: those it sent (``N_M_SENT``, their latencies summed in
+# ``N_M_LAT``) and received (``N_M_RECV``)
 (N_SRCH, N_SRCT, N_NEXT_AVAIL, N_SRC_SEQ, N_NIC_WAKE, N_OUTSTANDING, N_NIC_FREE_AT, N_FINISH,
- N_ACCEPTED, N_SNAP_ACCEPTED, N_NCOL) = range(11)
+ N_ACCEPTED, N_SNAP_ACCEPTED, N_M_SENT, N_M_RECV, N_M_LAT, N_NCOL) = range(14)
 
 
 H_HI, H_LO, H_PID, H_VC, H_PKT, H_NCOL = range(6)
@@ -192,7 +196,9 @@ W_TIME, W_SRC, W_DST, W_PACKETS, W_MEASURED, W_NCOL = range(6)
 # exponential gaps, aligned phases, the pattern's rule (``traffic.rules``: its kind, size,
 # offset, skip-self flag and hot nodes), and fprm's gap (ps) and hotspot fraction.  K_STARVE: a
 # measured packet that waited at its NIC longer than this (the window; -1: no window) counts
-# as starved (``C_STARVED``)
+# as starved (``C_STARVED``).  K_DIL_H and K_DIL_D: the (hops, distance) counts of the
+# measured packets (``mdil``) are kept for hops below K_DIL_H and distances below K_DIL_D (the
+# rest one by one in ``mdov``)
 G_TIME, G_DST, G_INDEX, G_FIRST, G_NCOL = range(5)
 
 
@@ -296,19 +302,26 @@ class Routes(NamedTuple):
 
 
 class Records(NamedTuple):
-    """What the run writes and reads beyond the network: per measured packet, in consumption
-    order, its latency (``mlat``, ps), source and destination terminals (``msrc``, ``mdst``),
-    hops (``mhops``) and deroute code (``mder``) — the loop passes the five as one tuple,
-    ``rec`` (its network latency and its wait at the NIC are summed as it is consumed:
-    ``C_NET_SUM``, ``C_WAIT_MAX``, ``C_STARVED``); the source-queue samples (``smp``) and a
-    closed-loop workload's operations (``oa``: ``OA_*``, their dependants ``osucc``, their
-    state ``ost``: ``OS_*``, and the done operations' first-in first-out queue ``ofifo``)."""
+    """What the run writes and reads beyond the network.  Of the measured packets, as they
+    are consumed (the loop passes these seven as one tuple, ``rec``): their latencies
+    (``mlat``, ps; handed to Python a chunk at a time, ``C_LAT_N`` of them waiting), the
+    count of each deroute code (``mder``), of each (hops, minimal distance) pair (``mdil``,
+    row-major by hops; ``mdov``: the pairs beyond it, one row each, ``C_DIL_OVER_N`` of them),
+    and the minimal distance between routers a and b, ``dist[dist_a[a] + dist_b[b]]``
+    (:func:`icsim.simulator.measure.distance_tables`); their latencies, hops, network latencies
+    and waits at the NIC are summed (``C_LAT_TOTAL``, ``C_HOPS_SUM``, ``C_NET_SUM``,
+    ``C_WAIT_MAX``, ``C_STARVED``) and counted per terminal (``N_M_*``).  Then the
+    source-queue samples (``smp``) and a closed-loop workload's operations (``oa``: ``OA_*``,
+    their dependants ``osucc``, their state ``ost``: ``OS_*``, and the done operations' first-in
+    first-out queue ``ofifo``)."""
 
     mlat: np.ndarray
-    msrc: np.ndarray
-    mdst: np.ndarray
-    mhops: np.ndarray
     mder: np.ndarray
+    mdil: np.ndarray
+    mdov: np.ndarray
+    dist_a: np.ndarray
+    dist_b: np.ndarray
+    dist: np.ndarray
     smp: np.ndarray
     oa: np.ndarray
     osucc: np.ndarray

@@ -45,6 +45,7 @@ from icsim.simulator.engines.compiled.calendar import advance_slot, at, ev_free
 from icsim.simulator.engines.compiled.credit import decide_credit, ready, tx_end
 from icsim.simulator.engines.compiled.fabric import mark_dirty
 from icsim.simulator.engines.compiled.layout import (C_ACTIONS, C_ARR_N, C_CUR_SLOT, C_DEAD_SINCE,
+                                                     C_DIL_OVER_N, C_LAT_N,
                                                      C_DIRTY_N, C_END, C_EV_FREE_N, C_EXPECTED,
                                                      C_IN_NETWORK, C_IN_SOURCES, C_LAST_CONSUME,
                                                      C_LEFT_OFF, C_MEASURED, C_MEAS_DELIV, C_NOOP,
@@ -132,14 +133,15 @@ def run(numbers, calendar, fabric, routes, records, traffic):
     ev, wheel, heap = calendar
     pk, qs, pt, nd, dl, ups, arr, hd, order = fabric
     codes, ph, rtab, route, rhops, used, dec = routes
-    mlat, msrc, mdst, mhops, mder, smp, oa, osucc, ost, ofifo = records
+    mlat, mder, mdil, mdov, dist_a, dist_b, dist, smp, oa, osucc, ost, ofifo = records
     wl, gn, gs, due, gt = traffic
     ctr, prm, fprm, ev, wheel, heap = raw(ctr), raw(prm), raw(fprm), raw(ev), raw(wheel), raw(heap)
     pk, qs, pt, nd, dl = raw(pk), raw(qs), raw(pt), raw(nd), raw(dl)
     ups, codes, ph, rtab = raw(ups), raw(codes), raw(ph), raw(rtab)
     route, rhops, used = raw(route), raw(rhops), raw(used)
     rng, hd, order = raw(rng), raw(hd), raw(order)
-    rec = (raw(mlat), raw(msrc), raw(mdst), raw(mhops), raw(mder))     # ``layout.Records``
+    rec = (raw(mlat), raw(mder), raw(mdil), raw(mdov), raw(dist_a), raw(dist_b),
+           raw(dist))                                                  # ``layout.Records``
     arr, smp, wl = raw(arr), raw(smp), raw(wl)
     oa, osucc, ost, ofifo = raw(oa), raw(osucc), raw(ost), raw(ofifo)
     gn, gs, due, gt = raw(gn), raw(gs), raw(due), raw(gt)
@@ -149,7 +151,8 @@ def run(numbers, calendar, fabric, routes, records, traffic):
     prefetching = prm[K_PREFETCH]
     while True:
         if (ctr[C_EV_FREE_N] < prm[K_EV_RESERVE] or ctr[C_PK_FREE_N] < prm[K_PK_RESERVE]
-                or mlat.shape[0] - ctr[C_MEAS_DELIV] < prm[K_REC_RESERVE]):
+                or mlat.shape[0] - ctr[C_LAT_N] < prm[K_REC_RESERVE]
+                or mdov.shape[0] - ctr[C_DIL_OVER_N] < prm[K_REC_RESERVE]):
             return ST_GROW
         pos = ctr[C_CUR_SLOT] & wmask
         decide_now = False

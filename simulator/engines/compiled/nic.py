@@ -11,17 +11,20 @@ from numba import njit
 from icsim.simulator.engines.compiled.calendar import at
 from icsim.simulator.engines.compiled.fabric import mark_dirty, srcq_insert_by_age
 from icsim.simulator.engines.compiled.layout import (C_DELIVERED, C_EXPECTED, C_LAST_CONSUME,
-                                                     C_LAT_SUM, C_MEASURED, C_MEAS_DELIV,
-                                                     C_NET_SUM, C_NOW, C_STARVED, C_STOP_AT,
+                                                     C_DIL_OVER_N, C_HOPS_SUM, C_LAT_N,
+                                                     C_LAT_SUM, C_LAT_TOTAL, C_MEASURED,
+                                                     C_MEAS_DELIV, C_NET_SUM, C_NOW, C_STARVED,
+                                                     C_STOP_AT,
                                                      C_STOP_RULE, C_WAIT_BIRTH, C_WAIT_MAX,
                                                      C_WIN_DELIV, EV_APP_ARRIVED, EV_NIC_WAKE,
                                                      EV_STOP, F_LATENCY_LIMIT, F_NIC_TICK, K_APP,
-                                                     K_HAS_WINDOW, K_NP, K_SAW, K_STARVE, K_W0,
-                                                     K_W1,
-                                                     N_ACCEPTED, N_FINISH, N_NIC_FREE_AT,
+                                                     K_DIL_D, K_DIL_H, K_HAS_WINDOW, K_NP,
+                                                     K_SAW, K_STARVE, K_W0, K_W1,
+                                                     N_ACCEPTED, N_FINISH, N_M_LAT, N_M_RECV,
+                                                     N_M_SENT, N_NIC_FREE_AT,
                                                      N_NIC_WAKE, N_OUTSTANDING, N_SRCH, OS_PENDING,
                                                      P_AVAIL, P_BIRTH, P_DER, P_ENTER, P_HOPS,
-                                                     P_MEAS, P_TDST, P_TSRC)
+                                                     P_DST, P_MEAS, P_SRC, P_TDST, P_TSRC)
 from icsim.simulator.engines.compiled.rules import latency_rule
 from icsim.simulator.results import LATENCY
 
@@ -39,9 +42,9 @@ def finish(ctr, prm, ev, wheel, heap, t):
 @njit(cache=True, forceinline=True)
 def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, ost, p, t):
     """The collector: a packet is consumed at t (``simulator.stats.Collector``), a measured one
-    recorded in ``rec`` (``Records``: latency, source, destination, hops, deroute) and its
-    network latency and wait at the NIC counted; with a latency limit (``F_LATENCY_LIMIT`` >
-    0, finite mode) the SimPy engine's ``latency_check``."""
+    counted in ``rec`` (``layout.Records``: its latency kept, its hops, distance, deroute code,
+    source and destination counted; ``simulator.measure.Measured.add``); with a latency limit
+    (``F_LATENCY_LIMIT`` > 0, finite mode) the SimPy engine's ``latency_check``."""
     ctr[C_DELIVERED] += 1
     if t > ctr[C_LAST_CONSUME]:
         ctr[C_LAST_CONSUME] = t
@@ -54,12 +57,26 @@ def sink(ctr, prm, fprm, ev, wheel, heap, pk, nd, rec, ost, p, t):
     if pk[p, P_MEAS]:
         i = ctr[C_MEAS_DELIV]
         ctr[C_MEAS_DELIV] = i + 1
-        mlat, msrc, mdst, mhops, mder = rec
-        mlat[i] = t - pk[p, P_BIRTH]
-        msrc[i] = pk[p, P_TSRC]
-        mdst[i] = dst
-        mhops[i] = pk[p, P_HOPS]
-        mder[i] = pk[p, P_DER]
+        mlat, mder, mdil, mdov, dist_a, dist_b, dist = rec
+        lat = t - pk[p, P_BIRTH]
+        mlat[ctr[C_LAT_N]] = lat
+        ctr[C_LAT_N] += 1
+        ctr[C_LAT_TOTAL] += lat
+        hops = pk[p, P_HOPS]
+        ctr[C_HOPS_SUM] += hops
+        mder[pk[p, P_DER]] += 1
+        src = pk[p, P_TSRC]
+        nd[src, N_M_SENT] += 1
+        nd[src, N_M_LAT] += lat
+        nd[dst, N_M_RECV] += 1
+        d = dist[dist_a[pk[p, P_SRC]] + dist_b[pk[p, P_DST]]]
+        if hops < prm[K_DIL_H] and d < prm[K_DIL_D]:
+            mdil[hops * prm[K_DIL_D] + d] += 1
+        else:
+            j = ctr[C_DIL_OVER_N]
+            mdov[j, 0] = hops
+            mdov[j, 1] = d
+            ctr[C_DIL_OVER_N] = j + 1
         ctr[C_NET_SUM] += t - pk[p, P_ENTER]
         wait = pk[p, P_ENTER] - pk[p, P_BIRTH]
         if wait > ctr[C_WAIT_MAX]:
