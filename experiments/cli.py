@@ -52,6 +52,8 @@ CONFIG_ERROR = "icsim.model.config:ConfigError"
 #: errors in a file a user named (each one line naming the file): exit status 2, as a config error
 FILE_ERRORS = ("icsim.model.input_files:InputFileError", "icsim.routing.table:TableError",
                "icsim.traffic.trace:TraceError", "icsim.model.topology.graph:GraphError")
+#: a routing algorithm that did what the model forbids during a run (a plug-in's bug): exit 2
+ROUTING_ERROR = "icsim.simulator.engines.guard:RoutingError"
 
 
 def loaded(*names: str) -> tuple[type[BaseException], ...]:
@@ -572,6 +574,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except (*loaded(*FILE_ERRORS), ExecutorError) as exc:
         print(f"icsim: {exc}", file=sys.stderr)
+        return 2
+    except loaded(ROUTING_ERROR) as exc:
+        print(f"icsim: routing error: {exc}", file=sys.stderr)
         return 2
     except DeadlockError as exc:
         print(f"icsim: {exc}", file=sys.stderr)

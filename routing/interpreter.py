@@ -90,9 +90,9 @@ class Interpreter:
                 out.append(ports_of(mask))
                 if off:
                     out.append(ports_of(off))
-            if esc_vc is not None:
+            if esc_vc is not None and esc >= 0:
                 out.append(((esc, esc_vc),))
-            return tuple(out)
+            return tuple(group for group in out if group)   # none at all: the engine's error
 
         codes, base, n = self._codes, self._base, self.num_nodes
         offset = ph.key == OFFSET

@@ -175,3 +175,16 @@ class NetworkSpec:
     @property
     def finite(self) -> bool:
         return self.window is None
+
+    @property
+    def diameter(self) -> int:
+        """The most router hops between two routers (:func:`~icsim.simulator.measure.
+        distance_tables`)."""
+        from icsim.simulator.measure import distance_tables
+        return int(distance_tables(self.topology)[2].max(initial=0))
+
+    @property
+    def hop_limit(self) -> int:
+        """The most channels a packet may cross (:mod:`icsim.simulator.engines.guard`)."""
+        from icsim.simulator.engines.guard import hop_limit
+        return hop_limit(self.diameter)

@@ -9,7 +9,8 @@ from numba import njit
 
 from icsim.simulator.engines.compiled.admission import select
 from icsim.simulator.engines.compiled.calendar import at
-from icsim.simulator.engines.compiled.credit import eject, ready, sort_heads
+from icsim.simulator.engines.compiled.credit import (eject, hopped, queued, ready, routable,
+                                                     sort_heads)
 from icsim.simulator.engines.compiled.fabric import (ctrl_row, ctrl_tail, keeps_nak_vc, mark_dirty,
                                                      older, port_of, q_at, q_insert_by_order, q_pop,
                                                      reverse, srcq_popleft, vc_info, wake, wrap)
@@ -50,20 +51,26 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, ph, rtab,
         v = pt[pid_up, T_DOWN]
         mask, vc_all, detour, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab,
                                                       route, rhops, v, p)
-        q2 = select(prm, qs, rng, mask, vc_all, detour, port1, vc1, v, pk[p, P_FPORT],
-                    pk[p, P_FVC], 1, -1)
+        q2 = -1
+        if routable(ctr, prm, p, v, port1):
+            q2 = select(prm, qs, rng, mask, vc_all, detour, port1, vc1, v, pk[p, P_FPORT],
+                        pk[p, P_FVC], 1, -1)
     else:
         v = pk[p, P_SRC]                  # the router of the NIC of terminal -1 - src
         mask, vc_all, detour, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab,
                                                       route, rhops, v, p)
-        q2 = select(prm, qs, rng, mask, vc_all, detour, port1, vc1, v, -1, -1,
-                    prm[K_INJ_MIN], -1)
+        q2 = -1
+        if routable(ctr, prm, p, v, port1):
+            q2 = select(prm, qs, rng, mask, vc_all, detour, port1, vc1, v, -1, -1,
+                        prm[K_INJ_MIN], -1)
+    if q2 >= 0 and not queued(ctr, prm, pk, pt, p, q2):
+        q2 = -1
     nak = -1
     if q2 >= 0:
         qs[q2, Q_OCC] += 1
         ctr[C_PROGRESS_PS] = now
         if src >= 0:
-            pk[p, P_HOPS] += 1
+            hopped(ctr, prm, pk, p, v)
             ctr[C_LINK_HOPS] += 1
         else:
             ctr[C_IN_SOURCES] -= 1

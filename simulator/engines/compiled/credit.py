@@ -14,7 +14,9 @@ from icsim.simulator.engines.compiled.calendar import at, at_edge
 from icsim.simulator.engines.compiled.fabric import (mark_dirty, packet_free, port_of,
                                                      q_append_ready, q_at, q_pop, srcq_popleft,
                                                      vc_info, wake)
-from icsim.simulator.engines.compiled.layout import (C_DIRTY_N, C_IN_NETWORK, C_IN_SOURCES,
+from icsim.simulator.engines.compiled.layout import (C_DIRTY_N, C_FAULT, C_FAULT_AT,
+                                                     C_FAULT_PKT, C_FAULT_PORT, C_IN_NETWORK,
+                                                     C_IN_SOURCES, K_HOP_LIMIT, K_P1, P_DST,
                                                      C_LINK_HOPS, C_NOW, C_PROGRESS_PS, EV_NIC_ACK,
                                                      EV_NIC_TX_END, EV_READY, EV_TX_END, H_HI, H_LO,
                                                      H_PID, H_PKT, H_VC, K_CUT, K_DELAY,
@@ -33,6 +35,54 @@ from icsim.simulator.engines.compiled.routing import admitted, candidates, injec
 from icsim.simulator.engines.compiled.speed import divide
 
 
+# ============================================================================= the guard
+@njit(cache=True, forceinline=False)
+def breach(ctr, code, p, router, port):
+    """Record the run's first breach of the guard (``simulator.engines.guard.FAULTS``): the
+    loop returns ``ST_FAULT`` at the end of its step."""
+    if ctr[C_FAULT] == 0:
+        ctr[C_FAULT] = code
+        ctr[C_FAULT_PKT] = p
+        ctr[C_FAULT_AT] = router
+        ctr[C_FAULT_PORT] = port
+
+
+@njit(cache=True, forceinline=True)
+def routable(ctr, prm, p, router, port1):
+    """The candidates name a port (an empty program entry names none: port 64)."""
+    if port1 < 0 or port1 >= prm[K_P1]:
+        breach(ctr, 4, p, router, -1)
+        return False
+    return True
+
+
+@njit(cache=True, forceinline=True)
+def queued(ctr, prm, pk, pt, p, q2):
+    """p may enter queue q2: its port has a link, or it is an ejection port of the packet's
+    destination router (SimPy ``CreditFlow.queued``)."""
+    pid2 = divide(prm, q2, K_V)
+    if pt[pid2, T_DOWN] >= 0:
+        return True
+    node = divide(prm, pid2, K_P1)
+    port = pid2 - node * prm[K_P1]
+    if port < prm[K_NPORTS]:
+        breach(ctr, 2, p, node, port)
+    elif pk[p, P_DST] != node:
+        breach(ctr, 1, p, node, port)
+    else:
+        return True
+    return False
+
+
+@njit(cache=True, forceinline=True)
+def hopped(ctr, prm, pk, p, router):
+    """p crossed one more channel, into ``router``: past the hop limit, a livelock."""
+    hops = pk[p, P_HOPS] + 1
+    pk[p, P_HOPS] = hops
+    if hops > prm[K_HOP_LIMIT]:
+        breach(ctr, 3, p, router, -1)
+
+
 # ============================================================================= credit
 @njit(cache=True, forceinline=True)
 def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
@@ -45,8 +95,10 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
     v = pt[pid, T_DOWN]
     mask, vc_all, detour, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab, route,
                                                   rhops, v, p)
+    if not routable(ctr, prm, p, v, port1):
+        return False
     q2 = select(prm, qs, rng, mask, vc_all, detour, port1, vc1, v, port, vc, 1, pt[pid, T_IN])
-    if q2 < 0:
+    if q2 < 0 or not queued(ctr, prm, pk, pt, p, q2):
         return False
     now = ctr[C_NOW]
     src_q = pid * prm[K_V] + vc
@@ -65,7 +117,7 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
     qs[src_q, Q_PACKETS] += 1
     t_end = now + ser
     at(ctr, prm, ev, wheel, heap, t_end, EV_TX_END, pid, src_q)
-    pk[p, P_HOPS] += 1
+    hopped(ctr, prm, pk, p, v)
     pk[p, P_FPORT] = port
     pk[p, P_FVC] = vc
     admitted(prm, pk, ph, rtab, p, q2)
@@ -118,10 +170,12 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, ph,
     inject_route(prm, fprm, pk, qs, pt, rtab, used, dec, rng, router, p)
     mask, vc_all, detour, port1, vc1 = candidates(prm, pk, qs, rng, codes, ph, rtab, route,
                                                   rhops, router, p)
+    if not routable(ctr, prm, p, router, port1):
+        return False
     nic = prm[K_NP] + node
     q2 = select(prm, qs, rng, mask, vc_all, detour, port1, vc1, router, -1, -1,
                 prm[K_INJ_MIN], pt[nic, T_IN])    # the NIC's input
-    if q2 < 0:
+    if q2 < 0 or not queued(ctr, prm, pk, pt, p, q2):
         return False
     srcq_popleft(ctr, prm, pk, nd, node)
     ctr[C_IN_SOURCES] -= 1

@@ -33,11 +33,12 @@ from icsim.simulator.engines.compiled.routing import supports as supports_progra
 from icsim.simulator.engines.compiled.speed import inverse
 from icsim.simulator.engines.compiled.traffic import rule_table
 from icsim.simulator.engines.compiled.traffic import start as traffic_start
-from icsim.simulator.latencies import CHUNK, Latencies
-from icsim.simulator.measure import distance_tables, pair_counts
 from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, cycle_at_end,
                                               deadlock_at_end, deadlock_cycle, deadlock_in_cycle,
                                               stuck_ports)
+from icsim.simulator.engines.guard import FAULTS, fault, hop_limit
+from icsim.simulator.latencies import CHUNK, Latencies
+from icsim.simulator.measure import distance_tables, pair_counts
 from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.stats import Tally
 from icsim.traffic.apps.ops import COMPUTE, RECV, SEND
@@ -202,6 +203,7 @@ class CompiledEngine:
                      kl.K_APP: wl.app is not None, kl.K_REC_RESERVE: self.rec_reserve,
                      kl.K_STARVE: w[1] - w[0] if spec.window is not None else -1,
                      kl.K_DIL_H: self.dil_h, kl.K_DIL_D: self.dil_d,
+                     kl.K_HOP_LIMIT: hop_limit(self.dil_d - 1),
                      **traffic_ints}.items():
             prm[k] = int(v)
         for name, v in laid.params.items():      # the routing program's numbers
@@ -498,6 +500,12 @@ class CompiledEngine:
         wall = time.perf_counter() - t0
         if status == kl.ST_DEADLOCK:
             raise DeadlockError(self._deadlock_message())
+        if status == kl.ST_FAULT:
+            c, pk = a["ctr"], a["pk"]
+            p = int(c[kl.C_FAULT_PKT])
+            raise fault(spec, FAULTS[int(c[kl.C_FAULT])], int(pk[p, kl.P_TSRC]),
+                        int(pk[p, kl.P_TDST]), int(c[kl.C_FAULT_AT]), int(pk[p, kl.P_HOPS]),
+                        int(c[kl.C_FAULT_PORT]))
         tally = self.tally()
         tally.wall_s = wall
         end = int(a["ctr"][kl.C_NOW])

@@ -51,7 +51,7 @@ EV_APP_START, EV_APP_ARRIVED, EV_APP_DONE = 17, 18, 19
 
 
 # ----------------------------------------------------------------------------- status codes
-ST_DONE, ST_PROGRESS, ST_GROW, ST_DEADLOCK = 0, 1, 2, 3
+ST_DONE, ST_PROGRESS, ST_GROW, ST_DEADLOCK, ST_FAULT = 0, 1, 2, 3, 4
 
 
 # why the loop yielded with ST_PROGRESS (bits of C_YIELD)
@@ -90,7 +90,8 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  C_EV_FREE_N, C_PK_FREE, C_PK_FREE_N, C_DIRTY_N, C_ARR_N, C_NSAMPLES, C_YIELD, C_END,
  C_DEAD_SINCE, C_NOOP, C_SNAP_SAMPLES, C_STOP_RULE, C_LAT_SUM, C_WAIT_BIRTH, C_CHUNK_FREE,
  C_LEFT_OFF, C_OPS_LEFT, C_DUE_N, C_NET_SUM, C_WAIT_MAX, C_STARVED, C_LAT_N, C_LAT_TOTAL,
- C_HOPS_SUM, C_DIL_OVER_N, C_NCTR) = range(48)
+ C_HOPS_SUM, C_DIL_OVER_N, C_FAULT, C_FAULT_PKT, C_FAULT_AT, C_FAULT_PORT,
+ C_NCTR) = range(52)
 
 
 # ----------------------------------------------------------------------------- prm
@@ -106,7 +107,7 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  K_UG_HOPS, K_UG_FIRST_MIN, K_UG_FIRST_VAL, K_UG_PROBE_MIN, K_UG_PROBE_VAL, K_UG_PROBE_VC,
  K_UG_THRESHOLD, K_CLASSED, K_UG_VIA, K_UG_VIA_PHASE, K_APP, K_REC_RESERVE, K_OPEN, K_G_M,
  K_G_LIMIT, K_G_HORIZON, K_G_EXP, K_G_ALIGNED, K_G_RULE, K_G_SIZE, K_G_OFFSET, K_G_SKIP,
- K_G_NHOT, K_STARVE, K_DIL_H, K_DIL_D, K_NPRM) = range(81)
+ K_G_NHOT, K_STARVE, K_DIL_H, K_DIL_D, K_HOP_LIMIT, K_NPRM) = range(82)
 
 
 # a divisor K_X is followed by K_X_INV, its multiplier ceil(2**63 / prm[K_X]) (``divide``)
@@ -198,7 +199,8 @@ W_TIME, W_SRC, W_DST, W_PACKETS, W_MEASURED, W_NCOL = range(6)
 # measured packet that waited at its NIC longer than this (the window; -1: no window) counts
 # as starved (``C_STARVED``).  K_DIL_H and K_DIL_D: the (hops, distance) counts of the
 # measured packets (``mdil``) are kept for hops below K_DIL_H and distances below K_DIL_D (the
-# rest one by one in ``mdov``)
+# rest one by one in ``mdov``).  K_HOP_LIMIT: the most channels a packet may cross (the
+# guard, ``simulator.engines.guard``: a breach sets C_FAULT, its packet, router and port)
 G_TIME, G_DST, G_INDEX, G_FIRST, G_NCOL = range(5)
 
 

@@ -45,7 +45,7 @@ from icsim.simulator.engines.compiled.calendar import advance_slot, at, ev_free
 from icsim.simulator.engines.compiled.credit import decide_credit, ready, tx_end
 from icsim.simulator.engines.compiled.fabric import mark_dirty
 from icsim.simulator.engines.compiled.layout import (C_ACTIONS, C_ARR_N, C_CUR_SLOT, C_DEAD_SINCE,
-                                                     C_DIL_OVER_N, C_LAT_N,
+                                                     C_DIL_OVER_N, C_FAULT, C_LAT_N,
                                                      C_DIRTY_N, C_END, C_EV_FREE_N, C_EXPECTED,
                                                      C_IN_NETWORK, C_IN_SOURCES, C_LAST_CONSUME,
                                                      C_LEFT_OFF, C_MEASURED, C_MEAS_DELIV, C_NOOP,
@@ -65,7 +65,8 @@ from icsim.simulator.engines.compiled.layout import (C_ACTIONS, C_ARR_N, C_CUR_S
                                                      K_WMASK, NO_EVENT, N_ACCEPTED, N_NIC_WAKE,
                                                      N_OUTSTANDING, N_SNAP_ACCEPTED, Q_OCC,
                                                      Q_OCC_SUM, Q_PACKETS, Q_SNAP_PACKETS,
-                                                     ST_DEADLOCK, ST_DONE, ST_GROW, ST_PROGRESS,
+                                                     ST_DEADLOCK, ST_DONE, ST_FAULT, ST_GROW,
+                                                     ST_PROGRESS,
                                                      S_HEAD, S_HINT, S_TAIL, S_TAIL_T, T_BUSY,
                                                      T_LINK_BUSY, T_SNAP_BUSY, T_WAKE_AT, W_DST,
                                                      W_MEASURED, W_PACKETS, W_SRC, W_TIME,
@@ -287,5 +288,7 @@ def run(numbers, calendar, fabric, routes, records, traffic):
                 continue
             ctr[C_END] = t
             return ST_DONE
+        if ctr[C_FAULT]:
+            return ST_FAULT                            # the guard's breach (Python raises)
         if ctr[C_YIELD]:
             return ST_PROGRESS                         # Python clears C_YIELD

@@ -20,6 +20,7 @@ from collections import deque
 from typing import Any, Callable
 
 from icsim.model.packet import Packet
+from icsim.simulator.engines.guard import fault
 from icsim.simulator.engines.simpy.credit import CreditFlow
 from icsim.simulator.engines.simpy.nic import insert_by_order
 
@@ -83,6 +84,7 @@ class AckNakFlow(CreditFlow):
         nak_vc, nak_mask = self.nak_vc, self.nak_mask
         V, inj_min, delay = fab.V, spec.injection_min_free, spec.delay_ps
         nic_ack, ack_nic_time = self.nic.ack, spec.ack_nic_ser_ps + spec.nic_lat_ps
+        queued, limit = self.queued, spec.hop_limit
 
         def arrival(p: Packet, src: int) -> None:
             flow.arrivals.append((p, src))      # the list is swapped each decision phase
@@ -99,11 +101,15 @@ class AckNakFlow(CreditFlow):
                     inject(v, p, local_used(v), rand)
                 q2 = select(v, candidates(v, p), -1, -1, inj_min, -1)
             if q2 >= 0:
+                if down[q2 // V] < 0:         # an ejection port, or a port with no link
+                    queued(p, q2)
                 occ[q2] += 1
                 fab.progress_ps = now
                 p.qid = q2
                 if src >= 0:
                     p.hops += 1
+                    if p.hops > limit:
+                        raise fault(spec, "hop_limit", p.tsrc, p.tdst, v, p.hops)
                     fab.link_hops += 1
                 else:
                     fab.in_sources -= 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from icsim.model.packet import Packet
+from icsim.simulator.engines.guard import checked_candidates, fault, nonempty_candidates
 from icsim.simulator.engines.simpy.nic import Nic
 
 
@@ -48,6 +49,9 @@ class CreditFlow:
          self.has_admit) = spec.routing.hooks()
         if spec.routing.form is not None:    # UGAL reads queues and draws (program.Ugal)
             spec.routing.interpreter.bind_queues(fab.occ, fab.V, fab.P, fab.adaptive_vc, rand)
+            self.route_candidates = nonempty_candidates(spec, self.route_candidates)
+        else:                                # a Python router's answers are checked (guard)
+            self.route_candidates = checked_candidates(spec, self.route_candidates)
         if fab.c > 1:
             self.route_candidates = terminal_ejection(self.route_candidates, fab.EJ)
         self.escape_first = spec.arbitration == "escape_priority"
@@ -79,6 +83,7 @@ class CreditFlow:
         ser_of, lat_of, _ = spec.channel_times()        # per port id: its link class's
         delay = spec.delay_ps
         cut = spec.cut_through
+        queued, limit = self.queued, spec.hop_limit
 
         def forward(pid: int, vc: int, p: Packet) -> bool:
             port = port_of[pid]
@@ -89,6 +94,8 @@ class CreditFlow:
             q2 = select(v, candidates(v, p), port, vc, 1, pid)
             if q2 < 0:
                 return False
+            if down[q2 // V] < 0:                 # an ejection port, or a port with no link
+                queued(p, q2)
             now = cal.now
             ser, lat = ser_of[pid], lat_of[pid]
             src_q = pid * V + vc
@@ -102,6 +109,8 @@ class CreditFlow:
             t_end = now + ser
             at(t_end, tx_end, pid, src_q)
             p.hops += 1
+            if p.hops > limit:
+                raise fault(spec, "hop_limit", p.tsrc, p.tdst, v, p.hops)
             p.from_port = port
             p.from_vc = vc
             p.qid = q2
@@ -195,6 +204,8 @@ class CreditFlow:
                          spec.injection_min_free, fab.NP + node)
         if q2 < 0:
             return False
+        if fab.down[q2 // fab.V] < 0:
+            self.queued(p, q2)
         fab.srcq[node].popleft()
         fab.in_sources -= 1
         fab.in_network += 1
@@ -216,6 +227,16 @@ class CreditFlow:
         cal.at_edge((now if spec.cut_through else t_end) + spec.nic_lat_ps, self.ready, p, q2,
                     spec.delay_ps)
         return True
+
+    def queued(self, p: Packet, q2: int) -> None:
+        """``p`` is to enter queue ``q2``, of a port with no link: an ejection port, at the
+        packet's destination router only (:mod:`icsim.simulator.engines.guard`)."""
+        fab = self.fab
+        node, port = divmod(q2 // fab.V, fab.P)
+        if port < fab.EJ:
+            raise fault(fab.spec, "no_link", p.tsrc, p.tdst, node, p.hops, port)
+        if node != p.dst:
+            raise fault(fab.spec, "ejected", p.tsrc, p.tdst, node, p.hops)
 
     def admitted(self, p: Packet, q2: int) -> None:
         fab = self.fab
