@@ -25,21 +25,26 @@ def out_masks(ph: Phase, n: int, num_vcs: int, escape_only: bool,
     if ph.escape_vc is not None:
         if ph.escape is not None:
             e = np.asarray(ph.escape, np.int64)
-            # by terminal (-1): any port of the mask may be the one
-            esc = np.where(ports == 0, 0, np.where(e >= 0, np.left_shift(1, np.maximum(e, 0)),
-                                                   ports))
+            esc = np.left_shift(1, np.maximum(e, 0))
+            by_terminal = e < 0                 # any port of the mask may be the one
+            if by_terminal.any():
+                esc[by_terminal] = ports[by_terminal]
+            esc[ports == 0] = 0
         else:
             esc = ports & -ports
-        vcs = (np.full(n * n, ph.escape_vc, np.int64) if ph.escape_vcs is None
-               else np.asarray(ph.escape_vcs, np.int64))
+        vcs = None if ph.escape_vcs is None else np.asarray(ph.escape_vcs, np.int64)
         if ph.dateline_vc is not None:         # ports 2d (+) and 2d + 1 (-) of a torus
             port = np.log2(np.maximum(esc, 1)).astype(np.int64)
             coords = np.asarray(topology.coord_array)
             r, t = np.divmod(np.arange(n * n), n)
             x, y = coords[r, port >> 1], coords[t, port >> 1]
             ahead = np.where(port & 1 == 0, y < x, y > x) & (esc != 0)
-            vcs = np.where(ahead, ph.dateline_vc, vcs)
-        np.bitwise_or.at(out, (np.arange(n * n), vcs), esc)
+            vcs = np.where(ahead, ph.dateline_vc, ph.escape_vc if vcs is None else vcs)
+        if vcs is None:
+            out[:, ph.escape_vc] = esc
+        else:
+            for w in range(num_vcs):
+                out[:, w] = np.where(vcs == w, esc, 0)
     if ph.adaptive_vc is not None and not escape_only:
         out[:, ph.adaptive_vc] |= ports
         if ph.detour is not None:             # any source's detours (a superset)
@@ -56,47 +61,79 @@ def dependency_edges(program: Program, topology: Any, num_vcs: int,
     destination).  Every state (router, t) counts, whether or not a source reaches it (a
     superset of the real graph: acyclic here means acyclic there).  ``escape_only``: the
     escape channels alone (Duato's condition for adaptive routing over an escape network).
-    Pair-keyed phases only (tables by router and target, any topology)."""
+    Pair-keyed phases only (tables by router and target, any topology).
+
+    Each edge once, ascending by source channel, then by the next channel.  The work is one step per (state, VC, port) a packet may hold (a one-port
+    route: one per state), in array code: every held channel's next ports are the OR of
+    the masks of the states it leads to (:func:`_next_masks`)."""
     n, nports = topology.num_nodes, topology.num_ports
     if any(ph.key != PAIR for ph in program.phases):
         raise ValueError("the dependency check reads pair-keyed phases only")
     nbr = topology.neighbor_array
     outs = [out_masks(ph, n, num_vcs, escape_only, topology) for ph in program.phases]
-    src, dst = [], []
-    t_of = np.tile(np.arange(n), n)
-    r_of = np.repeat(np.arange(n), n)
+    # nxt[c, w2]: the ports a packet holding channel c may ask for next on VC w2
+    nxt = np.zeros((n * nports * num_vcs, num_vcs), dtype=np.int64)
     for f, ph in enumerate(program.phases):
         out = outs[f]
-        nxt = f if ph.next is None else ph.next
         # at its target a packet goes on in the next phase to any destination (or, where
         # that phase reroutes, in the reroute's phase to any target)
         entering = None
         if ph.next is not None:
-            entering = np.bitwise_or.reduce(outs[nxt].reshape(n, n, num_vcs), axis=1)
-            again = program.phases[nxt].reroute
+            entering = np.bitwise_or.reduce(outs[ph.next].reshape(n, n, num_vcs), axis=1)
+            again = program.phases[ph.next].reroute
             if again is not None:
                 entering |= np.bitwise_or.reduce(
                     outs[again.valiant.phase].reshape(n, n, num_vcs), axis=1)
-        for w in range(num_vcs):
-            col = out[:, w]
-            for b in range(nports):
-                held = np.nonzero((col >> b) & 1)[0]
-                if not held.size:
-                    continue
-                r, t = r_of[held], t_of[held]
-                v = nbr[r, b]
-                onward = v != t
-                acc = np.zeros((n, num_vcs), dtype=np.int64)   # by holding router
-                np.bitwise_or.at(acc, r[onward], out[v[onward] * n + t[onward]])
-                if entering is not None and not onward.all():
-                    np.bitwise_or.at(acc, r[~onward], entering[v[~onward]])
-                rows = np.nonzero(acc.any(axis=1))[0]
+        _next_masks(nxt, out, entering, nbr, n, num_vcs)
+    held = np.flatnonzero(nxt.any(axis=1))
+    bits = (nxt[held, None, :] >> np.arange(nports)[None, :, None]) & 1
+    row, port2, w2 = np.nonzero(bits)           # ascending by held channel, then next one
+    c = held[row]
+    v = nbr.reshape(-1)[c // num_vcs]
+    return c.astype(np.int64), ((v * nports + port2) * num_vcs + w2).astype(np.int64)
+
+
+#: states read at once by :func:`_next_masks` (bounds its temporary arrays: about 100 bytes
+#: a state)
+CHUNK_STATES = 1 << 20
+
+
+def _next_masks(nxt: np.ndarray, out: np.ndarray, entering: np.ndarray | None,
+                nbr: np.ndarray, n: int, num_vcs: int) -> None:
+    """OR into ``nxt[c, w2]`` (``c`` a channel as :func:`dependency_edges` numbers them) the
+    ports on VC ``w2`` of every state channel ``c`` leads to, over one phase's masks ``out``
+    (per state ``router * n + t`` and VC): for each port ``b`` of ``out[r * n + t, w]``, the
+    channel ``(r, b, w)`` leads to state ``(nbr[r, b], t)``, or, where that is ``t`` itself,
+    into ``entering[t]`` (the next phase's first hops, None: none).  A port that leads
+    nowhere holds no dependency."""
+    nports = nbr.shape[1]
+    flat, nbr_flat = nxt.reshape(-1), nbr.reshape(-1)
+    for w in range(num_vcs):
+        col = out[:, w]
+        for lo in range(0, len(col), CHUNK_STATES):
+            s = np.flatnonzero(col[lo:lo + CHUNK_STATES]) + lo
+            x = col[s]
+            while s.size:                       # one port of every state's mask per pass
+                low = x & -x
+                r = s // n
+                t = s - r * n
+                rb = r * nports + _bit_index(low)           # the channel's (router, port)
+                v = nbr_flat[rb]
+                c = rb * (num_vcs * num_vcs) + w * num_vcs
+                onward = np.flatnonzero((v >= 0) & (v != t))
+                rows = v[onward] * n + t[onward]
                 for w2 in range(num_vcs):
-                    for b2 in range(nports):
-                        hit = rows[((acc[rows, w2] >> b2) & 1) == 1]
-                        if hit.size:
-                            src.append((hit * nports + b) * num_vcs + w)
-                            dst.append((nbr[hit, b] * nports + b2) * num_vcs + w2)
-    if not src:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(src), np.concatenate(dst)
+                    np.bitwise_or.at(flat, c[onward] + w2, out[rows, w2])
+                if entering is not None:
+                    ends = np.flatnonzero(v == t)
+                    for w2 in range(num_vcs):
+                        np.bitwise_or.at(flat, c[ends] + w2, entering[t[ends], w2])
+                x ^= low
+                more = np.flatnonzero(x)
+                s, x = s[more], x[more]
+
+
+def _bit_index(powers: np.ndarray) -> np.ndarray:
+    """The index of the one bit set in each int64 (bit 63 included): the exponent of the
+    power of two as a float64."""
+    return (powers.view(np.uint64).astype(np.float64).view(np.int64) >> 52) - 1023

@@ -208,17 +208,27 @@ class Dragonfly(WiredTopology):
         ``i == j``).  Shape ``(g, g, most links between two groups, 2)``, read-only: what a
         routing picks a gateway from."""
         g, a, h = self.g, self.a, self.h
-        tgt = self._global_targets
         counts = self.gateway_counts
         table = np.full((g, g, max(1, int(counts.max())), 2), -1, dtype=np.int64)
-        seen = np.zeros((g, g), dtype=np.int64)
-        for i in range(g):
-            for x, j in enumerate(tgt[i].tolist()):
-                k = seen[i, j]
-                seen[i, j] = k + 1
-                table[i, j, k] = (i * a + x // h, a - 1 + x % h)
+        i, x, j, k = self._global_ports
+        table[i, j, k, 0] = i * a + x // h
+        table[i, j, k, 1] = a - 1 + x % h
         table.setflags(write=False)
         return table
+
+    @cached_property
+    def _global_ports(self) -> tuple[np.ndarray, ...]:
+        """Every global port of every group as ``(i, x, j, k)``: port ``x`` of group ``i``
+        is the ``k``-th (ascending) of those leading to group ``j``."""
+        g, ports = self.g, self.a * self.h
+        i = np.repeat(np.arange(g), ports)
+        x = np.tile(np.arange(ports), g)
+        j = self._global_targets.ravel()
+        order = np.argsort(i * g + j, kind="stable")      # by (i, j), ascending x within
+        key = (i * g + j)[order]
+        k = np.empty_like(order)
+        k[order] = np.arange(len(order)) - np.searchsorted(key, key)
+        return i, x, j, k
 
     @cached_property
     def gateway_counts(self) -> np.ndarray:
@@ -243,17 +253,9 @@ class Dragonfly(WiredTopology):
             other = np.where(q < idx, q, q + 1)
             nbr[:, q] = base + other
             rev[:, q] = np.where(idx < other, idx, idx - 1)
-        table = self.gateway_table
-        tgt = self._global_targets
-        for i in range(self.g):
-            seen: dict[int, int] = {}
-            for x, j in enumerate(tgt[i].tolist()):
-                k = seen.get(j, 0)
-                seen[j] = k + 1
-                u, port = i * a + x // h, a - 1 + x % h
-                v, back = table[j, i, k]
-                nbr[u, port] = v
-                rev[u, port] = back
+        i, x, j, k = self._global_ports            # port x of group i: the k-th to group j
+        u, port = i * a + x // h, a - 1 + x % h
+        nbr[u, port], rev[u, port] = self.gateway_table[j, i, k].T     # its k-th back
         nbr.setflags(write=False)
         rev.setflags(write=False)
         return nbr, rev

@@ -35,34 +35,32 @@ class TreeRoutes:
     def __init__(self, tree):
         k, N = tree.k, tree.num_nodes
         nbr = tree.neighbor_array
-        level = np.arange(N) // tree.switches_per_level
-        digits = tree.digit_array
-        self.port = np.zeros(N * N, dtype=np.int64)
-        self.mask = np.zeros(N * N, dtype=np.int64)
-        leaves = np.arange(tree.num_leaves)
+        per, leaves = tree.switches_per_level, tree.num_leaves
+        self.port = np.zeros((N, N), dtype=np.int64)
+        self.mask = np.zeros((N, N), dtype=np.int64)
         up_ok = nbr[:, k:] >= 0                                   # (N, k) connected up ports
         n_up = up_ok.sum(axis=1)
         up_mask = (up_ok * (1 << np.arange(k, 2 * k))).sum(axis=1)
-        for r in range(N):
-            lv = int(level[r])
-            row = r * N + leaves
-            u = digits[leaves]
-            if lv == 0:
-                below = leaves == r
-            else:
-                below = (digits[r, lv:][None, :] == u[:, lv:]).all(axis=1)
+        u = np.arange(leaves)                                     # the target leaves' words
+        for lv in range(tree.num_levels):                         # the routers of a level
+            rows = np.arange(lv * per, min((lv + 1) * per, N))
+            # a leaf is below a switch of level lv when their words agree from digit lv on
+            below = (rows[:, None] - lv * per) // k ** lv == u[None, :] // k ** lv
             if lv > 0:
-                down = u[:, lv - 1]
-                self.port[row[below]] = down[below]
-                self.mask[row[below]] = np.left_shift(1, down[below])
-            climb = ~below
-            if climb.any() and n_up[r]:
-                if lv == 0:                       # by the destination terminal's index
-                    self.port[row[climb]] = -1
-                else:
-                    self.port[row[climb]] = k + u[climb, lv - 1] % n_up[r]
-                self.mask[row[climb]] = up_mask[r]
-            self.mask[r * N + r] = 0
+                down = (u // k ** (lv - 1)) % k                   # digit lv - 1 of the leaf
+                self.port[rows, :leaves] = np.where(below, down, 0)
+                self.mask[rows, :leaves] = np.where(below, np.left_shift(1, down), 0)
+            climbs = (n_up[rows] > 0)[:, None] & ~below
+            if lv == 0:                     # by the destination terminal's index
+                up = np.full((len(rows), leaves), -1, dtype=np.int64)
+            else:
+                up = k + down[None, :] % np.maximum(n_up[rows], 1)[:, None]
+            self.port[rows, :leaves] = np.where(climbs, up, self.port[rows, :leaves])
+            self.mask[rows, :leaves] = np.where(climbs, up_mask[rows, None],
+                                                self.mask[rows, :leaves])
+        self.port = self.port.ravel()
+        self.mask = self.mask.ravel()
+        self.mask[np.arange(N) * (N + 1)] = 0
         self.port[self.mask == 0] = 0
         # a leaf's up port toward destination terminal j of a leaf: D-mod-k's lowest digit
         self.terminal = np.zeros((N, k), dtype=np.int64)
