@@ -191,3 +191,56 @@ def test_hyperx_routes_are_their_definition(section):
             assert int(routes.port[r * N + t]) == dor
             assert int(routes.minimal[r * N + t]) == sum(1 << p for p in ports)
             assert int(routes.unaligned[r * N + t]) == sum(1 << p for p in lines)
+
+
+# ------------------------------------------------------------------- distances
+def networkx_distances(topo) -> np.ndarray:
+    """Hops between every two routers over the links in service, by networkx (-1: none)."""
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_nodes_from(range(topo.num_nodes))
+    g.add_edges_from((u, v) for u, _, v in topo.channels())
+    out = np.full((topo.num_nodes, topo.num_nodes), -1, dtype=np.int64)
+    for s, row in nx.all_pairs_shortest_path_length(g):
+        out[s, list(row)] = list(row.values())
+    return out
+
+
+@FAST
+@given(small_networks(), st.data())
+def test_distances_are_networkx_shortest_paths(section, data):
+    topo = family(section)
+    want = networkx_distances(topo)
+    n = topo.num_nodes
+    s, t = np.divmod(np.arange(n * n), n)
+    assert np.array_equal(topo.distances_between(s, t).reshape(n, n), want)
+    r = data.draw(st.integers(0, n - 1))
+    assert np.array_equal(topo.hop_distances(r), want[r])
+    # terminals: the hops between their routers, drawn pairs in any order
+    terminals = topo.num_terminals
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, terminals - 1),
+                                         st.integers(0, terminals - 1)), max_size=50))
+    src = np.array([a for a, _ in pairs], dtype=np.int64)
+    dst = np.array([b for _, b in pairs], dtype=np.int64)
+    routers = topo.terminal_routers
+    got = topo.terminal_distances(src, dst)
+    assert got.dtype == np.int64 and got.shape == src.shape
+    assert np.array_equal(got, want[routers[src], routers[dst]])
+
+
+def test_a_graph_s_load_factor_counts_the_lowest_port_shortest_paths():
+    """A 6-ring with a chord (0-3): route every pair by the lowest port onto a shortest path
+    and count the busiest channel, pair by pair."""
+    from icsim.model.topology import Graph
+
+    g = Graph.from_edges(6, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 3)])
+    dist, load = g.distances, {}
+    for s in range(6):
+        for t in range(6):
+            u = s
+            while u != t:
+                v = next(w for w in g.adjacency[u] if dist[w, t] == dist[u, t] - 1)
+                load[u, v] = load.get((u, v), 0) + 1
+                u = v
+    assert g.max_channel_load_factor == max(load.values()) / 6
