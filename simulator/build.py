@@ -27,6 +27,7 @@ from icsim.model.config import (Config, ConfigError, TopologyConfig, _error_from
                                 config_from_dict, load_config)
 from icsim.model.limits import FAMILY_KINDS, MAX_FAMILY_ROUTERS, check_fits, family_size
 from icsim.model.input_files import InputFileError
+from icsim.model.notes import SETUP_NOTE_AFTER_S, Kept, Note
 from icsim.model.registry import UnknownNameError, did_you_mean, unknown_name
 from icsim.model.topology import Dragonfly, FatTree, Graph, HyperX, Torus
 from icsim.model.units import UnitError, ps, serialisation_ps
@@ -43,8 +44,21 @@ from icsim.traffic.workloads import (WorkloadError, app_workload, collective_mes
 
 
 # ---------------------------------------------------------------------------------- topology
+#: the topologies built in this process, by their config section (a graph's file excepted,
+#: which may change): the runs of a sweep worker share one, and whatever it works out once
+#: (its wiring, its distances)
+TOPOLOGIES = Kept(4)
+
+
 def build_topology(tc: TopologyConfig) -> Any:
-    """The topology a config section describes; ConfigError naming the key if impossible."""
+    """The topology a config section describes; ConfigError naming the key if impossible.
+    The same object for the same section within a process (:data:`TOPOLOGIES`)."""
+    if tc.kind == "graph":
+        return _build_topology(tc)
+    return TOPOLOGIES.get(tc.model_dump_json(), lambda: _build_topology(tc))
+
+
+def _build_topology(tc: TopologyConfig) -> Any:
     try:
         if tc.kind == "torus":
             healthy = Torus(tuple(tc.dims), tuple(tc.wrap) if tc.wrap else ())
@@ -358,15 +372,31 @@ def seed_streams(seed: int, n_nodes: int) -> dict[str, Any]:
     }
 
 
+#: the steps of :func:`build`, as its set-up note names them
+SETUP_STEPS = ("the config and the topology", "the routing tables and their deadlock check",
+               "the network's arrays", "the traffic")
+
+
 def build(cfg: Config) -> Model:
-    """Check and build everything a run needs (module docstring)."""
+    """Check and build everything a run needs (module docstring).  Past
+    :data:`~icsim.model.notes.SETUP_NOTE_AFTER_S`, a line on a terminal says how far it is."""
+    note = Note(f"setting up {cfg.topology.kind}, {cfg.routing.algorithm}",
+                total=len(SETUP_STEPS), after_s=SETUP_NOTE_AFTER_S, terminal_only=True,
+                estimate=False)
     prep = _prepare(cfg)
     cfg, topo = prep.config, prep.topology
+    note.what = f"setting up {topo.describe()}, {cfg.routing.algorithm}"
+
+    def done(steps: int) -> None:
+        note(steps, f"next: {SETUP_STEPS[steps]}" if steps < len(SETUP_STEPS) else "")
+
+    done(1)
     routing = prep.routing_cls(topo, cfg, prep.settings)
     try:
         routing.form                    # the program, made and checked before the run
     except ValueError as exc:
         raise ConfigError("routing.algorithm", f"{routing.name}'s program: {exc}") from None
+    done(2)
     rc, lc, nc, run = cfg.router, cfg.link, cfg.nic, cfg.run
     size = cfg.packet.size_bytes
     finite = run.mode == "finite" or cfg.traffic.workload != "open"
@@ -412,6 +442,7 @@ def build(cfg: Config) -> Model:
         stop_when_saturated=run.stop_when_saturated and not finite,
         growth_limit=growth_limit(cfg.traffic.message_packets),
         latency_limit_ns=run.latency_limit_ns)
+    done(3)
     streams = seed_streams(cfg.seed, topo.num_terminals)
     if cfg.traffic.workload == "open":
         try:
@@ -422,6 +453,7 @@ def build(cfg: Config) -> Model:
         workload = app_workload(prep.app)
     else:
         workload = scheduled(cfg.traffic.workload, prep.messages)
+    done(4)
     return Model(cfg, topo, routing, spec, workload, streams["routing"])
 
 

@@ -244,3 +244,70 @@ def test_a_graph_s_load_factor_counts_the_lowest_port_shortest_paths():
                 load[u, v] = load.get((u, v), 0) + 1
                 u = v
     assert g.max_channel_load_factor == max(load.values()) / 6
+
+
+# ------------------------------------------------------------------- made once per process
+def test_kept_gives_the_same_object_for_a_key_and_keeps_the_most_recent():
+    from icsim.model.notes import Kept
+
+    kept, made = Kept(2), []
+
+    def make(x):
+        made.append(x)
+        return np.full(10, x)
+
+    a = kept.get("a", lambda: make(1))
+    assert kept.get("a", lambda: make(2)) is a and made == [1]
+    b = kept.get("b", lambda: make(3))
+    assert b is not a and made == [1, 3]
+    kept.get("c", lambda: make(4))                    # the least recently used goes: "a"
+    assert kept.get("b", lambda: make(5)) is b and kept.get("a", lambda: make(6)) is not a
+    assert made == [1, 3, 4, 6] and len(kept) == 2
+    small = Kept(10, max_bytes=100)                   # 80 bytes each: one at a time
+    small.get("x", lambda: np.zeros(10))
+    small.get("y", lambda: np.zeros(10))
+    assert len(small) == 1
+
+
+def test_topologies_and_programs_are_made_once_per_network():
+    from icsim.routing.registry import PROGRAMS
+    from tests.test_families import DRAGONFLY, HYPERX, config
+    from icsim.simulator.build import build
+
+    PROGRAMS.clear()
+    first = build(config(DRAGONFLY, "ugal_l", load=0.2))
+    again = build(config(DRAGONFLY, "ugal_l", load=0.6, seed=9))    # another run, same network
+    assert again.topology is first.topology
+    assert again.routing.form is first.routing.form
+    other = build(config(DRAGONFLY, "ugal_l", routing={"algorithm": "ugal_l",
+                                                       "ugal_l": {"threshold": 3}}))
+    assert other.routing.form is not first.routing.form              # other settings
+    assert other.routing.routes is first.routing.routes             # the same routes
+    minimal = build(config(DRAGONFLY, "dfly_min"))
+    assert minimal.routing.form is not first.routing.form
+    assert minimal.routing.routes is first.routing.routes
+    bigger = build(config({**DRAGONFLY, "p": 1}, "ugal_l"))
+    assert bigger.topology is not first.topology
+    assert bigger.routing.form is not first.routing.form
+    assert bigger.routing.routes is not first.routing.routes
+    assert build(config(HYPERX, "hx_dal")).routing.form is not first.routing.form
+
+
+@pytest.mark.parametrize("topology,algorithm", [
+    ({"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "par"),
+    ({"kind": "fat_tree", "k": 4, "n": 2}, "updown_adaptive"),
+    ({"kind": "hyperx", "dims": [3, 3], "p": 2, "trunking": 2}, "hx_dal")])
+def test_a_run_on_tables_made_before_gives_the_same_record(topology, algorithm):
+    from icsim.routing.registry import PROGRAMS, TABLES
+    from icsim.simulator.build import TOPOLOGIES
+    from icsim.simulator.simulation import run
+    from tests.golden.cases import pinned
+    from tests.test_families import config
+
+    cfg = config(topology, algorithm, load=0.5)
+    for kept in (PROGRAMS, TABLES, TOPOLOGIES):
+        kept.clear()
+    fresh = pinned(run(cfg, engine="compiled"))
+    assert len(PROGRAMS) == len(TABLES) == len(TOPOLOGIES) == 1
+    assert pinned(run(cfg, engine="compiled")) == fresh
+    assert pinned(run(cfg, engine="simpy")) == fresh

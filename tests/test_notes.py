@@ -50,7 +50,7 @@ def test_each_long_step_says_how_far_it_is_and_makes_the_same(step, monkeypatch,
     said, make = STEPS[step]
     quiet = make()
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(icsim.routing.outflank.export, "_EXPORTS", {})           # exports are made once per process
+    monkeypatch.setattr(icsim.routing.outflank.export, "_EXPORTS", notes.Kept(4))  # exports are made once per process
     monkeypatch.setattr(notes, "NOTE_AFTER_S", -1.0)        # every step is "slow"
     loud = make()
     err = capsys.readouterr().err
@@ -59,3 +59,21 @@ def test_each_long_step_says_how_far_it_is_and_makes_the_same(step, monkeypatch,
         assert all(np.array_equal(a, b) for a, b in zip(quiet, loud))
     else:
         assert loud == quiet
+
+
+def test_a_slow_set_up_says_how_far_it_is_on_a_terminal_only(monkeypatch, capsys):
+    import icsim.simulator.build as building
+    from tests.test_families import DRAGONFLY, config
+
+    cfg = config(DRAGONFLY, "dfly_min")
+    quiet = building.build(cfg)
+    monkeypatch.setattr(building, "SETUP_NOTE_AFTER_S", -1.0)       # every set-up is "slow"
+    building.build(cfg)
+    assert capsys.readouterr().err == ""                             # not a terminal
+    monkeypatch.setattr(notes, "_terminal", lambda stream: True)
+    loud = building.build(cfg)
+    assert capsys.readouterr().err == (
+        "icsim: setting up dragonfly p=2 a=4 h=2 g=9 (absolute), dfly_min: 1 of 4 in 0 s "
+        "(next: the routing tables and their deadlock check)\n")
+    assert loud.spec.num_terminals == quiet.spec.num_terminals
+    assert np.array_equal(loud.workload.src, quiet.workload.src)

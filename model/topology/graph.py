@@ -196,19 +196,6 @@ class Graph(Topology):
     def num_channels(self) -> int:
         return 2 * len(self.edges)
 
-    @cached_property
-    def distances(self) -> np.ndarray:
-        """All-pairs hop distances (breadth-first, scipy's csgraph), int32, -1 where
-        unreachable."""
-        from scipy.sparse import csr_matrix
-        from scipy.sparse.csgraph import shortest_path
-
-        n = self.num_nodes
-        e = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
-        links = csr_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
-        dist = shortest_path(links, directed=False, unweighted=True)
-        return np.where(np.isinf(dist), -1, dist).astype(np.int32)
-
     def hop_distances(self, src: int) -> np.ndarray:
         return self.distances[src].astype(np.int64)
 

@@ -135,10 +135,11 @@ class MinimalRoutes:
 class _Dragonfly(Routing):
     requires = frozenset({"groups"})
     acyclic = "all"
+    shared = True
 
     @cached_property
     def routes(self) -> MinimalRoutes:
-        return MinimalRoutes(self.topology)
+        return self.tables_of(MinimalRoutes)
 
     def valiant_phases(self) -> tuple[Phase, Phase]:
         """Valiant's two phases: to the entry router of the drawn group on VC 0 (phase 0), then

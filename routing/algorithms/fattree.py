@@ -74,10 +74,11 @@ class TreeRoutes:
 class _Tree(Routing):
     requires = frozenset({"updown"})
     acyclic = "all"
+    shared = True
 
     @cached_property
     def routes(self) -> TreeRoutes:
-        return TreeRoutes(self.topology)
+        return self.tables_of(TreeRoutes)
 
 
 @register("dmodk")

@@ -85,10 +85,11 @@ def _int64(mask: int) -> int:
 
 class _Lines(Routing):
     requires = frozenset({"lines"})
+    shared = True
 
     @cached_property
     def routes(self) -> LineRoutes:
-        return LineRoutes(self.topology)
+        return self.tables_of(LineRoutes)
 
 
 @register("hx_dor")
