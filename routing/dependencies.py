@@ -115,22 +115,35 @@ def _next_masks(nxt: np.ndarray, out: np.ndarray, entering: np.ndarray | None,
             x = col[s]
             while s.size:                       # one port of every state's mask per pass
                 low = x & -x
-                r = s // n
-                t = s - r * n
-                rb = r * nports + _bit_index(low)           # the channel's (router, port)
-                v = nbr_flat[rb]
-                c = rb * (num_vcs * num_vcs) + w * num_vcs
-                onward = np.flatnonzero((v >= 0) & (v != t))
-                rows = v[onward] * n + t[onward]
-                for w2 in range(num_vcs):
-                    np.bitwise_or.at(flat, c[onward] + w2, out[rows, w2])
-                if entering is not None:
-                    ends = np.flatnonzero(v == t)
-                    for w2 in range(num_vcs):
-                        np.bitwise_or.at(flat, c[ends] + w2, entering[t[ends], w2])
+                _or_next(flat, s, _bit_index(low), w, out, entering, nbr_flat, n, nports,
+                         num_vcs)
                 x ^= low
                 more = np.flatnonzero(x)
                 s, x = s[more], x[more]
+
+
+def _or_next(flat: np.ndarray, s: np.ndarray, b: np.ndarray, w: int, out: np.ndarray,
+             entering: np.ndarray | None, nbr_flat: np.ndarray, n: int, nports: int,
+             num_vcs: int) -> None:
+    """:func:`_next_masks` for one port ``b[i]`` of each state ``s[i]`` (ascending): the
+    states sorted by port (a radix sort, the states staying in order within a port), so that
+    each channel's states are one run, OR-reduced at once."""
+    order = np.argsort(b.astype(np.int8), kind="stable")
+    s, b = s[order], b[order]
+    r = s // n
+    t = s - r * n
+    rb = r * nports + b                                 # the channel's (router, port)
+    v = nbr_flat[rb]
+    start = np.flatnonzero(np.concatenate(([True], rb[1:] != rb[:-1])))
+    at = rb[start] * (num_vcs * num_vcs) + w * num_vcs
+    onward = (v >= 0) & (v != t)
+    rows = np.where(onward, v * n + t, 0)
+    ends = v == t if entering is not None else None
+    for w2 in range(num_vcs):
+        masks = np.where(onward, out[rows, w2], 0)
+        if ends is not None:
+            masks = np.where(ends, entering[t, w2], masks)
+        flat[at + w2] |= np.bitwise_or.reduceat(masks, start)
 
 
 def _bit_index(powers: np.ndarray) -> np.ndarray:
