@@ -7,7 +7,7 @@ acyclic`), with :func:`icsim.routing.deadlock.cycle_in_edges`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -63,9 +63,9 @@ def dependency_edges(program: Program, topology: Any, num_vcs: int,
     escape channels alone (Duato's condition for adaptive routing over an escape network).
     Pair-keyed phases only (tables by router and target, any topology).
 
-    Each edge once, ascending by source channel, then by the next channel.  The work is one step per (state, VC, port) a packet may hold (a one-port
-    route: one per state), in array code: every held channel's next ports are the OR of
-    the masks of the states it leads to (:func:`_next_masks`)."""
+    Each edge once, ascending by source channel, then by the next channel.  In array code:
+    every held channel's next ports are the OR of the masks of the states it leads to, a
+    range of them per run of one mask (:func:`_next_masks`)."""
     n, nports = topology.num_nodes, topology.num_ports
     if any(ph.key != PAIR for ph in program.phases):
         raise ValueError("the dependency check reads pair-keyed phases only")
@@ -93,8 +93,7 @@ def dependency_edges(program: Program, topology: Any, num_vcs: int,
     return c.astype(np.int64), ((v * nports + port2) * num_vcs + w2).astype(np.int64)
 
 
-#: states read at once by :func:`_next_masks` (bounds its temporary arrays: about 100 bytes
-#: a state)
+#: states read at once by :func:`_next_masks` (bounds its temporary arrays)
 CHUNK_STATES = 1 << 20
 
 
@@ -105,45 +104,80 @@ def _next_masks(nxt: np.ndarray, out: np.ndarray, entering: np.ndarray | None,
     (per state ``router * n + t`` and VC): for each port ``b`` of ``out[r * n + t, w]``, the
     channel ``(r, b, w)`` leads to state ``(nbr[r, b], t)``, or, where that is ``t`` itself,
     into ``entering[t]`` (the next phase's first hops, None: none).  A port that leads
-    nowhere holds no dependency."""
+    nowhere holds no dependency.
+
+    The states of a router with one mask for consecutive targets ``t0 .. t1 - 1`` (a *run*:
+    a fat tree leaf's up ports toward every other leaf, a dragonfly router's port toward a
+    whole group) lead, port by port, to the same targets at the next router: one OR over a
+    range of its states (at ``t`` itself the mask is 0), and ``entering`` where ``t``
+    falls in the range."""
     nports = nbr.shape[1]
     flat, nbr_flat = nxt.reshape(-1), nbr.reshape(-1)
+    rows = max(1, CHUNK_STATES // n)
     for w in range(num_vcs):
         col = out[:, w]
-        for lo in range(0, len(col), CHUNK_STATES):
-            s = np.flatnonzero(col[lo:lo + CHUNK_STATES]) + lo
-            x = col[s]
-            while s.size:                       # one port of every state's mask per pass
-                low = x & -x
-                _or_next(flat, s, _bit_index(low), w, out, entering, nbr_flat, n, nports,
-                         num_vcs)
-                x ^= low
-                more = np.flatnonzero(x)
-                s, x = s[more], x[more]
+        for lo in range(0, n * n, rows * n):             # whole rows: runs end with them
+            r, t0, t1, masks = _runs(col[lo:lo + rows * n], n, lo // n)
+            for run, b in _ports(masks):                 # one port of each run's mask
+                # by port, runs in order within one: each held channel's runs together
+                order = np.argsort(b.astype(np.int8), kind="stable")
+                run, b = run[order], b[order]
+                rb = r[run] * nports + b                 # the held channel's (router, port)
+                v = nbr_flat[rb]
+                ok = np.flatnonzero(v >= 0)
+                run, rb, v = run[ok], rb[ok], v[ok]
+                heads = np.flatnonzero(np.concatenate(([True], rb[1:] != rb[:-1])))
+                chan = rb[heads] * (num_vcs * num_vcs) + w * num_vcs
+                ta, tb = t0[run], t1[run]
+                arrive = (ta <= v) & (v < tb) if entering is not None else None
+                for w2 in range(num_vcs):
+                    got = _range_or(out[:, w2], v * n + ta, v * n + tb)
+                    if arrive is not None:
+                        got[arrive] |= entering[v[arrive], w2]
+                    flat[chan + w2] |= np.bitwise_or.reduceat(got, heads)
 
 
-def _or_next(flat: np.ndarray, s: np.ndarray, b: np.ndarray, w: int, out: np.ndarray,
-             entering: np.ndarray | None, nbr_flat: np.ndarray, n: int, nports: int,
-             num_vcs: int) -> None:
-    """:func:`_next_masks` for one port ``b[i]`` of each state ``s[i]`` (ascending): the
-    states sorted by port (a radix sort, the states staying in order within a port), so that
-    each channel's states are one run, OR-reduced at once."""
-    order = np.argsort(b.astype(np.int8), kind="stable")
-    s, b = s[order], b[order]
-    r = s // n
-    t = s - r * n
-    rb = r * nports + b                                 # the channel's (router, port)
-    v = nbr_flat[rb]
-    start = np.flatnonzero(np.concatenate(([True], rb[1:] != rb[:-1])))
-    at = rb[start] * (num_vcs * num_vcs) + w * num_vcs
-    onward = (v >= 0) & (v != t)
-    rows = np.where(onward, v * n + t, 0)
-    ends = v == t if entering is not None else None
-    for w2 in range(num_vcs):
-        masks = np.where(onward, out[rows, w2], 0)
-        if ends is not None:
-            masks = np.where(ends, entering[t, w2], masks)
-        flat[at + w2] |= np.bitwise_or.reduceat(masks, start)
+def _runs(col: np.ndarray, n: int, first_row: int) -> tuple[np.ndarray, ...]:
+    """The runs of ``col`` (whole rows of ``n`` states from router ``first_row`` on): per
+    run of one non-zero mask for consecutive targets, ``(router, t0, t1, mask)``."""
+    change = np.ones(len(col), dtype=bool)
+    change[1:] = col[1:] != col[:-1]
+    change[::n] = True                                   # a run ends with its row
+    start = np.flatnonzero(change)
+    end = np.append(start[1:], len(col))
+    keep = np.flatnonzero(col[start])
+    start, end = start[keep], end[keep]
+    r = start // n
+    t0 = start - r * n
+    return r + first_row, t0, t0 + (end - start), col[start]
+
+
+def _ports(masks: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every port of every mask, one per mask at a time (lowest first): ``(indices of the
+    masks, their port)``, the indices ascending."""
+    index, x = np.arange(len(masks)), masks.copy()
+    while index.size:
+        low = x & -x
+        yield index, _bit_index(low)
+        x ^= low
+        more = np.flatnonzero(x)
+        index, x = index[more], x[more]
+
+
+def _range_or(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``values[lo[i]:hi[i]]`` OR-reduced, per ``i`` (``lo < hi <= len(values)``, the last
+    value 0: a router's own state): a gather where the range is one entry, else
+    ``reduceat`` over the ranges in ascending order (the gaps between them cost at most one
+    pass over ``values``)."""
+    got = values[lo]
+    hi = np.minimum(hi, len(values) - 1)                 # the last value is 0
+    wide = np.flatnonzero(hi - lo > 1)
+    if wide.size:
+        order = wide[np.argsort(lo[wide], kind="stable")]
+        bounds = np.empty(2 * len(order), dtype=np.int64)
+        bounds[0::2], bounds[1::2] = lo[order], hi[order]
+        got[order] = np.bitwise_or.reduceat(values, bounds)[0::2]
+    return got
 
 
 def _bit_index(powers: np.ndarray) -> np.ndarray:
