@@ -16,11 +16,11 @@ from icsim.routing.program import PAIR, Phase, Program
 
 def out_masks(ph: Phase, n: int, num_vcs: int, escape_only: bool,
               topology: Any = None) -> np.ndarray:
-    """Per state ``router * n + t`` and VC, the bitmask of the ports a packet heading
+    """Per VC and state ``router * n + t``, the bitmask of the ports a packet heading
     for ``t`` may leave ``router`` by on that VC in phase ``ph`` (0 at ``t`` itself; a
     dateline phase's hop on its dateline VC while the wraparound is ahead, rule 5; a detour
     group's ports on the adaptive VC, from any source, rule 6)."""
-    out = np.zeros((n * n, num_vcs), dtype=np.int64)
+    out = np.zeros((num_vcs, n * n), dtype=np.int64)
     ports = np.asarray(ph.ports, dtype=np.int64)
     if ph.escape_vc is not None:
         if ph.escape is not None:
@@ -41,15 +41,15 @@ def out_masks(ph: Phase, n: int, num_vcs: int, escape_only: bool,
             ahead = np.where(port & 1 == 0, y < x, y > x) & (esc != 0)
             vcs = np.where(ahead, ph.dateline_vc, ph.escape_vc if vcs is None else vcs)
         if vcs is None:
-            out[:, ph.escape_vc] = esc
+            out[ph.escape_vc] = esc
         else:
             for w in range(num_vcs):
-                out[:, w] = np.where(vcs == w, esc, 0)
+                np.copyto(out[w], esc, where=vcs == w)
     if ph.adaptive_vc is not None and not escape_only:
-        out[:, ph.adaptive_vc] |= ports
+        out[ph.adaptive_vc] |= ports
         if ph.detour is not None:             # any source's detours (a superset)
-            out[:, ph.adaptive_vc] |= np.asarray(ph.detour, dtype=np.int64)
-    out[np.arange(n) * (n + 1)] = 0
+            out[ph.adaptive_vc] |= np.asarray(ph.detour, dtype=np.int64)
+    out[:, np.arange(n) * (n + 1)] = 0
     return out
 
 def dependency_edges(program: Program, topology: Any, num_vcs: int,
@@ -79,11 +79,11 @@ def dependency_edges(program: Program, topology: Any, num_vcs: int,
         # that phase reroutes, in the reroute's phase to any target)
         entering = None
         if ph.next is not None:
-            entering = np.bitwise_or.reduce(outs[ph.next].reshape(n, n, num_vcs), axis=1)
+            entering = np.bitwise_or.reduce(outs[ph.next].reshape(num_vcs, n, n), axis=2)
             again = program.phases[ph.next].reroute
             if again is not None:
                 entering |= np.bitwise_or.reduce(
-                    outs[again.valiant.phase].reshape(n, n, num_vcs), axis=1)
+                    outs[again.valiant.phase].reshape(num_vcs, n, n), axis=2)
         _next_masks(nxt, out, entering, nbr, n, num_vcs)
     held = np.flatnonzero(nxt.any(axis=1))
     bits = (nxt[held, None, :] >> np.arange(nports)[None, :, None]) & 1
@@ -101,9 +101,9 @@ def _next_masks(nxt: np.ndarray, out: np.ndarray, entering: np.ndarray | None,
                 nbr: np.ndarray, n: int, num_vcs: int) -> None:
     """OR into ``nxt[c, w2]`` (``c`` a channel as :func:`dependency_edges` numbers them) the
     ports on VC ``w2`` of every state channel ``c`` leads to, over one phase's masks ``out``
-    (per state ``router * n + t`` and VC): for each port ``b`` of ``out[r * n + t, w]``, the
+    (per VC and state ``router * n + t``): for each port ``b`` of ``out[w, r * n + t]``, the
     channel ``(r, b, w)`` leads to state ``(nbr[r, b], t)``, or, where that is ``t`` itself,
-    into ``entering[t]`` (the next phase's first hops, None: none).  A port that leads
+    into ``entering[w2, t]`` (the next phase's first hops, None: none).  A port that leads
     nowhere holds no dependency.
 
     The states of a router with one mask for consecutive targets ``t0 .. t1 - 1`` (a *run*:
@@ -115,7 +115,7 @@ def _next_masks(nxt: np.ndarray, out: np.ndarray, entering: np.ndarray | None,
     flat, nbr_flat = nxt.reshape(-1), nbr.reshape(-1)
     rows = max(1, CHUNK_STATES // n)
     for w in range(num_vcs):
-        col = out[:, w]
+        col = out[w]
         for lo in range(0, n * n, rows * n):             # whole rows: runs end with them
             r, t0, t1, masks = _runs(col[lo:lo + rows * n], n, lo // n)
             for run, b in _ports(masks):                 # one port of each run's mask
@@ -131,9 +131,9 @@ def _next_masks(nxt: np.ndarray, out: np.ndarray, entering: np.ndarray | None,
                 ta, tb = t0[run], t1[run]
                 arrive = (ta <= v) & (v < tb) if entering is not None else None
                 for w2 in range(num_vcs):
-                    got = _range_or(out[:, w2], v * n + ta, v * n + tb)
+                    got = _range_or(out[w2], v * n + ta, v * n + tb)
                     if arrive is not None:
-                        got[arrive] |= entering[v[arrive], w2]
+                        got[arrive] |= entering[w2, v[arrive]]
                     flat[chan + w2] |= np.bitwise_or.reduceat(got, heads)
 
 

@@ -82,13 +82,13 @@ def reference_dependency_edges(program, topology, num_vcs, escape_only):
         for r in range(n):
             for t in range(n):
                 for w in range(num_vcs):
-                    for b in ports(outs[f][r * n + t, w]):
+                    for b in ports(outs[f][w, r * n + t]):
                         v = int(nbr[r, b])
                         if v < 0:
                             continue
                         held = (r * nports + b) * num_vcs + w
-                        rows = ([outs[f][v * n + t]] if v != t else
-                                [out[v * n + d] for out in entering for d in range(n)])
+                        rows = ([outs[f][:, v * n + t]] if v != t else
+                                [out[:, v * n + d] for out in entering for d in range(n)])
                         for row in rows:
                             for w2 in range(num_vcs):
                                 for b2 in ports(row[w2]):

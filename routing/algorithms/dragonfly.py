@@ -95,6 +95,7 @@ class MinimalRoutes:
         # the router the route enters each other group by (g - 1 columns per router)
         others = np.array([[j for j in range(g) if j != i] for i in range(g)], dtype=np.int64)
         self.entry = lands[rows[:, None], others[group]]
+        self._hop_vcs: dict[tuple[int, int, int], np.ndarray] = {}
 
     @staticmethod
     def _by_target(per_group: np.ndarray, own_group, a: int) -> np.ndarray:
@@ -121,15 +122,25 @@ class MinimalRoutes:
         (Valiant's first), whose same-group states no packet reaches -- their masks are left
         empty so that the dependency check does not count them; ``reached`` (a boolean per
         state) leaves only those."""
-        keep = np.ones(len(self.mask), dtype=bool) if reached is None else reached
-        if not reachable_same_group:
-            keep = keep & ~self.same
-        mask = np.where(keep, self.mask, 0)
+        mask = self.mask
+        if reached is not None or not reachable_same_group:
+            keep = np.ones(len(mask), dtype=bool) if reached is None else reached
+            if not reachable_same_group:
+                keep = keep & ~self.same
+            mask = np.where(keep, mask, 0)
         glob = vc_before if vc_global is None else vc_global
-        vcs = np.where(self.same, vc_after,
-                       np.where(self.is_global, glob, vc_before)).astype(np.int64)
         return Phase(PAIR, ports=mask, escape=self.port, escape_vc=vc_before,
-                     escape_vcs=vcs, next=next_phase, reroute=reroute)
+                     escape_vcs=self.hop_vcs(vc_before, glob, vc_after), next=next_phase,
+                     reroute=reroute)
+
+    def hop_vcs(self, local_before: int, global_: int, local_after: int) -> np.ndarray:
+        """Per (router, target): the VC of a route's hop by its class -- local in the source
+        group, global, local in the target's group -- made once for each three."""
+        key = (local_before, global_, local_after)
+        if key not in self._hop_vcs:
+            self._hop_vcs[key] = np.where(self.same, local_after, np.where(
+                self.is_global, global_, local_before)).astype(np.int64)
+        return self._hop_vcs[key]
 
 
 class _Dragonfly(Routing):
