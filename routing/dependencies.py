@@ -15,12 +15,13 @@ from icsim.routing.program import PAIR, Phase, Program
 
 
 def out_masks(ph: Phase, n: int, num_vcs: int, escape_only: bool,
-              topology: Any = None) -> np.ndarray:
-    """Per VC and state ``router * n + t``, the bitmask of the ports a packet heading
-    for ``t`` may leave ``router`` by on that VC in phase ``ph`` (0 at ``t`` itself; a
-    dateline phase's hop on its dateline VC while the wraparound is ahead, rule 5; a detour
-    group's ports on the adaptive VC, from any source, rule 6)."""
-    out = np.zeros((num_vcs, n * n), dtype=np.int64)
+              topology: Any = None) -> dict[int, np.ndarray]:
+    """Per VC the phase may take (the others left out), per state ``router * n + t``, the
+    bitmask of the ports a packet heading for ``t`` may leave ``router`` by on that VC in
+    phase ``ph`` (0 at ``t`` itself; a dateline phase's hop on its dateline VC while the
+    wraparound is ahead, rule 5; a detour group's ports on the adaptive VC, from any source,
+    rule 6)."""
+    out: dict[int, np.ndarray] = {}
     ports = np.asarray(ph.ports, dtype=np.int64)
     if ph.escape_vc is not None:
         if ph.escape is not None:
@@ -44,13 +45,27 @@ def out_masks(ph: Phase, n: int, num_vcs: int, escape_only: bool,
             out[ph.escape_vc] = esc
         else:
             for w in range(num_vcs):
-                np.copyto(out[w], esc, where=vcs == w)
+                on = vcs == w
+                if on.any():
+                    out[w] = np.where(on, esc, 0)
     if ph.adaptive_vc is not None and not escape_only:
-        out[ph.adaptive_vc] |= ports
+        w = ph.adaptive_vc
+        out[w] = out[w] | ports if w in out else ports.copy()
         if ph.detour is not None:             # any source's detours (a superset)
-            out[ph.adaptive_vc] |= np.asarray(ph.detour, dtype=np.int64)
-    out[:, np.arange(n) * (n + 1)] = 0
+            out[w] |= np.asarray(ph.detour, dtype=np.int64)
+    for masks in out.values():
+        masks[np.arange(n) * (n + 1)] = 0
     return out
+
+
+def _first_hops(out: dict[int, np.ndarray], n: int, num_vcs: int) -> np.ndarray:
+    """``[w, r]``: every port a phase's masks ``out`` give on VC ``w`` at router ``r``,
+    toward any target."""
+    first = np.zeros((num_vcs, n), dtype=np.int64)
+    for w, masks in out.items():
+        first[w] = np.bitwise_or.reduce(masks.reshape(n, n), axis=1)
+    return first
+
 
 def dependency_edges(program: Program, topology: Any, num_vcs: int,
                      escape_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -63,28 +78,33 @@ def dependency_edges(program: Program, topology: Any, num_vcs: int,
     escape channels alone (Duato's condition for adaptive routing over an escape network).
     Pair-keyed phases only (tables by router and target, any topology).
 
-    Each edge once, ascending by source channel, then by the next channel.  In array code:
-    every held channel's next ports are the OR of the masks of the states it leads to, a
-    range of them per run of one mask (:func:`_next_masks`)."""
+    Each edge once, ascending by source channel, then by the next channel.  In array code,
+    one phase's masks at a time: every held channel's next ports are the OR of the masks of
+    the states it leads to, a range of them per run of one mask (:func:`_next_masks`)."""
     n, nports = topology.num_nodes, topology.num_ports
     if any(ph.key != PAIR for ph in program.phases):
         raise ValueError("the dependency check reads pair-keyed phases only")
     nbr = topology.neighbor_array
-    outs = [out_masks(ph, n, num_vcs, escape_only, topology) for ph in program.phases]
+
+    def masks(ph: Phase) -> dict[int, np.ndarray]:
+        return out_masks(ph, n, num_vcs, escape_only, topology)
+
+    entered = {f: None for ph in program.phases if ph.next is not None
+               for f in (ph.next, *([] if program.phases[ph.next].reroute is None else
+                                    [program.phases[ph.next].reroute.valiant.phase]))}
+    firsts = {f: _first_hops(masks(program.phases[f]), n, num_vcs) for f in sorted(entered)}
     # nxt[c, w2]: the ports a packet holding channel c may ask for next on VC w2
     nxt = np.zeros((n * nports * num_vcs, num_vcs), dtype=np.int64)
-    for f, ph in enumerate(program.phases):
-        out = outs[f]
+    for ph in program.phases:
         # at its target a packet goes on in the next phase to any destination (or, where
         # that phase reroutes, in the reroute's phase to any target)
         entering = None
         if ph.next is not None:
-            entering = np.bitwise_or.reduce(outs[ph.next].reshape(num_vcs, n, n), axis=2)
+            entering = firsts[ph.next].copy()
             again = program.phases[ph.next].reroute
             if again is not None:
-                entering |= np.bitwise_or.reduce(
-                    outs[again.valiant.phase].reshape(num_vcs, n, n), axis=2)
-        _next_masks(nxt, out, entering, nbr, n, num_vcs)
+                entering |= firsts[again.valiant.phase]
+        _next_masks(nxt, masks(ph), entering, nbr, n, num_vcs)
     held = np.flatnonzero(nxt.any(axis=1))
     bits = (nxt[held, None, :] >> np.arange(nports)[None, :, None]) & 1
     row, port2, w2 = np.nonzero(bits)           # ascending by held channel, then next one
@@ -97,14 +117,14 @@ def dependency_edges(program: Program, topology: Any, num_vcs: int,
 CHUNK_STATES = 1 << 20
 
 
-def _next_masks(nxt: np.ndarray, out: np.ndarray, entering: np.ndarray | None,
+def _next_masks(nxt: np.ndarray, out: dict[int, np.ndarray], entering: np.ndarray | None,
                 nbr: np.ndarray, n: int, num_vcs: int) -> None:
     """OR into ``nxt[c, w2]`` (``c`` a channel as :func:`dependency_edges` numbers them) the
     ports on VC ``w2`` of every state channel ``c`` leads to, over one phase's masks ``out``
-    (per VC and state ``router * n + t``): for each port ``b`` of ``out[w, r * n + t]``, the
-    channel ``(r, b, w)`` leads to state ``(nbr[r, b], t)``, or, where that is ``t`` itself,
-    into ``entering[w2, t]`` (the next phase's first hops, None: none).  A port that leads
-    nowhere holds no dependency.
+    (per VC, per state ``router * n + t``): for each port ``b`` of ``out[w][r * n + t]``,
+    the channel ``(r, b, w)`` leads to state ``(nbr[r, b], t)``, or, where that is ``t``
+    itself, into ``entering[w2, t]`` (the next phase's first hops, None: none).  A port that
+    leads nowhere holds no dependency.
 
     The states of a router with one mask for consecutive targets ``t0 .. t1 - 1`` (a *run*:
     a fat tree leaf's up ports toward every other leaf, a dragonfly router's port toward a
@@ -114,8 +134,8 @@ def _next_masks(nxt: np.ndarray, out: np.ndarray, entering: np.ndarray | None,
     nports = nbr.shape[1]
     flat, nbr_flat = nxt.reshape(-1), nbr.reshape(-1)
     rows = max(1, CHUNK_STATES // n)
-    for w in range(num_vcs):
-        col = out[w]
+    onto = [w2 for w2 in range(num_vcs) if w2 in out or entering is not None]
+    for w, col in out.items():
         for lo in range(0, n * n, rows * n):             # whole rows: runs end with them
             r, t0, t1, masks = _runs(col[lo:lo + rows * n], n, lo // n)
             for run, b in _ports(masks):                 # one port of each run's mask
@@ -130,8 +150,9 @@ def _next_masks(nxt: np.ndarray, out: np.ndarray, entering: np.ndarray | None,
                 chan = rb[heads] * (num_vcs * num_vcs) + w * num_vcs
                 ta, tb = t0[run], t1[run]
                 arrive = (ta <= v) & (v < tb) if entering is not None else None
-                for w2 in range(num_vcs):
-                    got = _range_or(out[w2], v * n + ta, v * n + tb)
+                for w2 in onto:
+                    got = (_range_or(out[w2], v * n + ta, v * n + tb) if w2 in out
+                           else np.zeros(len(v), dtype=np.int64))
                     if arrive is not None:
                         got[arrive] |= entering[w2, v[arrive]]
                     flat[chan + w2] |= np.bitwise_or.reduceat(got, heads)

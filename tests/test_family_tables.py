@@ -66,7 +66,11 @@ def reference_dependency_edges(program, topology, num_vcs, escape_only):
     phase (and its reroute's) to any destination."""
     n, nports = topology.num_nodes, topology.num_ports
     nbr = topology.neighbor_array
-    outs = [out_masks(ph, n, num_vcs, escape_only, topology) for ph in program.phases]
+    outs = []
+    for ph in program.phases:
+        masks = out_masks(ph, n, num_vcs, escape_only, topology)
+        outs.append(np.array([masks.get(w, np.zeros(n * n, np.int64))
+                              for w in range(num_vcs)]))
 
     def ports(mask):
         return [b for b in range(nports) if (int(mask) >> b) & 1]
