@@ -53,7 +53,7 @@ from icsim.model.registry import Registry
 from icsim.routing.deadlock import cycle_in_edges
 from icsim.routing.dependencies import dependency_edges
 from icsim.routing.interpreter import Interpreter
-from icsim.routing.program import Program
+from icsim.routing.program import Program, check_ports
 
 if TYPE_CHECKING:
     from icsim.model.config import Config
@@ -275,7 +275,10 @@ class Routing:
         return self._form
 
     def _checked_program(self) -> Program | None:
-        """:meth:`program`, on dateline VCs where the settings say so, checked."""
+        """:meth:`program`, on dateline VCs where the settings say so, checked (a shared
+        algorithm's routers' ports before its tables are made)."""
+        if self.shared:
+            check_ports(self.topology.num_ports)
         form = self.program()
         if form is None:
             return None
