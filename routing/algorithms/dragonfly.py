@@ -138,9 +138,14 @@ class MinimalRoutes:
         group, global, local in the target's group -- made once for each three."""
         key = (local_before, global_, local_after)
         if key not in self._hop_vcs:
-            self._hop_vcs[key] = np.where(self.same, local_after, np.where(
-                self.is_global, global_, local_before)).astype(np.int64)
+            self._hop_vcs[key] = np.array(key, dtype=np.int64)[self.hop_class]
         return self._hop_vcs[key]
+
+    @cached_property
+    def hop_class(self) -> np.ndarray:
+        """Per (router, target): the class of the route's first hop, 0 local in the source
+        group, 1 global, 2 local in the target's group (int8)."""
+        return np.where(self.same, 2, self.is_global.astype(np.int8)).astype(np.int8)
 
 
 class _Dragonfly(Routing):
