@@ -26,7 +26,8 @@ def out_masks(ph: Phase, n: int, num_vcs: int, escape_only: bool,
     if ph.escape_vc is not None:
         if ph.escape is not None:
             e = np.asarray(ph.escape, np.int64)
-            esc = np.left_shift(1, np.maximum(e, 0))
+            esc = np.maximum(e, 0)
+            np.left_shift(1, esc, out=esc)
             by_terminal = e < 0                 # any port of the mask may be the one
             if by_terminal.any():
                 esc[by_terminal] = ports[by_terminal]
@@ -106,8 +107,10 @@ def dependency_edges(program: Program, topology: Any, num_vcs: int,
                 entering |= firsts[again.valiant.phase]
         _next_masks(nxt, masks(ph), entering, nbr, n, num_vcs)
     held = np.flatnonzero(nxt.any(axis=1))
-    bits = (nxt[held, None, :] >> np.arange(nports)[None, :, None]) & 1
-    row, port2, w2 = np.nonzero(bits)           # ascending by held channel, then next one
+    bits = np.unpackbits(nxt[held].astype("<i8").view(np.uint8).reshape(len(held), num_vcs, 8),
+                         axis=2, bitorder="little")                  # [held, VC, port]
+    row, port2, w2 = np.nonzero(bits[:, :, :nports].transpose(0, 2, 1))
+    # ascending by held channel, then by next one
     c = held[row]
     v = nbr.reshape(-1)[c // num_vcs]
     return c.astype(np.int64), ((v * nports + port2) * num_vcs + w2).astype(np.int64)
@@ -189,15 +192,17 @@ def _range_or(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """``values[lo[i]:hi[i]]`` OR-reduced, per ``i`` (``lo < hi <= len(values)``, the last
     value 0: a router's own state): a gather where the range is one entry, else
     ``reduceat`` over the ranges in ascending order (the gaps between them cost at most one
-    pass over ``values``)."""
+    pass over the span the ranges cover)."""
     got = values[lo]
     hi = np.minimum(hi, len(values) - 1)                 # the last value is 0
     wide = np.flatnonzero(hi - lo > 1)
     if wide.size:
         order = wide[np.argsort(lo[wide], kind="stable")]
+        first = lo[order[0]]
         bounds = np.empty(2 * len(order), dtype=np.int64)
-        bounds[0::2], bounds[1::2] = lo[order], hi[order]
-        got[order] = np.bitwise_or.reduceat(values, bounds)[0::2]
+        bounds[0::2], bounds[1::2] = lo[order] - first, hi[order] - first
+        span = values[first:first + bounds.max() + 1]
+        got[order] = np.bitwise_or.reduceat(span, bounds)[0::2]
     return got
 
 
