@@ -27,6 +27,7 @@ from __future__ import annotations
 import gc
 import math
 import sys
+import threading
 from contextlib import contextmanager
 from time import perf_counter
 from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
@@ -43,29 +44,66 @@ SETUP_NOTE_AFTER_S = 2.0
 
 
 class Note:
-    """Call with the count done so far; says once on stderr, past ``after_s`` (default
-    :data:`NOTE_AFTER_S`), ``icsim: <what>: <done> of <total> in <s> s, about <s> s more``
-    (without the estimate when ``estimate`` is false: steps of unequal length), then the
-    step under way when the call names it.  ``terminal_only``: only when stderr is a
-    terminal (a progress line for people, not for logs)."""
+    """Call with the count done so far (and the step now under way, if it has a name); says
+    once on stderr, past ``after_s`` (default :data:`NOTE_AFTER_S`), ``icsim: <what>: <done>
+    of <total> in <s> s, about <s> s more`` (without the estimate when ``estimate`` is false:
+    steps of unequal length), then the step under way.  ``terminal_only``: only when stderr
+    is a terminal (a progress line for people, not for logs).  ``timer``: says it when the
+    time passes even in the middle of a long step (a timer thread), until :meth:`close`; as
+    a context manager it closes itself.  ``doing``: the step under way at first."""
 
     def __init__(self, what: str, total: int, after_s: float | None = None,
-                 terminal_only: bool = False, estimate: bool = True) -> None:
+                 terminal_only: bool = False, estimate: bool = True,
+                 timer: bool = False, doing: str = "") -> None:
         self.what, self.total = what, total
         self.after_s, self.estimate = after_s, estimate
+        self.done, self.doing = 0, doing
         self.t0 = perf_counter()
         self.said = terminal_only and not _terminal(sys.stderr)
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        if timer and not self.said:
+            self._timer = threading.Timer(max(self._after(), 0.0), self._when_due)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _after(self) -> float:
+        return NOTE_AFTER_S if self.after_s is None else self.after_s
 
     def __call__(self, done: int, doing: str = "") -> None:
+        self.done, self.doing = done, doing
         if self.said or done <= 0:
             return
         elapsed = perf_counter() - self.t0
-        if elapsed > (NOTE_AFTER_S if self.after_s is None else self.after_s):
+        if elapsed > self._after():
+            self._say(elapsed)
+
+    def _when_due(self) -> None:
+        if not self.said:
+            self._say(perf_counter() - self.t0)
+
+    def _say(self, elapsed: float) -> None:
+        with self._lock:
+            if self.said:
+                return
             self.said = True
-            line = f"icsim: {self.what}: {done:,} of {self.total:,} in {elapsed:.0f} s"
-            if self.estimate:
-                line += f", about {elapsed * max(self.total - done, 0) / done:.0f} s more"
-            print(line + (f" ({doing})" if doing else ""), file=sys.stderr, flush=True)
+        line = f"icsim: {self.what}: {self.done:,} of {self.total:,} in {elapsed:.0f} s"
+        if self.estimate and self.done > 0:
+            line += f", about {elapsed * max(self.total - self.done, 0) / self.done:.0f} s more"
+        print(line + (f" ({self.doing})" if self.doing else ""), file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Nothing more to say (the step is over)."""
+        with self._lock:
+            self.said = True
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def __enter__(self) -> "Note":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _terminal(stream: Any) -> bool:

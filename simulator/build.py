@@ -380,16 +380,19 @@ SETUP_STEPS = ("the config and the topology", "the routing tables and their dead
 def build(cfg: Config) -> Model:
     """Check and build everything a run needs (module docstring).  Past
     :data:`~icsim.model.notes.SETUP_NOTE_AFTER_S`, a line on a terminal says how far it is."""
-    note = Note(f"setting up {cfg.topology.kind}, {cfg.routing.algorithm}",
-                total=len(SETUP_STEPS), after_s=SETUP_NOTE_AFTER_S, terminal_only=True,
-                estimate=False)
+    with Note(f"setting up {cfg.topology.kind}, {cfg.routing.algorithm}",
+              total=len(SETUP_STEPS), after_s=SETUP_NOTE_AFTER_S, terminal_only=True,
+              estimate=False, timer=True, doing=f"now: {SETUP_STEPS[0]}") as note:
+        return _build(cfg, note)
+
+
+def _build(cfg: Config, note: Note) -> Model:
+    def done(steps: int) -> None:
+        note(steps, f"now: {SETUP_STEPS[steps]}")
+
     prep = _prepare(cfg)
     cfg, topo = prep.config, prep.topology
     note.what = f"setting up {topo.describe()}, {cfg.routing.algorithm}"
-
-    def done(steps: int) -> None:
-        note(steps, f"next: {SETUP_STEPS[steps]}" if steps < len(SETUP_STEPS) else "")
-
     done(1)
     routing = prep.routing_cls(topo, cfg, prep.settings)
     try:
@@ -453,7 +456,6 @@ def build(cfg: Config) -> Model:
         workload = app_workload(prep.app)
     else:
         workload = scheduled(cfg.traffic.workload, prep.messages)
-    done(4)
     return Model(cfg, topo, routing, spec, workload, streams["routing"])
 
 

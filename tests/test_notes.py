@@ -62,6 +62,8 @@ def test_each_long_step_says_how_far_it_is_and_makes_the_same(step, monkeypatch,
 
 
 def test_a_slow_set_up_says_how_far_it_is_on_a_terminal_only(monkeypatch, capsys):
+    import re
+
     import icsim.simulator.build as building
     from tests.test_families import DRAGONFLY, config
 
@@ -72,8 +74,25 @@ def test_a_slow_set_up_says_how_far_it_is_on_a_terminal_only(monkeypatch, capsys
     assert capsys.readouterr().err == ""                             # not a terminal
     monkeypatch.setattr(notes, "_terminal", lambda stream: True)
     loud = building.build(cfg)
-    assert capsys.readouterr().err == (
-        "icsim: setting up dragonfly p=2 a=4 h=2 g=9 (absolute), dfly_min: 1 of 4 in 0 s "
-        "(next: the routing tables and their deadlock check)\n")
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"icsim: setting up dragonfly.*, dfly_min: [0-3] of 4 in 0 s "
+                        r"\(now: the [a-z' ]+\)\n", err), err
     assert loud.spec.num_terminals == quiet.spec.num_terminals
     assert np.array_equal(loud.workload.src, quiet.workload.src)
+
+
+def test_a_timed_note_speaks_in_the_middle_of_a_long_step_and_not_after_it(capsys):
+    import time
+
+    with Note("building", total=3, after_s=0.05, estimate=False, timer=True) as note:
+        note(1, "now: the second")
+        for _ in range(200):                        # the timer's thread speaks meanwhile
+            if note.said:
+                break
+            time.sleep(0.05)
+        note(2, "now: the third")
+    assert capsys.readouterr().err == "icsim: building: 1 of 3 in 0 s (now: the second)\n"
+    with Note("building", total=3, after_s=0.2, timer=True) as note:
+        note(1)                                     # done before it is due: nothing said
+    time.sleep(0.4)
+    assert capsys.readouterr().err == ""
