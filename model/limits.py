@@ -57,8 +57,22 @@ PER_MEASURED_PACKET_BYTES = 120
 PER_ROUTING_GRAPH_NODE_BYTES = 1000
 #: the share of the available memory a run or a table may be estimated to take
 HEADROOM = 0.9
-#: VC classes per port of the built-in algorithms (table routing with layers may use more)
-VCS = {"dor": 1, "abr": 2, "por": 2, "ofr": 3, "table": 1}
+#: VC classes per port of the built-in algorithms (table routing with layers may use more;
+#: vlb and ugal take 4 on a torus, a dateline pair per phase)
+VCS = {"dor": 1, "abr": 2, "por": 2, "ofr": 3, "table": 1, "dfly_min": 2, "dfly_val": 3,
+       "ugal_l": 3, "ugal_g": 3, "par": 4, "dmodk": 1, "updown_adaptive": 1, "hx_dor": 1,
+       "hx_adaptive": 2, "hx_dal": 2, "vlb": 2, "ugal": 2}
+#: bytes per ordered pair of routers at the peak of setting up a run of an algorithm whose
+#: program reads tables of a row per pair (its routes' tables, its program's, one phase's
+#: masks in the deadlock check, the compiled engine's copy of the program): the peak resident
+#: memory of the set-up less the rest of :func:`estimate_bytes`, per pair, measured on the
+#: dragonflies p 1, h 8, a 12 and 16 (1,164 and 2,064 routers), the 24- and 32-ary 3-trees
+#: (1,728 and 3,072) and the HyperX 12^3 and 16^3 (1,728 and 4,096; vlb and ugal there too),
+#: each estimate within 10 % of its peak (the 16,512-terminal dragonfly under UGAL-L: 0.95 GB
+#: estimated, 0.88 GB measured; the 32-ary 3-tree under D-mod-k 0.89 and 0.84 GB)
+PAIR_BYTES = {"dfly_min": 80, "dfly_val": 105, "ugal_l": 130, "ugal_g": 140, "par": 190,
+              "dmodk": 36, "updown_adaptive": 36, "hx_dor": 65, "hx_adaptive": 55,
+              "hx_dal": 75, "vlb": 85, "ugal": 85}
 
 
 def available_bytes() -> float:
@@ -169,9 +183,17 @@ def estimate_bytes(cfg: Any, nodes: int | None = None) -> float:
     nodes, ports = node_count(cfg, nodes)
     vcs = VCS.get(cfg.routing.algorithm, 4)
     dims = cfg.topology.dims or ()
-    # the relative-offset tables: a byte and an int64 per 2^n coordinate differences per node
-    total = BASELINE_BYTES + nodes * (PER_NODE_BYTES + 9 * 2 ** len(dims))
-    total += nodes * (ports + 1) * vcs * PER_QUEUE_BYTES
+    routers = nodes
+    if cfg.topology.kind in FAMILY_KINDS:
+        # per terminal its NIC and streams; per router its ports' and terminals' queues
+        routers, ports, terminals = family_size(cfg.topology)
+        total = BASELINE_BYTES + terminals * PER_NODE_BYTES
+        total += (routers * (ports + 1) + terminals) * vcs * PER_QUEUE_BYTES
+    else:
+        # the relative-offset tables: a byte and an int64 per 2^n coordinate differences
+        total = BASELINE_BYTES + nodes * (PER_NODE_BYTES + 9 * 2 ** len(dims))
+        total += nodes * (ports + 1) * vcs * PER_QUEUE_BYTES
+    total += float(routers) ** 2 * PAIR_BYTES.get(cfg.routing.algorithm, 0)
     total += workload_bytes(cfg, nodes)
     if cfg.routing.algorithm == "table":
         table = getattr(cfg.routing, "table", None)

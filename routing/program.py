@@ -446,9 +446,7 @@ class Program:
         a deroute kind the algorithm does not declare."""
         if not self.phases:
             raise ValueError("a program needs at least one phase")
-        if num_ports > MAX_PORTS:
-            raise ValueError(f"routers of {num_ports} ports: a program's port masks hold at "
-                             f"most {MAX_PORTS}")
+        check_ports(num_ports)
         for i, ph in enumerate(self.phases):
             self._check_phase(i, ph, num_nodes, num_ports, num_vcs, relative_size)
             if ph.detour_kind is not None:
@@ -574,6 +572,13 @@ class Program:
         return Program(tuple(replace(ph, escape_vc=2 * ph.escape_vc,
                                      dateline_vc=2 * ph.escape_vc + 1)
                              for ph in self.phases), self.decision)
+
+
+def check_ports(num_ports: int) -> None:
+    """ValueError for routers of more ports than a program's masks hold."""
+    if num_ports > MAX_PORTS:
+        raise ValueError(f"routers of {num_ports} ports: a program's port masks hold at most "
+                         f"{MAX_PORTS}")
 
 
 def _in_range(table: np.ndarray | None, low: int, high: int, what: str, must: str) -> None:

@@ -44,11 +44,12 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from icsim.model.notes import Kept
 from icsim.model.registry import Registry, load_file
 from icsim.routing.deadlock import cycle_in_edges
 from icsim.routing.dependencies import dependency_edges
 from icsim.routing.interpreter import Interpreter
-from icsim.routing.program import Program
+from icsim.routing.program import Program, check_ports
 
 if TYPE_CHECKING:
     from icsim.model.config import Config
@@ -61,6 +62,13 @@ ROUTING: Registry[type["Routing"]] = Registry("routing algorithm",
                                               packages=("icsim.routing.algorithms",),
                                               entry_points="icsim.routing")
 register = ROUTING.register
+
+
+#: the programs of the :attr:`~Routing.shared` algorithms made in this process, by algorithm,
+#: topology and settings; and the per-pair tables they read, by kind and topology
+#: (:meth:`Routing.tables_of`): the runs of a sweep worker on one network make them once
+PROGRAMS = Kept(8, max_bytes=512e6)
+TABLES = Kept(4, max_bytes=512e6)
 
 
 def load_plugin(path: str) -> ModuleType:
@@ -171,6 +179,11 @@ class Routing:
         build checks that graph before the run
         (:func:`~icsim.routing.dependencies.dependency_edges`) and refuses a cycle, naming it.  None: the bubble rule or a
         table check keeps it free (docs/model.md).
+    shared : bool
+        Whether the program is a function of the topology and the settings alone (never of
+        the rest of the config): then the runs of a process share it, made and checked once
+        for each (:data:`PROGRAMS`).  The families' algorithms are; an algorithm that reads
+        the config (the router's tie rule, the seed) is not.
     """
 
     name: ClassVar[str] = "?"
@@ -182,6 +195,7 @@ class Routing:
     has_inject: ClassVar[bool] = False
     has_admit: ClassVar[bool] = False
     acyclic: ClassVar[str | None] = None
+    shared: ClassVar[bool] = False
 
     def __init__(self, topology: Any, config: "Config", settings: BaseModel | None = None):
         self.topology = topology
@@ -194,6 +208,11 @@ class Routing:
         self._interpreter: Interpreter | None = None
         if self.datelines:
             self.vcs = dateline_vcs(type(self).vcs)
+
+    def tables_of(self, kind: Callable[[Any], Any]) -> Any:
+        """``kind(topology)`` -- tables that depend on the topology alone (a family's
+        minimal routes) -- made once per process for each topology (:data:`TABLES`)."""
+        return TABLES.get((kind, self.topology), lambda: kind(self.topology))
 
     @property
     def datelines(self) -> bool:
@@ -223,20 +242,33 @@ class Routing:
         """:meth:`program`, made once and checked against the topology and the VCs
         (ValueError naming the problem)."""
         if not self._formed:
-            form = self.program()
-            if form is not None and self.datelines:
-                form = form.with_datelines()
-            if form is not None and form.has_datelines:    # coordinates, ports 2d (+), 2d + 1
-                self.topology.require(frozenset({"coordinates"}), "dateline VCs")
-            if form is not None:
-                topo = self.topology
-                size = topo.relative_size if "offsets" in topo.capabilities else None
-                form.check(topo.num_nodes, topo.num_ports, len(self.vcs), size,
-                           self.deroute_kinds)
-                if self.acyclic is not None:
-                    self.check_dependencies(form)
-            self._form, self._formed = form, True
+            if self.shared:
+                key = (type(self), self.topology, self.settings.model_dump_json(),
+                       self.datelines)
+                self._form = PROGRAMS.get(key, self._checked_program)
+            else:
+                self._form = self._checked_program()
+            self._formed = True
         return self._form
+
+    def _checked_program(self) -> Program | None:
+        """:meth:`program`, on dateline VCs where the settings say so, checked (a shared
+        algorithm's routers' ports before its tables are made)."""
+        if self.shared:
+            check_ports(self.topology.num_ports)
+        form = self.program()
+        if form is None:
+            return None
+        if self.datelines:
+            form = form.with_datelines()
+        if form.has_datelines:                  # coordinates, ports 2d (+), 2d + 1
+            self.topology.require(frozenset({"coordinates"}), "dateline VCs")
+        topo = self.topology
+        size = topo.relative_size if "offsets" in topo.capabilities else None
+        form.check(topo.num_nodes, topo.num_ports, len(self.vcs), size, self.deroute_kinds)
+        if self.acyclic is not None:
+            self.check_dependencies(form)
+        return form
 
     def check_dependencies(self, form: Program) -> None:
         """Refuse (ValueError naming a cycle) a program whose channel-dependency graph (of

@@ -27,6 +27,7 @@ from icsim.model.config import (Config, ConfigError, TopologyConfig, _error_from
                                 config_from_dict, load_config)
 from icsim.model.limits import FAMILY_KINDS, MAX_FAMILY_ROUTERS, check_fits, family_size
 from icsim.model.input_files import InputFileError
+from icsim.model.notes import SETUP_NOTE_AFTER_S, Kept, Note
 from icsim.model.registry import UnknownNameError, did_you_mean, unknown_name
 from icsim.model.topology import Dragonfly, FatTree, Graph, HyperX, Torus
 from icsim.model.units import UnitError, ps, serialisation_ps
@@ -44,8 +45,21 @@ from icsim.traffic.workloads import (app_workload, collective_messages, open_loo
 
 
 # ---------------------------------------------------------------------------------- topology
+#: the topologies built in this process, by their config section (a graph's file excepted,
+#: which may change): the runs of a sweep worker share one, and whatever it works out once
+#: (its wiring, its distances)
+TOPOLOGIES = Kept(4)
+
+
 def build_topology(tc: TopologyConfig) -> Any:
-    """The topology a config section describes; ConfigError naming the key if impossible."""
+    """The topology a config section describes; ConfigError naming the key if impossible.
+    The same object for the same section within a process (:data:`TOPOLOGIES`)."""
+    if tc.kind == "graph":
+        return _build_topology(tc)
+    return TOPOLOGIES.get(tc.model_dump_json(), lambda: _build_topology(tc))
+
+
+def _build_topology(tc: TopologyConfig) -> Any:
     try:
         if tc.kind == "torus":
             healthy = Torus(tuple(tc.dims), tuple(tc.wrap) if tc.wrap else ())
@@ -353,15 +367,34 @@ class Model:
     routing_stream: np.random.Generator
 
 
+#: the steps of :func:`build`, as its set-up note names them
+SETUP_STEPS = ("the config and the topology", "the routing tables and their deadlock check",
+               "the network's arrays", "the traffic")
+
+
 def build(cfg: Config) -> Model:
-    """Check and build everything a run needs (module docstring)."""
+    """Check and build everything a run needs (module docstring).  Past
+    :data:`~icsim.model.notes.SETUP_NOTE_AFTER_S`, a line on a terminal says how far it is."""
+    with Note(f"setting up {cfg.topology.kind}, {cfg.routing.algorithm}",
+              total=len(SETUP_STEPS), after_s=SETUP_NOTE_AFTER_S, terminal_only=True,
+              estimate=False, timer=True, doing=f"now: {SETUP_STEPS[0]}") as note:
+        return _build(cfg, note)
+
+
+def _build(cfg: Config, note: Note) -> Model:
+    def done(steps: int) -> None:
+        note(steps, f"now: {SETUP_STEPS[steps]}")
+
     prep = _prepare(cfg)
     cfg, topo = prep.config, prep.topology
+    note.what = f"setting up {topo.describe()}, {cfg.routing.algorithm}"
+    done(1)
     routing = prep.routing_cls(topo, cfg, prep.settings)
     try:
         routing.form                    # the program, made and checked before the run
     except ValueError as exc:
         raise ConfigError("routing.algorithm", f"{routing.name}'s program: {exc}") from None
+    done(2)
     rc, lc, nc, run = cfg.router, cfg.link, cfg.nic, cfg.run
     size = cfg.packet.size_bytes
     finite = run.mode == "finite" or cfg.traffic.workload != "open"
@@ -407,6 +440,7 @@ def build(cfg: Config) -> Model:
         stop_when_saturated=run.stop_when_saturated and not finite,
         growth_limit=growth_limit(cfg.traffic.message_packets),
         latency_limit_ns=run.latency_limit_ns)
+    done(3)
     if cfg.traffic.workload == "open":
         workload = open_loop(cfg, topo, prep.pattern, window, horizon)
     elif cfg.traffic.workload == "app":

@@ -95,3 +95,22 @@ def test_a_cycle_reachable_only_late_in_a_deep_graph_is_found():
     _assert_is_a_cycle_of(cycle, graph)
     graph[n] = set()
     assert find_cycle(graph) is None
+
+
+@given(graphs)
+@settings(max_examples=300, deadline=None)
+def test_cycle_in_edges_finds_a_cycle_exactly_when_networkx_says_the_graph_is_cyclic(graph):
+    """The edge-array form the build's dependency check uses (strong components, then Kahn's
+    peeling), on the same random digraphs."""
+    import networkx as nx
+    import numpy as np
+
+    from icsim.routing.deadlock import cycle_in_edges
+
+    edges = [(a, b) for a, succ in graph.items() for b in succ]
+    src = np.array([a for a, _ in edges], dtype=np.int64)
+    dst = np.array([b for _, b in edges], dtype=np.int64)
+    cycle = cycle_in_edges(12, src, dst)
+    assert (cycle is None) == nx.is_directed_acyclic_graph(_networkx(graph))
+    if cycle is not None:
+        _assert_is_a_cycle_of(cycle, graph)

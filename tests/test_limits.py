@@ -92,3 +92,37 @@ def test_every_measured_packet_counts_for_its_record():
     assert got <= measured_packets(cfg, 64) < 1.1 * got
     long = load_config(QUICKSTART, ["run.measure_us=100000", "run.drain_us=50"])
     assert 2.33e9 < estimate_bytes(long) < 3e9
+
+
+@pytest.mark.parametrize("config,sets,peak", [
+    # the set-up's peak resident memory (traffic.load 0.0001), measured: /usr/bin/time -f %M
+    ("families/dragonfly_1056.yaml", ["topology.p=8", "topology.a=16", "topology.h=8"], 0.88e9),
+    ("families/fat_tree.yaml", ["topology.k=32"], 0.84e9),
+    ("families/dragonfly_1056.yaml", ["topology.p=1", "topology.a=16", "topology.h=8",
+                                      "routing.algorithm=par"], 1.10e9),
+    ("families/hyperx.yaml", ["topology.dims=[16,16,16]", "topology.p=1",
+                              "routing.algorithm=hx_dal"], 1.68e9)])
+def test_a_family_s_estimate_counts_its_tables_of_router_pairs(config, sets, peak):
+    """Routing tables of a row per pair of routers dominate a large family's memory: the
+    estimate counts them (before, the 16,512-terminal dragonfly and the 3-tree were estimated
+    at 0.33 and 10.5 GB)."""
+    from icsim.model.config import load_config
+    from icsim.model.limits import estimate_bytes
+
+    cfg = load_config(str(bundled(config)), sets + ["traffic.load=0.0001"])
+    assert 0.75 * peak < estimate_bytes(cfg) < 1.25 * peak
+
+
+@pytest.mark.parametrize("override", [
+    ["--set", "topology.p=1", "--set", "topology.a=64", "--set", "topology.h=64",
+     "--set", "topology.g=128"],
+    ["--set", "topology.trunking=5"]])
+def test_routers_of_more_ports_than_a_mask_holds_are_refused_before_their_tables(
+        capsys, override):
+    """Issue 57's dragonfly (127 ports) took 112 s and 8.3 GB to be refused; a HyperX of 70
+    ports raised an OverflowError."""
+    path = "families/dragonfly_1056.yaml" if len(override) > 2 else "families/hyperx.yaml"
+    assert main(["run", str(bundled(path)), *override]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("icsim: config error: routing.algorithm: ") and \
+        "a program's port masks hold at most 64" in err

@@ -50,7 +50,7 @@ def test_each_long_step_says_how_far_it_is_and_makes_the_same(step, monkeypatch,
     said, make = STEPS[step]
     quiet = make()
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(icsim.routing.outflank.export, "_EXPORTS", {})           # exports are made once per process
+    monkeypatch.setattr(icsim.routing.outflank.export, "_EXPORTS", notes.Kept(4))  # exports are made once per process
     monkeypatch.setattr(notes, "NOTE_AFTER_S", -1.0)        # every step is "slow"
     loud = make()
     err = capsys.readouterr().err
@@ -59,3 +59,40 @@ def test_each_long_step_says_how_far_it_is_and_makes_the_same(step, monkeypatch,
         assert all(np.array_equal(a, b) for a, b in zip(quiet, loud))
     else:
         assert loud == quiet
+
+
+def test_a_slow_set_up_says_how_far_it_is_on_a_terminal_only(monkeypatch, capsys):
+    import re
+
+    import icsim.simulator.build as building
+    from tests.test_families import DRAGONFLY, config
+
+    cfg = config(DRAGONFLY, "dfly_min")
+    quiet = building.build(cfg)
+    monkeypatch.setattr(building, "SETUP_NOTE_AFTER_S", -1.0)       # every set-up is "slow"
+    building.build(cfg)
+    assert capsys.readouterr().err == ""                             # not a terminal
+    monkeypatch.setattr(notes, "_terminal", lambda stream: True)
+    loud = building.build(cfg)
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"icsim: setting up dragonfly.*, dfly_min: [0-3] of 4 in 0 s "
+                        r"\(now: the [a-z' ]+\)\n", err), err
+    assert loud.spec.num_terminals == quiet.spec.num_terminals
+    assert np.array_equal(loud.workload.src, quiet.workload.src)
+
+
+def test_a_timed_note_speaks_in_the_middle_of_a_long_step_and_not_after_it(capsys):
+    import time
+
+    with Note("building", total=3, after_s=0.05, estimate=False, timer=True) as note:
+        note(1, "now: the second")
+        for _ in range(200):                        # the timer's thread speaks meanwhile
+            if note.said:
+                break
+            time.sleep(0.05)
+        note(2, "now: the third")
+    assert capsys.readouterr().err == "icsim: building: 1 of 3 in 0 s (now: the second)\n"
+    with Note("building", total=3, after_s=0.2, timer=True) as note:
+        note(1)                                     # done before it is due: nothing said
+    time.sleep(0.4)
+    assert capsys.readouterr().err == ""

@@ -227,6 +227,22 @@ class Topology(ABC):
         return self.distances_between(routers[np.asarray(src, dtype=np.int64)],
                                       routers[np.asarray(dst, dtype=np.int64)])
 
+    @cached_property
+    def distances(self) -> np.ndarray:
+        """Hops between every two routers over the links in service, ``[a, b]``, -1 where
+        cut off: an integer array of N^2 entries, made once (breadth-first from every router,
+        scipy's csgraph; the families by their closed forms)."""
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import shortest_path
+
+        n, nbr = self.num_nodes, self.neighbor_array
+        u, port = np.nonzero(nbr >= 0)
+        links = csr_matrix((np.ones(len(u)), (u, nbr[u, port])), shape=(n, n))
+        dist = shortest_path(links, directed=True, unweighted=True)
+        out = np.where(np.isinf(dist), -1, dist).astype(np.int32)
+        out.setflags(write=False)
+        return out
+
     def hop_distances(self, src: int) -> np.ndarray:
         """Hops from ``src`` to every router over the links in service (BFS), -1 where cut
         off."""

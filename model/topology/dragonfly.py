@@ -208,17 +208,27 @@ class Dragonfly(WiredTopology):
         ``i == j``).  Shape ``(g, g, most links between two groups, 2)``, read-only: what a
         routing picks a gateway from."""
         g, a, h = self.g, self.a, self.h
-        tgt = self._global_targets
         counts = self.gateway_counts
         table = np.full((g, g, max(1, int(counts.max())), 2), -1, dtype=np.int64)
-        seen = np.zeros((g, g), dtype=np.int64)
-        for i in range(g):
-            for x, j in enumerate(tgt[i].tolist()):
-                k = seen[i, j]
-                seen[i, j] = k + 1
-                table[i, j, k] = (i * a + x // h, a - 1 + x % h)
+        i, x, j, k = self._global_ports
+        table[i, j, k, 0] = i * a + x // h
+        table[i, j, k, 1] = a - 1 + x % h
         table.setflags(write=False)
         return table
+
+    @cached_property
+    def _global_ports(self) -> tuple[np.ndarray, ...]:
+        """Every global port of every group as ``(i, x, j, k)``: port ``x`` of group ``i``
+        is the ``k``-th (ascending) of those leading to group ``j``."""
+        g, ports = self.g, self.a * self.h
+        i = np.repeat(np.arange(g), ports)
+        x = np.tile(np.arange(ports), g)
+        j = self._global_targets.ravel()
+        order = np.argsort(i * g + j, kind="stable")      # by (i, j), ascending x within
+        key = (i * g + j)[order]
+        k = np.empty_like(order)
+        k[order] = np.arange(len(order)) - np.searchsorted(key, key)
+        return i, x, j, k
 
     @cached_property
     def gateway_counts(self) -> np.ndarray:
@@ -243,17 +253,9 @@ class Dragonfly(WiredTopology):
             other = np.where(q < idx, q, q + 1)
             nbr[:, q] = base + other
             rev[:, q] = np.where(idx < other, idx, idx - 1)
-        table = self.gateway_table
-        tgt = self._global_targets
-        for i in range(self.g):
-            seen: dict[int, int] = {}
-            for x, j in enumerate(tgt[i].tolist()):
-                k = seen.get(j, 0)
-                seen[j] = k + 1
-                u, port = i * a + x // h, a - 1 + x % h
-                v, back = table[j, i, k]
-                nbr[u, port] = v
-                rev[u, port] = back
+        i, x, j, k = self._global_ports            # port x of group i: the k-th to group j
+        u, port = i * a + x // h, a - 1 + x % h
+        nbr[u, port], rev[u, port] = self.gateway_table[j, i, k].T     # its k-th back
         nbr.setflags(write=False)
         rev.setflags(write=False)
         return nbr, rev
@@ -304,30 +306,42 @@ class Dragonfly(WiredTopology):
         return self.gateway_table[group, other, :self.gateway_counts[group, other]]
 
     # ------------------------------------------------------------------ distances
+    @cached_property
+    def distances(self) -> np.ndarray:
+        """Exact hops between every two routers, ``[a, b]``, int8, read-only: 0; 1 when
+        adjacent (the same group, or a global link); 2 when the two have a common neighbour
+        (a gateway of either, or a router of a third group linked to both); else 3 (every
+        two groups are joined, so local, global, local always arrives).  Made once, a block
+        of routers at a time: each router's neighbours' neighbours."""
+        n, nbr = self.num_nodes, self._arrays[0]
+        out = np.full((n, n), 3, dtype=np.int8)
+        step = max(1, (1 << 22) // (self.num_ports ** 2 + 1))
+        for lo in range(0, n, step):
+            rows = np.arange(lo, min(lo + step, n))
+            two = nbr[np.maximum(nbr[rows], 0)].reshape(len(rows), -1)
+            two = np.where(np.repeat(nbr[rows] >= 0, self.num_ports, axis=1), two, -1)
+            at = np.repeat(rows, two.shape[1])
+            keep = two.ravel() >= 0
+            out[at[keep], two.ravel()[keep]] = 2
+        rows = np.repeat(np.arange(n), self.num_ports)
+        keep = nbr.ravel() >= 0
+        out[rows[keep], nbr.ravel()[keep]] = 1
+        out[np.arange(n), np.arange(n)] = 0
+        out.setflags(write=False)
+        return out
+
     def distances_between(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        """Exact hops of every pair ``src[i] -> dst[i]`` (vectorised): 0, 1 when adjacent
-        (same group, or a global link), 2 when the two have a common neighbour (a gateway of
-        either, or a router of a third group linked to both), else 3."""
+        """Exact hops of every pair ``src[i] -> dst[i]``: lookups in :attr:`distances`."""
         src = np.asarray(src, dtype=np.int64).ravel()
         dst = np.asarray(dst, dtype=np.int64).ravel()
-        nbr = self._arrays[0]
-        a = self.a
-        out = np.full(len(src), 3, dtype=np.int64)
-        ns, nd = nbr[src], nbr[dst]
-        adjacent = (src // a == dst // a) | (ns == dst[:, None]).any(axis=1)
-        common = _rows_intersect(ns, nd)
-        out[common] = 2
-        out[adjacent] = 1
-        out[src == dst] = 0
-        return out
+        return self.distances[src, dst].astype(np.int64)
 
     def distance(self, a: int, b: int) -> int:
         """Minimal hops from router a to router b (at most 3)."""
         return int(self.distances_between(np.array([a]), np.array([b]))[0])
 
     def hop_distances(self, src: int) -> np.ndarray:
-        n = self.num_nodes
-        return self.distances_between(np.full(n, src), np.arange(n))
+        return self.distances[src].astype(np.int64)
 
     def lgl_hops(self, a: int, b: int) -> int:
         """Hops of the shortest route crossing at most one global link (local, global, local:
@@ -370,14 +384,3 @@ class Dragonfly(WiredTopology):
         return {"kind": "dragonfly", "p": self.p, "a": self.a, "h": self.h, "g": self.g,
                 "arrangement": self.arrangement}
 
-
-def _rows_intersect(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Per row, whether ``x[i]`` and ``y[i]`` share a value >= 0 (duplicates inside one row
-    do not count)."""
-    xs, ys = np.sort(x, axis=1), np.sort(y, axis=1)
-    xs = np.where(np.concatenate([np.zeros((len(xs), 1), bool), xs[:, 1:] == xs[:, :-1]], 1),
-                  -2, xs)
-    ys = np.where(np.concatenate([np.zeros((len(ys), 1), bool), ys[:, 1:] == ys[:, :-1]], 1),
-                  -3, ys)
-    both = np.sort(np.concatenate([xs, ys], axis=1), axis=1)
-    return ((both[:, 1:] == both[:, :-1]) & (both[:, 1:] >= 0)).any(axis=1)

@@ -275,6 +275,18 @@ class FatTree(WiredTopology):
         return (hi - lo) + np.minimum(np.abs(la - lo) + np.abs(hi - lb),
                                       np.abs(hi - la) + np.abs(lb - lo))
 
+    def terminal_distances(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Router hops between terminals ``src[i]`` and ``dst[i]``: twice the level of their
+        leaves' nearest common ancestors (:meth:`nca_level`), which is the number of digits
+        ``d`` at which the leaves' words still differ when cut to digits ``d`` and up."""
+        a = np.asarray(src, dtype=np.int64).ravel() // self.k       # leaf ids are words
+        b = np.asarray(dst, dtype=np.int64).ravel() // self.k
+        out = np.zeros(len(a), dtype=np.int64)
+        for _ in range(self.n - 1):
+            out += 2 * (a != b)
+            a, b = a // self.k, b // self.k
+        return out
+
     def distance(self, a: int, b: int) -> int:
         """Minimal hops from switch a to switch b."""
         return int(self.distances_between(np.array([a]), np.array([b]))[0])

@@ -197,27 +197,6 @@ class Graph(Topology):
     def num_channels(self) -> int:
         return 2 * len(self.edges)
 
-    @cached_property
-    def distances(self) -> np.ndarray:
-        """All-pairs hop distances (BFS), -1 where unreachable."""
-        n = self.num_nodes
-        dist = np.full((n, n), -1, dtype=np.int32)
-        adj = self.adjacency
-        for s in range(n):
-            row = dist[s]
-            row[s] = 0
-            frontier, d = [s], 0
-            while frontier:
-                d += 1
-                nxt = []
-                for u in frontier:
-                    for v in adj[u]:
-                        if row[v] < 0:
-                            row[v] = d
-                            nxt.append(v)
-                frontier = nxt
-        return dist
-
     def hop_distances(self, src: int) -> np.ndarray:
         return self.distances[src].astype(np.int64)
 
@@ -245,16 +224,22 @@ class Graph(Topology):
         n = self.num_nodes
         if n < 2:
             return 0.0
-        dist = self.distances
-        load: dict[tuple[int, int], int] = {}
-        for s in range(n):
-            for t in range(n):
-                u = s
-                while u != t:
-                    v = next(w for w in self.adjacency[u] if dist[w, t] == dist[u, t] - 1)
-                    load[(u, v)] = load.get((u, v), 0) + 1
-                    u = v
-        return max(load.values()) / n * self.terminals_per_router
+        dist = self.distances.astype(np.int64)
+        nbr = self.neighbor_array
+        # the next hop toward every t: the lowest port onto a shortest path
+        hop = np.full((n, n), -1, dtype=np.int64)
+        for port in range(self.num_ports):
+            w = nbr[:, port]
+            onto = (w[:, None] >= 0) & (dist[np.maximum(w, 0)] == dist - 1) & (hop < 0)
+            hop[onto] = port
+        # the routes toward t form a tree; a channel carries the sources of its subtree
+        below = np.ones((n, n), dtype=np.int64)               # [u, t]: sources through u
+        load = np.zeros((n, max(1, self.num_ports)), dtype=np.int64)
+        for d in range(int(dist.max()), 0, -1):               # farthest first
+            u, t = np.nonzero(dist == d)
+            np.add.at(below, (nbr[u, hop[u, t]], t), below[u, t])
+            np.add.at(load, (u, hop[u, t]), below[u, t])
+        return int(load.max()) / n * self.terminals_per_router
 
     def to_json(self) -> dict:
         """The topology as a table file stores it (``icsim-routing-table``)."""

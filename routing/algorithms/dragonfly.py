@@ -40,6 +40,12 @@ from icsim.routing.registry import ESCAPE, VC, Routing, register
 HOP_VCS = (VC("hop0", ESCAPE), VC("hop1", ESCAPE), VC("hop2", ESCAPE))
 
 
+def _local(index: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """The local port from the router of index ``index`` in its group to the one of index
+    ``other`` (``!=``): the other routers in ascending order."""
+    return np.where(other < index, other, other - 1)
+
+
 class MinimalRoutes:
     """The minimal routes of a dragonfly as tables over (router, target) pairs, ``r * N + t``
     (module docstring): the port, the hop count, the entry router into each group, and the
@@ -51,47 +57,54 @@ class MinimalRoutes:
         g = df.num_groups
         self.n = n
         nbr = df.neighbor_array
-        first = df.gateway_table[:, :, 0, :]                  # (g, g, 2): first link i -> j
+        rows = np.arange(n)
+        group, index = rows // a, rows % a
         own = np.full((n, g), -1, dtype=np.int64)             # a router's own first link
         for port in range(df.num_ports - 1, a - 2, -1):       # global ports, lowest wins
             v = nbr[:, port]
             ok = v >= 0
             own[np.nonzero(ok)[0], v[ok] // a] = port
-        r = np.repeat(np.arange(n), n)
-        t = np.tile(np.arange(n), n)
-        gr, gt = r // a, t // a
-        self.same = gr == gt
-
-        def local(u, w):
-            """Port of ``u`` to ``w`` of its group (``u != w``)."""
-            iu, iw = u % a, w % a
-            return np.where(iw < iu, iw, iw - 1)
-
-        mine = own[r, gt]
-        gw = first[gr, gt, 0]                                 # -1 within a group
-        gw_port = first[gr, gt, 1]
-        port = np.where(mine >= 0, mine, local(r, np.where(gw >= 0, gw, r)))
-        port = np.where(self.same, local(r, t), port)
-        port[r == t] = 0
-        # where the route's first hop is a local one to the group's gateway: the gateway
-        self.via = np.where((mine < 0) & ~self.same, gw, -1).astype(np.int64)
-        self.is_global = port >= a - 1
-        # the router the route enters t's group by, and the channel between the groups
-        lands = np.where(mine >= 0, nbr[r, np.maximum(mine, 0)],
+        # per router and target group (n, g): a route to another group starts on the
+        # router's own first link to it, else on a local hop to the group's first gateway
+        first = df.gateway_table[group, :, 0, :]              # (n, g, 2)
+        gw, gw_port = first[..., 0], first[..., 1]            # -1 for the own group
+        mine = own >= 0
+        port = np.where(mine, own, _local(index[:, None], np.where(gw >= 0, gw, rows[:, None])
+                                          % a))
+        lands = np.where(mine, nbr[rows[:, None], np.maximum(own, 0)],
                          nbr[np.maximum(gw, 0), np.maximum(gw_port, 0)])
-        self.port = port
-        hops = np.where(mine >= 0, 1, 2) + (lands != t)
-        hops = np.where(self.same, 1, hops)
-        hops[r == t] = 0
-        self.hops = hops.astype(np.int64)
         P = df.num_ports + df.terminals_per_router           # port ids as the engines count
-        probe = np.where(mine >= 0, r * P + np.maximum(mine, 0), gw * P + gw_port)
-        self.probe = np.where(self.same, r * P + port, probe).astype(np.int64)
-        self.lands = lands
+        probe = np.where(mine, rows[:, None] * P + np.maximum(own, 0), gw * P + gw_port)
+        via = np.where(mine, -1, gw)
+        # the same per (router, target): each group's a targets alike, but in the own group
+        # (a local hop) and the target a route lands on (one hop less)
+        inside = _local(index[:, None], np.arange(a)[None, :])          # (n, a)
+        self.same = (group[:, None] == group[None, :]).ravel()
+        self.port = self._by_target(port, inside, a)
+        self.port[rows * (n + 1)] = 0
+        self.via = self._by_target(via, -1, a)
+        self.is_global = self.port >= a - 1
+        hops = (np.where(mine, 1, 2)[:, :, None]
+                + (lands[:, :, None] != rows.reshape(1, g, a))).reshape(n, n)
+        hops.reshape(n, g, a)[rows, group] = 1
+        hops = hops.ravel()
+        hops[rows * (n + 1)] = 0
+        self.hops = hops
+        self.probe = self._by_target(probe, rows[:, None] * P + inside, a)
+        self.probe[rows * (n + 1)] = rows * P
+        # the router the route enters each other group by (g - 1 columns per router)
         others = np.array([[j for j in range(g) if j != i] for i in range(g)], dtype=np.int64)
-        rows = np.arange(n)
-        # entry router of every other group from each router (g - 1 columns)
-        self.entry = lands.reshape(n, n)[rows[:, None], others[rows // a] * a]
+        self.entry = lands[rows[:, None], others[group]]
+        self._hop_vcs: dict[tuple[int, int, int], np.ndarray] = {}
+
+    @staticmethod
+    def _by_target(per_group: np.ndarray, own_group, a: int) -> np.ndarray:
+        """A per (router, target group) table (n, g) as per (router, target), ``r * N + t``,
+        with ``own_group`` (per router and index, or one value) for the router's own group."""
+        n, g = per_group.shape
+        out = np.repeat(per_group.astype(np.int64), a, axis=1)
+        out.reshape(n, g, a)[np.arange(n), np.arange(n) // a] = own_group
+        return out.ravel()
 
     @cached_property
     def mask(self) -> np.ndarray:
@@ -109,24 +122,40 @@ class MinimalRoutes:
         (Valiant's first), whose same-group states no packet reaches -- their masks are left
         empty so that the dependency check does not count them; ``reached`` (a boolean per
         state) leaves only those."""
-        keep = np.ones(len(self.mask), dtype=bool) if reached is None else reached
-        if not reachable_same_group:
-            keep = keep & ~self.same
-        mask = np.where(keep, self.mask, 0)
+        mask = self.mask
+        if reached is not None or not reachable_same_group:
+            keep = np.ones(len(mask), dtype=bool) if reached is None else reached
+            if not reachable_same_group:
+                keep = keep & ~self.same
+            mask = np.where(keep, mask, 0)
         glob = vc_before if vc_global is None else vc_global
-        vcs = np.where(self.same, vc_after,
-                       np.where(self.is_global, glob, vc_before)).astype(np.int64)
         return Phase(PAIR, ports=mask, escape=self.port, escape_vc=vc_before,
-                     escape_vcs=vcs, next=next_phase, reroute=reroute)
+                     escape_vcs=self.hop_vcs(vc_before, glob, vc_after), next=next_phase,
+                     reroute=reroute)
+
+    def hop_vcs(self, local_before: int, global_: int, local_after: int) -> np.ndarray:
+        """Per (router, target): the VC of a route's hop by its class -- local in the source
+        group, global, local in the target's group -- made once for each three."""
+        key = (local_before, global_, local_after)
+        if key not in self._hop_vcs:
+            self._hop_vcs[key] = np.array(key, dtype=np.int64)[self.hop_class]
+        return self._hop_vcs[key]
+
+    @cached_property
+    def hop_class(self) -> np.ndarray:
+        """Per (router, target): the class of the route's first hop, 0 local in the source
+        group, 1 global, 2 local in the target's group (int8)."""
+        return np.where(self.same, 2, self.is_global.astype(np.int8)).astype(np.int8)
 
 
 class _Dragonfly(Routing):
     requires = frozenset({"groups"})
     acyclic = "all"
+    shared = True
 
     @cached_property
     def routes(self) -> MinimalRoutes:
-        return MinimalRoutes(self.topology)
+        return self.tables_of(MinimalRoutes)
 
     def valiant_phases(self) -> tuple[Phase, Phase]:
         """Valiant's two phases: to the entry router of the drawn group on VC 0 (phase 0), then

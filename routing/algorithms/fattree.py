@@ -35,51 +35,56 @@ class TreeRoutes:
     def __init__(self, tree):
         k, N = tree.k, tree.num_nodes
         nbr = tree.neighbor_array
-        level = np.arange(N) // tree.switches_per_level
-        digits = tree.digit_array
-        self.port = np.zeros(N * N, dtype=np.int64)
-        self.mask = np.zeros(N * N, dtype=np.int64)
-        leaves = np.arange(tree.num_leaves)
+        per, leaves = tree.switches_per_level, tree.num_leaves
         up_ok = nbr[:, k:] >= 0                                   # (N, k) connected up ports
         n_up = up_ok.sum(axis=1)
         up_mask = (up_ok * (1 << np.arange(k, 2 * k))).sum(axis=1)
-        for r in range(N):
-            lv = int(level[r])
-            row = r * N + leaves
-            u = digits[leaves]
-            if lv == 0:
-                below = leaves == r
+        # only leaves are targets: the tables' columns 0 .. leaves - 1, by level of router
+        port = np.zeros((N, leaves), dtype=np.int64)
+        mask = np.zeros((N, leaves), dtype=np.int64)
+        u = np.arange(leaves)                                     # the target leaves' words
+        for lv in range(tree.num_levels):
+            rows = slice(lv * per, min((lv + 1) * per, N))
+            words = np.arange(rows.stop - rows.start)
+            # a leaf is below a switch of level lv when their words agree from digit lv on
+            below = words[:, None] // k ** lv == u[None, :] // k ** lv
+            climbs = (n_up[rows] > 0)[:, None] & ~below
+            if lv == 0:                     # by the destination terminal's index
+                port[rows] = np.where(climbs, -1, 0)
             else:
-                below = (digits[r, lv:][None, :] == u[:, lv:]).all(axis=1)
-            if lv > 0:
-                down = u[:, lv - 1]
-                self.port[row[below]] = down[below]
-                self.mask[row[below]] = np.left_shift(1, down[below])
-            climb = ~below
-            if climb.any() and n_up[r]:
-                if lv == 0:                       # by the destination terminal's index
-                    self.port[row[climb]] = -1
-                else:
-                    self.port[row[climb]] = k + u[climb, lv - 1] % n_up[r]
-                self.mask[row[climb]] = up_mask[r]
-            self.mask[r * N + r] = 0
-        self.port[self.mask == 0] = 0
+                down = (u // k ** (lv - 1)) % k                   # digit lv - 1 of the leaf
+                up = k + down[None, :] % np.maximum(n_up[rows], 1)[:, None]
+                port[rows] = np.where(climbs, up, np.where(below, down, 0))
+                mask[rows] = np.where(below, np.left_shift(1, down), 0)
+            mask[rows] = np.where(climbs, up_mask[rows, None], mask[rows])
+        mask[np.arange(leaves), np.arange(leaves)] = 0
+        port[mask == 0] = 0
+        dmodk = np.where(port >= 0, np.left_shift(1, np.maximum(port, 0)), mask)
+        dmodk[mask == 0] = 0
+        self.port, self.mask, self.dmodk = (_pair_table(t, N) for t in (port, mask, dmodk))
         # a leaf's up port toward destination terminal j of a leaf: D-mod-k's lowest digit
         self.terminal = np.zeros((N, k), dtype=np.int64)
         self.terminal[:tree.num_leaves] = k + np.arange(k)[None, :] % np.maximum(
             n_up[:tree.num_leaves, None], 1)
         self.terminal = self.terminal.ravel()
-        dmodk = np.where(self.port >= 0, np.left_shift(1, np.maximum(self.port, 0)), self.mask)
-        self.dmodk = np.where(self.mask != 0, dmodk, 0)
+
+
+def _pair_table(leaf_columns: np.ndarray, N: int) -> np.ndarray:
+    """A table per (router, target leaf) as one per (router, target), ``r * N + t``: 0 where
+    the target is not a leaf."""
+    out = np.zeros((N, N), dtype=np.int64)
+    out[:, :leaf_columns.shape[1]] = leaf_columns
+    return out.ravel()
 
 
 class _Tree(Routing):
     requires = frozenset({"updown"})
     acyclic = "all"
+    shared = True
 
     @cached_property
     def routes(self) -> TreeRoutes:
-        return TreeRoutes(self.topology)
+        return self.tables_of(TreeRoutes)
 
 
 @register("dmodk")

@@ -41,7 +41,7 @@ class ShortestPaths:
         if n > MAX_ROUTERS:
             raise ValueError(f"{n:,} routers: at most {MAX_ROUTERS:,} (tables of a row per "
                              f"pair of routers)")
-        dist = np.stack([topology.hop_distances(r) for r in range(n)]).astype(np.int32)
+        dist = np.asarray(topology.distances, dtype=np.int32)
         if (dist < 0).any():
             raise ValueError("the topology is not connected")
         nbr = topology.neighbor_array
@@ -78,6 +78,7 @@ class ShortestPaths:
 
 class _Generic(Routing):
     acyclic = "all"
+    shared = True
     vcs = (VC("phase0", ESCAPE), VC("phase1", ESCAPE))
     deroute_kinds = ("valiant",)
 
@@ -89,7 +90,7 @@ class _Generic(Routing):
 
     @cached_property
     def paths(self) -> ShortestPaths:
-        return ShortestPaths(self.topology)
+        return self.tables_of(ShortestPaths)
 
 
 @register("vlb")

@@ -51,30 +51,45 @@ class LineRoutes:
         self.minimal = np.zeros(N * N, dtype=np.int64)
         self.unaligned = np.zeros(N * N, dtype=np.int64)
         t = np.arange(N)
-        for r in range(N):
-            row = r * N + t
-            first = np.full(N, -1, dtype=np.int64)
-            for d in reversed(range(hx.n)):             # the first differing dimension wins
-                x, y = xs[r, d], xs[:, d]
+        step = max(1, ROWS_AT_ONCE // N)
+        for lo in range(0, N, step):                   # a block of routers r at a time
+            r = np.arange(lo, min(lo + step, N))
+            at = slice(lo * N, (lo + len(r)) * N)
+            first = np.full((len(r), N), -1, dtype=np.int64)
+            minimal = np.zeros((len(r), N), dtype=np.int64)
+            unaligned = np.zeros((len(r), N), dtype=np.int64)
+            for d in reversed(range(hx.n)):            # the first differing dimension wins
+                x, y = xs[r, d][:, None], xs[None, :, d]
                 differs = y != x
                 base = hx.port_starts[d] + np.where(y < x, y, y - 1) * K
                 first = np.where(differs, base + t % K, first)
-                trunks = ((1 << K) - 1) << np.where(differs, base, 0)
-                self.minimal[row] |= np.where(differs, trunks, 0)
-                line = ((1 << (hx.dims[d] - 1) * K) - 1) << hx.port_starts[d]
-                self.unaligned[row] |= np.where(differs, line, 0)
-            self.port[row] = np.maximum(first, 0)
+                minimal |= np.where(differs, np.left_shift((1 << K) - 1, base), 0)
+                line = _int64(((1 << (hx.dims[d] - 1) * K) - 1) << hx.port_starts[d])
+                unaligned |= np.where(differs, line, 0)
+            self.port[at] = np.maximum(first, 0).ravel()
+            self.minimal[at] = minimal.ravel()
+            self.unaligned[at] = unaligned.ravel()
         self.dor = np.where(self.minimal != 0, np.left_shift(1, self.port), 0)
         every = (1 << hx.num_ports) - 1 if hx.num_ports < 64 else -1
         self.aligned = ~self.unaligned & every
 
 
+#: (router, target) pairs :class:`LineRoutes` works on at once (bounds its temporaries)
+ROWS_AT_ONCE = 1 << 20
+
+
+def _int64(mask: int) -> int:
+    """A port mask of up to 64 bits as the int64 of the same bits."""
+    return mask - (1 << 64) if mask >= 1 << 63 else mask
+
+
 class _Lines(Routing):
     requires = frozenset({"lines"})
+    shared = True
 
     @cached_property
     def routes(self) -> LineRoutes:
-        return LineRoutes(self.topology)
+        return self.tables_of(LineRoutes)
 
 
 @register("hx_dor")

@@ -28,8 +28,7 @@ TIE_BREAKS = ("lowest_port", "random")
 
 def _distance_matrix(topology: Any) -> np.ndarray:
     """Hops between every two routers over the links in service (-1: cut off)."""
-    return np.stack([topology.hop_distances(s) for s in range(topology.num_nodes)]
-                    ).astype(np.int32)
+    return np.asarray(topology.distances, dtype=np.int32)
 
 
 def minimal_next_ports(topology: Any, *, tie_break: str = "lowest_port",

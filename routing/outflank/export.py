@@ -10,6 +10,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from icsim.model.notes import Kept
 from icsim.routing.outflank.candidates import OUTFLANK, WRAPAROUND, orthant_select
 
 KIND_CODES = {None: 0, OUTFLANK: 1, WRAPAROUND: 2}
@@ -223,24 +224,15 @@ def _rel_dtype(topo):
 
 
 #: the last exports made in this process, by what defines them (:func:`_export_once`)
-_EXPORTS: dict[tuple, NamedTuple] = {}
-
-
-_EXPORTS_KEPT = 4
+_EXPORTS = Kept(4)
 
 
 def _export_once(key: tuple, make) -> NamedTuple:
     """A planner's export, made once per process for every planner of the same topology and
     parameters (``key``): each run of a sweep builds its own routing, and flattening the
     16x16x16 reference-variant OFR plans (29,791 of them, 15 MB) takes about 8 s.  The last
-    :data:`_EXPORTS_KEPT` are kept; the engines only read them."""
-    plans = _EXPORTS.pop(key, None)
-    if plans is None:
-        plans = make()
-        while len(_EXPORTS) >= _EXPORTS_KEPT:
-            del _EXPORTS[next(iter(_EXPORTS))]        # the least recently used
-    _EXPORTS[key] = plans
-    return plans
+    four are kept; the engines only read them."""
+    return _EXPORTS.get(key, make)
 
 
 def _export_idn(planner) -> IdnPlans:
