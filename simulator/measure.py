@@ -9,15 +9,13 @@ does not grow with the run's length but for those bytes, and every figure is the
 packets would give (the dilation's sum exactly rounded, as ``math.fsum`` of each packet's
 ``hops / d - 1``).
 
-The minimal distance between routers a and b is ``table[first[a] + second[b]]``
-(:func:`distance_tables`): on a torus or mesh with nothing failed a table by the coordinates'
-difference (the routing programs' relative index), elsewhere the topology's table of router
-pairs.
+The minimal distance between routers a and b is ``table[first[a] + second[b]]``, as the
+topology gives it (``topology.distance_tables()``: on a torus or mesh a table by the
+coordinates' difference, the routing programs' relative index; elsewhere its table of router
+pairs).
 
->>> from icsim.model.topology import Torus
->>> first, second, table = distance_tables(Torus((4, 4)))
->>> int(table[first[0] + second[5]]), int(table[first[0] + second[10]]), len(table)
-(2, 4, 64)
+>>> dilation({(2, 2): 3, (4, 2): 1, (0, 0): 1}, 5)      # three minimal, one twice as long
+1.2
 """
 
 from __future__ import annotations
@@ -26,26 +24,6 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-
-
-def distance_tables(topology: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(first, second, table)``: router a to router b is ``table[first[a] + second[b]]``
-    hops at least (int64, int64, int32).  Tori and meshes with nothing failed (the ``offsets``
-    capability): by the coordinates' difference, ``prod 2 k_d`` entries; any other topology:
-    its table of router pairs (``topology.distances``, N^2 entries, made once)."""
-    if "offsets" in topology.capabilities:
-        codes = np.asarray(topology.relative_codes, dtype=np.int64)
-        table = np.abs(topology.relative_offsets()).sum(axis=1)
-        return topology.relative_base - codes, codes, table.astype(np.int32)
-    n = topology.num_nodes
-    if hasattr(topology, "distances"):
-        table = np.asarray(topology.distances, dtype=np.int32).ravel()
-    else:
-        every = np.arange(n, dtype=np.int64)
-        table = topology.distances_between(np.repeat(every, n), np.tile(every, n))
-        table = table.astype(np.int32)
-    every = np.arange(n, dtype=np.int64)
-    return every * n, every, table
 
 
 def dilation(pairs: dict[tuple[int, int], int], n: int) -> float:

@@ -178,10 +178,8 @@ class NetworkSpec:
 
     @property
     def diameter(self) -> int:
-        """The most router hops between two routers (:func:`~icsim.simulator.measure.
-        distance_tables`)."""
-        from icsim.simulator.measure import distance_tables
-        return int(distance_tables(self.topology)[2].max(initial=0))
+        """The most router hops between two routers (``topology.distance_tables()``)."""
+        return int(self.topology.distance_tables()[2].max(initial=0))
 
     @property
     def hop_limit(self) -> int:

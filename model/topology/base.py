@@ -243,6 +243,15 @@ class Topology(ABC):
         out.setflags(write=False)
         return out
 
+    def distance_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(first, second, table)``: router a to router b is ``table[first[a] + second[b]]``
+        hops, as :meth:`distances_between` counts them (int64, int64, int16): here the table
+        of router pairs (N^2 entries: :attr:`distances`); a torus's by the coordinates'
+        difference.  What an engine reads to know a packet's minimal distance."""
+        n = self.num_nodes
+        every = np.arange(n, dtype=np.int64)
+        return every * n, every, np.asarray(self.distances, dtype=np.int16).ravel()
+
     def hop_distances(self, src: int) -> np.ndarray:
         """Hops from ``src`` to every router over the links in service (BFS), -1 where cut
         off."""

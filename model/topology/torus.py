@@ -294,6 +294,20 @@ class Torus(Topology):
         """Minimal number of hops from a to b."""
         return sum(abs(d) for d in self.offsets(a, b))
 
+    def distance_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(first, second, table)`` (:meth:`Topology.distance_tables`) by the coordinates'
+        difference: ``table`` by relative index (``prod 2 k_d`` entries), ``first`` and
+        ``second`` the nodes' relative codes (failed links are not looked at, as
+        :meth:`distances_between`).
+
+        >>> first, second, table = Torus((4, 4)).distance_tables()
+        >>> int(table[first[0] + second[5]]), int(table[first[0] + second[10]]), len(table)
+        (2, 4, 64)
+        """
+        codes = np.asarray(self.relative_codes, dtype=np.int64)
+        table = np.abs(self.relative_offsets()).sum(axis=1)
+        return self.relative_base - codes, codes, table.astype(np.int16)
+
     def distances_between(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """:meth:`distance` of every pair ``src[i] -> dst[i]`` (vectorised).
 

@@ -38,7 +38,7 @@ from icsim.simulator.engines.deadlock import (EMPTY, HeadHistory, count_stuck, c
                                               stuck_ports)
 from icsim.simulator.engines.guard import FAULTS, fault, hop_limit
 from icsim.simulator.latencies import CHUNK, Latencies
-from icsim.simulator.measure import distance_tables, pair_counts
+from icsim.simulator.measure import pair_counts
 from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.stats import Tally
 from icsim.traffic.apps.ops import COMPUTE, RECV, SEND
@@ -330,7 +330,7 @@ class CompiledEngine:
         a, spec = self.a, self.spec
         a["mlat"] = np.zeros(CHUNK + self.rec_reserve, np.int64)
         a["mder"] = np.zeros(len(spec.routing.deroute_kinds) + 1, np.int64)
-        first, second, table = distance_tables(spec.topology)
+        first, second, table = spec.topology.distance_tables()
         a["dist_a"], a["dist_b"], a["dist"] = first, second, table
         self.dil_d = int(table.max(initial=0)) + 1
         self.dil_h = max(64, 4 * self.dil_d)

@@ -310,7 +310,7 @@ class Records(NamedTuple):
     count of each deroute code (``mder``), of each (hops, minimal distance) pair (``mdil``,
     row-major by hops; ``mdov``: the pairs beyond it, one row each, ``C_DIL_OVER_N`` of them),
     and the minimal distance between routers a and b, ``dist[dist_a[a] + dist_b[b]]``
-    (:func:`icsim.simulator.measure.distance_tables`); their latencies, hops, network latencies
+    (``topology.distance_tables()``); their latencies, hops, network latencies
     and waits at the NIC are summed (``C_LAT_TOTAL``, ``C_HOPS_SUM``, ``C_NET_SUM``,
     ``C_WAIT_MAX``, ``C_STARVED``) and counted per terminal (``N_M_*``).  Then the
     source-queue samples (``smp``) and a closed-loop workload's operations (``oa``: ``OA_*``,

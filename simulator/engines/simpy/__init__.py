@@ -26,7 +26,6 @@ from icsim.simulator.engines.simpy.credit import CreditFlow
 from icsim.simulator.engines.simpy.fabric import Fabric
 from icsim.simulator.engines.simpy.nic import Nic
 from icsim.simulator.engines.simpy.watchdog import Watchdog
-from icsim.simulator.measure import distance_tables
 from icsim.simulator.results import LATENCY, in_sources, latency_rule, window_rule
 from icsim.simulator.spec import NetworkSpec
 from icsim.simulator.stats import Collector, Tally
@@ -80,7 +79,7 @@ class SimpyEngine:
         self.env = simpy.Environment()
         self.fab = Fabric(spec)
         self.tally = Tally(spec.num_terminals, list(spec.routing.deroute_kinds))
-        self.collector = Collector(self.tally, spec.window, distance_tables(spec.topology))
+        self.collector = Collector(self.tally, spec.window, spec.topology.distance_tables())
         flow_cls = AckNakFlow if spec.flow_control == "ack_nak" else CreditFlow
         self.flow: CreditFlow = None  # type: ignore[assignment]
         self.cal = Calendar(self.env, spec.cycle_ps, lambda: self.flow.pending(),
