@@ -484,15 +484,15 @@ def test_a_bisection_on_two_slots_with_any_guess_finds_the_exact_gamma_star(
 
 
 def test_a_probe_in_flight_gets_a_second_beside_it_on_a_free_slot():
-    """Without a guess the second probe splits the larger part of the bracket (the lower of
+    """Without a guess the second probe splits the larger part of the bracket (the upper of
     two equal ones); with a guess, it is the load the walk needs next if the guess holds; none
     before the finite-mode baseline is in, nor for a climbing search."""
     s = CurveSearch(GRID, "window", search="bisect")
     assert s.speculate(set()) is None
     first, _ = s.next_load(set())
-    assert first == GRID[9] and s.speculate({first}) == (GRID[4], "grid")
-    s.record(GRID[2], {"saturated": False, "latency_ns": 1.0})
-    assert s.speculate({first}) == (GRID[14], "grid")         # (9, 19) is now the larger
+    assert first == GRID[9] and s.speculate({first}) == (GRID[14], "grid")
+    s.record(GRID[16], {"saturated": True, "saturation_reason": "throughput"})
+    assert s.speculate({first}) == (GRID[4], "grid")          # (-1, 9) is now the larger
     g = CurveSearch(GRID, "window", search="bisect", guess=0.5)
     assert g.next_load(set()) == (0.5, "grid") and g.speculate({0.5}) == (0.55, "grid")
     f = CurveSearch(GRID, "finite", search="bisect")

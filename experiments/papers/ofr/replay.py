@@ -28,7 +28,7 @@ Timings (``--timing``)
     the runs in a results file made on this build wherever it holds the same run (same curve,
     load and early stop), e.g. a reproduction's ``<profile>/results.csv``.  A run with no
     timing of its own (one to simulate anew) takes that of the nearest recorded load of its
-    curve.
+    curve on the same side of the committed γ* (stopped early as that run would be).
 """
 
 from __future__ import annotations
@@ -89,10 +89,14 @@ class Recorded:
                     None if pd.isna(r["gamma_star"]) else float(r["gamma_star"])
         return rec
 
-    def nearest(self, key: Key) -> dict[str, Any] | None:
-        """The recorded run of ``key``'s curve at the load nearest ``key``'s."""
+    def nearest(self, key: Key, saturated: bool) -> dict[str, Any] | None:
+        """The recorded run of ``key``'s curve nearest ``key``'s load on the same side of its
+        committed γ* (any, if there is none on that side)."""
+        gamma = self.gamma.get(key[:4])
         same = [r for k, r in self.rows.items() if k[:4] == key[:4]]
-        return min(same, key=lambda r: abs(r["offered_load"] - key[4]), default=None)
+        side = [r for r in same
+                if (gamma is None or r["offered_load"] > gamma + 1e-9) == saturated]
+        return min(side or same, key=lambda r: abs(r["offered_load"] - key[4]), default=None)
 
 
 def _text(value: Any) -> str | None:
@@ -203,11 +207,13 @@ class ReplayExecutor(Executor):
         if new:
             gamma = self.recorded.gamma.get(key[:4])
             saturated = gamma is None or key[4] > gamma + 1e-9
-            like = self.recorded.nearest(key)
+            like = self.recorded.nearest(key, saturated)
             result = {"saturated": saturated, "latency_ns": 1.0,
                       "saturation_reason": "replay: above the committed γ*" if saturated else None}
-            stopped = False
-            seconds = self.timing(key, like, config, False) if like is not None else 0.0
+            stopped, seconds = False, 0.0
+            if like is not None:         # timed as the nearest recorded run on its side
+                stopped = replayed(like, config)[1] and saturated
+                seconds = self.timing(key, like, config, stopped)
         else:
             result, stopped = replayed(row, config)
             seconds = self.timing(key, row, config, stopped)
@@ -241,6 +247,15 @@ class ColumnReplay:
     @property
     def core_s(self) -> float:
         return sum(r.seconds for r in self.runs)
+
+    @property
+    def longest_curve_s(self) -> float:
+        """The longest single curve's runs end to end: the least wall time on any number of
+        workers, for a search that runs a curve's probes one after another."""
+        per: dict[tuple, float] = {}
+        for r in self.runs:
+            per[r.key[:4]] = per.get(r.key[:4], 0.0) + r.seconds
+        return max(per.values(), default=0.0)
 
 
 def replay(k: int, *, profile: str = "both", search: str = "bisect", guess: str = "related",
@@ -287,7 +302,8 @@ def describe(r: ColumnReplay) -> str:
                      f"{sum(x.seconds for x in runs):7.0f} core-s")
     new = [x.key for x in r.runs if x.new]
     lines.append(f"  k = {r.k}: {len(r.runs)} runs, {format_duration(r.wall_s)} on the clock "
-                 f"({r.wall_s:.0f} s, {r.core_s:.0f} core-s); γ* "
+                 f"({r.wall_s:.0f} s, {r.core_s:.0f} core-s, longest curve "
+                 f"{r.longest_curve_s:.0f} s); γ* "
                  f"{len(r.gamma) - len(r.differs)} of {len(r.gamma)} as committed"
                  + "".join(f"\n    differs: {d}" for d in r.differs)
                  + (f"\n    to simulate anew: " + ", ".join(
