@@ -96,8 +96,8 @@ def test_a_paper_guess_starts_each_curve_at_its_published_gamma_star(configs, tm
             key = (c.params["pattern"], c.params["algorithm"], k)
             assert c.guess == (paper[key] if key in paper.index else None)
     assert {c.guess for c in curves if c.params["algorithm"] == "dor"} == {None}
-    assert main(["reproduce", "ofr-table2", "--guess", "paper", "--configs", str(configs),
-                 "--out", str(tmp_path / "o")]) == 2
+    assert main(["reproduce", "ofr-table2", "--search", "climb", "--guess", "paper",
+                 "--configs", str(configs), "--out", str(tmp_path / "o")]) == 2
     assert "--guess: starts a bisecting search: add --search bisect" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
@@ -372,9 +372,10 @@ def test_report_only_refuses_options_that_contradict_the_folder(tmp_path, capsys
 
 
 def test_a_report_is_never_replaced_by_a_less_complete_one_without_force(tmp_path, capsys):
-    """Without its provenance.json the folder's runs are drawn with the defaults (a climbing
-    search), which leaves most curves unfinished: the complete table is kept, nothing written,
-    one line naming an entry it would lose; --force replaces it."""
+    """Without its provenance.json the folder's runs are drawn with the defaults (runs that
+    stop once saturated, which these were not made with, so none is used), which leaves every
+    curve unfinished: the complete table is kept, nothing written, one line naming an entry it
+    would lose; --force replaces it."""
     out = tmp_path / "ofr_k8"
     shutil.copytree(COMMITTED_K8, out)
     (out / "provenance.json").unlink()
@@ -390,7 +391,7 @@ def test_a_report_is_never_replaced_by_a_less_complete_one_without_force(tmp_pat
                         "--force to replace it")
     assert _files(out) == before
     assert main([*args, "--force"]) == 0
-    assert "0.30 (incomplete)" in (out / "report.md").read_text()
+    assert "| butterfly | abr | 0.30 | – (incomplete) |" in (out / "report.md").read_text()
 
 
 def test_reproductions_are_callable_from_python_with_typed_options(tmp_path):

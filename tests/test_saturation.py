@@ -407,3 +407,149 @@ def test_a_sweep_that_runs_nothing_reports_from_the_finished_points(tmp_path):
     r = out.curves[0].result
     assert CALLS == [] and out.ran == 0
     assert not r.complete and r.gamma_star == 0.3 and r.first_saturated is None
+
+
+# ---------------------------------------------------------------------------------- speculation
+class Pool:
+    """A pool of ``slots`` workers in this process that ends its runs in an order ``pick``
+    chooses (a Hypothesis draw), to check that γ* never depends on it."""
+
+    name, local = "pool", True
+
+    def __init__(self, slots, pick):
+        self.slots, self.pick, self.most = slots, pick, 0
+        self.flying = []
+
+    class Task:
+        def __init__(self, fn, args):
+            self.fn, self.args, self.value = fn, args, None
+
+    def submit(self, fn, *args):
+        self.flying.append(self.Task(fn, args))
+        self.most = max(self.most, len(self.flying))
+        return self.flying[-1]
+
+    def wait(self, handles):
+        task = handles[self.pick(len(handles))]
+        self.flying.remove(task)
+        task.value = task.fn(*task.args)
+        return [task]
+
+    def result(self, task):
+        return task.value
+
+
+def run_with_slots(search, point, order):
+    """Drive ``search`` with two slots, ending the runs in flight in ``order`` (indices drawn
+    by Hypothesis): its regular proposals first, its speculative ones on a free slot."""
+    flying, ran = [], []
+    while True:
+        while len(flying) < 2:
+            proposal = search.next_load(set(flying)) or search.speculate(set(flying))
+            if proposal is None:
+                break
+            flying.append(proposal[0])
+            ran.append(proposal[0])
+        if not flying:
+            return ran
+        load = flying.pop(order.pop() % len(flying) if order else 0)
+        search.record(load, point(load))
+
+
+@given(threshold=st.integers(min_value=0, max_value=len(GRID)),
+       guess=st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.2)),
+       later=st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.2)),
+       finite_mode=st.booleans(), order=st.lists(st.integers(0, 3), max_size=30))
+def test_a_bisection_on_two_slots_with_any_guess_finds_the_exact_gamma_star(
+        threshold, guess, later, finite_mode, order):
+    """A monotone curve, saturated from grid index ``threshold`` on: a bisection that probes
+    ahead on a free slot (:meth:`CurveSearch.speculate`), starting from any guess or none and
+    told another after its first probe, ends at the climbing search's γ* whatever order its
+    runs end in, running no load twice."""
+    edge = GRID[threshold] if threshold < len(GRID) else 2.0
+    if finite_mode:
+        point = finite(lambda load: 100.0 if load_key(load) < edge else 500.0)
+    else:
+        point = window([g for g in GRID if g >= edge])
+    mode = "finite" if finite_mode else "window"
+    climbing = CurveSearch(GRID, mode)
+    climb(climbing, point)
+    s = CurveSearch(GRID, mode, search="bisect", guess=guess)
+    first = s.next_load(set())
+    s.record(first[0], point(first[0]))
+    s.suggest(later)
+    ran = [first[0], *run_with_slots(s, point, list(order))]
+    assert s.result().gamma_star == climbing.result().gamma_star and s.result().complete
+    assert len(ran) == len(set(ran))
+
+
+def test_a_probe_in_flight_gets_a_second_beside_it_on_a_free_slot():
+    """Without a guess the second probe splits the larger part of the bracket (the upper of
+    two equal ones); with a guess, it is the load the walk needs next if the guess holds; none
+    before the finite-mode baseline is in, nor for a climbing search."""
+    s = CurveSearch(GRID, "window", search="bisect")
+    assert s.speculate(set()) is None
+    first, _ = s.next_load(set())
+    assert first == GRID[9] and s.speculate({first}) == (GRID[14], "grid")
+    s.record(GRID[16], {"saturated": True, "saturation_reason": "throughput"})
+    assert s.speculate({first}) == (GRID[4], "grid")          # (-1, 9) is now the larger
+    g = CurveSearch(GRID, "window", search="bisect", guess=0.5)
+    assert g.next_load(set()) == (0.5, "grid") and g.speculate({0.5}) == (0.55, "grid")
+    f = CurveSearch(GRID, "finite", search="bisect")
+    assert f.next_load(set()) == (0.1, "grid") and f.speculate({0.1}) is None
+    assert CurveSearch(GRID, "window").speculate({0.1}) is None      # climbing: no
+
+
+@given(verdicts=st.lists(st.booleans(), min_size=len(GRID), max_size=len(GRID)),
+       guess=st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.2)),
+       order=st.lists(st.integers(0, 3), max_size=30))
+def test_on_a_curve_that_is_not_monotone_a_bisection_ends_on_a_flip_it_ran(verdicts, guess,
+                                                                           order):
+    """A curve sustained and saturated at random: a bisection (any guess, two slots) ends,
+    as the module docstring says, at a grid load it ran and found sustained whose grid load
+    above it it ran and found saturated (or the top of the grid), no run below saturated: a
+    γ* of the rule over the runs it made, which a climb need not agree with."""
+    point = window([g for g, v in zip(GRID, verdicts) if not v])
+    s = CurveSearch(GRID, "window", search="bisect", guess=guess)
+    run_with_slots(s, point, list(order))
+    r = s.result()
+    assert r.complete
+    ran = sorted(s.points)
+    below = [x for x in ran if r.first_saturated is None or x < r.first_saturated]
+    assert all(s.verdict(x).sustained for x in below)
+    if r.gamma_star is None:
+        assert r.first_saturated == GRID[0]
+    else:
+        assert r.gamma_star in ran and s.verdict(r.gamma_star).sustained
+        i = GRID.index(r.gamma_star)
+        assert r.first_saturated == (GRID[i + 1] if i + 1 < len(GRID) else None)
+
+
+# ---------------------------------------------------------------------------------- informants
+def test_a_curve_starts_at_the_gamma_star_of_the_curves_it_takes_its_guess_from(tmp_path):
+    """Two curves saturated above 0.33: the second takes its guess from the first, so its
+    search waits for the first's γ* (0.3) and runs 0.3 and 0.35 only; told nothing, it would
+    bisect from the middle."""
+    grid = parse_loads("0.1:0.6:0.05")
+    first, second = make_curves(small(), grid, vary=[("traffic.message_packets", [4, 5])])
+    second = dataclasses.replace(second, guess_from=(first.label,))
+    CALLS.clear()
+    out = run_sweep([first, second], tmp_path, run_fn=fake_run, search="bisect", plots=False,
+                    progress=False)
+    assert [c.result.gamma_star for c in out.curves] == [0.3, 0.3]
+    assert CALLS[-2:] == [0.3, 0.35] and len(CALLS) == 4 + 2
+    assert [r["offered_load"] for r in out.curves[1].rows] == [0.3, 0.35]
+
+
+@given(order=st.lists(st.integers(0, 3), max_size=40))
+def test_two_curves_on_two_slots_keep_both_busy_and_their_gamma_star(tmp_path_factory, order):
+    """Two bisecting curves, one taking its guess from the other, on a pool of two whose runs
+    end in any order: both slots work at once and each curve ends at its γ*."""
+    grid = parse_loads("0.1:0.6:0.05")
+    first, second = make_curves(small(), grid, vary=[("traffic.message_packets", [4, 5])])
+    second = dataclasses.replace(second, guess_from=(first.label,))
+    pool = Pool(2, lambda n: order.pop() % n if order else 0)
+    from icsim.experiments.pipeline.sweep import Sweep
+    out = Sweep([first, second], tmp_path_factory.mktemp("s"), run_fn=fake_run,
+                search="bisect", progress=False).run(pool)
+    assert [c.result.gamma_star for c in out.curves] == [0.3, 0.3] and pool.most == 2

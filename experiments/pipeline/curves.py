@@ -161,6 +161,11 @@ class Curve:
     guess : float, optional
         Where γ* is expected (e.g. a published value): a bisecting search starts there
         (:class:`~icsim.experiments.pipeline.saturation.CurveSearch`); ignored by climbing.
+    guess_from : tuple of str
+        Labels of other curves of the sweep whose γ* is this curve's guess, when it has none
+        given: a bisecting sweep runs their probes before this curve's first
+        (:class:`~icsim.experiments.pipeline.sweep.Sweep`), and starts this curve at the
+        median of their γ* (e.g. the same pattern under another routing algorithm).
     """
 
     label: str
@@ -169,6 +174,7 @@ class Curve:
     params: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     guess: float | None = None
+    guess_from: tuple[str, ...] = ()
     _validated: Config | None = field(default=None, repr=False, compare=False)
 
     def config(self, load: float) -> Config:

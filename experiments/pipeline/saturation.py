@@ -32,6 +32,17 @@ the finite-mode baseline, it bisects the grid between the highest load known sus
 lowest known saturated — about log2(grid size) runs per curve instead of one per grid load up
 to γ* + 2 steps.  Grid loads it skips are taken to be sustained when they lie below γ*; runs
 already finished (e.g. by an earlier climbing search of the same curve) narrow the bracket.
+A *guess* (a published γ*, or the γ* of a related curve found first) starts the bisection
+there and walks out from it (:meth:`CurveSearch._probe`): the same γ*, two runs besides the
+baseline when the guess is right.  A guess may come, or change, between probes
+(:meth:`CurveSearch.suggest`).  While a probe runs, a slot that would otherwise be idle may run
+the next probe beside it, as if the running one ends as expected (:meth:`CurveSearch.speculate`);
+γ* is decided from finished runs only, so neither changes it on a monotone curve.  On a curve
+that is not monotone, a bisection ends at a grid load it ran and found sustained, with the grid
+load above it run and saturated and no run below it saturated: a γ* of the rule over the runs
+it made, not necessarily the climbing search's (which pair of loads it finds depends on where it
+started and on the order its runs ended); a sweep notes such curves when its runs show a flip
+(:func:`sustained_above`).
 
 :class:`CurveSearch` is the climbing logic as a small state machine that proposes the next
 load to run given what is finished and what is in flight, so that an executor can run several
@@ -278,10 +289,8 @@ class CurveSearch:
         if guess is not None and search != "bisect":
             raise ValueError("a guess needs the bisecting search (search='bisect')")
         self.search = search
-        # the grid load nearest the guess (the lower of two equally near)
-        self._guess_index = (None if guess is None else
-                             min(range(len(self.grid)),
-                                 key=lambda i: (abs(self.grid[i] - guess), i)))
+        self._guess_index: int | None = None
+        self.suggest(guess)
         self.mode = mode
         self.stop_after = stop_after
         self.refine_steps = max(0, int(refine_steps))
@@ -289,6 +298,29 @@ class CurveSearch:
         self.baseline = load_key(baseline_load) if mode == "finite" else None
         self.factor = factor
         self.points: dict[float, Mapping[str, Any]] = {}
+
+    @property
+    def guess(self) -> float | None:
+        """The grid load a bisecting search starts from (nearest its guess), or ``None``."""
+        return None if self._guess_index is None else self.grid[self._guess_index]
+
+    def suggest(self, guess: float | None) -> None:
+        """Where γ* is expected, from now on (bisecting search; ``None`` forgets it): the grid
+        load nearest it (the lower of two equally near) is probed next if it lies inside the
+        bracket, and the search walks out from it (:meth:`_probe`).  A guess, given before the
+        first probe or between two, changes which loads run, never γ*."""
+        if guess is not None and self.search != "bisect":
+            raise ValueError("a guess needs the bisecting search (search='bisect')")
+        self._guess_index = (None if guess is None else
+                             min(range(len(self.grid)),
+                                 key=lambda i: (abs(self.grid[i] - guess), i)))
+
+    def probing(self) -> bool:
+        """Bisecting search: whether the curve is yet to make its first grid probe (the
+        finite-mode baseline aside), where a guess would decide that probe."""
+        if self.search != "bisect":
+            return False
+        return not any(load != self.baseline for load in self.points)
 
     # ------------------------------------------------------------------ bookkeeping
     def record(self, load: float, point: Mapping[str, Any]) -> None:
@@ -459,6 +491,39 @@ class CurveSearch:
             if mid is not None and mid not in busy:
                 return mid, "refine"
         return None
+
+    def speculate(self, in_flight: set[float]) -> tuple[float, str] | None:
+        """Bisecting search with probes in flight: the probe it would make next if each of them
+        ends as expected, to run beside them on a slot that would otherwise be idle; ``None``
+        if there is none (or the search does not bisect).
+
+        A probe in flight is expected sustained at or below the guess and saturated above it;
+        without a guess, to leave the larger part of the bracket, the upper of two equal ones
+        (so two probes at once cut the bracket in three; above lie the loads whose runs take
+        longest, in window mode, so a curve's chain of runs is shortest when they are settled
+        first: over the 15 curves of OFR Table 2's 16x16x16 clean column, replayed alone on two
+        workers, 476 s against 550 s for the lower part).  Whatever the runs in flight turn out to be, the speculative
+        probe lies inside the bracket of the finished runs: at worst it is not needed, and it
+        still narrows the bracket when it ends.  γ* is decided from finished runs only."""
+        if self.search != "bisect" or not in_flight:
+            return None
+        if self._grid_decision()[3]:
+            return None
+        lo, hi = self._bracket()
+        if hi is None:
+            return None
+        index = {g: i for i, g in enumerate(self.grid)}
+        busy = {load_key(x) for x in in_flight} | set(self.points)
+        for i in sorted(index[x] for x in {load_key(x) for x in in_flight} if x in index):
+            if not lo < i < hi:
+                continue
+            g = self._guess_index
+            sustained = i <= g if g is not None else hi - i >= i - lo
+            lo, hi = (i, hi) if sustained else (lo, i)
+        if lo + 1 >= hi:
+            return None
+        probe = self.grid[self._probe(lo, hi)]
+        return None if probe in busy else (probe, "grid")
 
     def _ceiling(self) -> float:
         """Loads at or above this are never needed: the top of the lowest run of

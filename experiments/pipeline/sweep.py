@@ -24,6 +24,11 @@ finite-mode baselines, which a curve's later runs wait for, all come early, and 
 chains of runs advance side by side instead of one curve's chain running alone at the end
 beside an idle slot (the 16x16x16 reference column of OFR Table 2, replayed with its measured
 run times: 3,671 s instead of 3,754 s in the order of the curves, against a bound of 3,625 s).
+A curve that takes its guess from others (:attr:`Curve.guess_from`, e.g. the same pattern under
+another routing algorithm) makes its first probe after theirs are decided, starting at their γ*,
+unless a slot would otherwise be idle; a bisecting curve whose probe is running may run its next
+probe beside it when no curve has anything else to start (one curve alone keeps two workers
+busy; :meth:`~icsim.experiments.pipeline.saturation.CurveSearch.speculate`).
 A climbing curve proposes its lowest grid load that is neither finished nor in flight, until
 the finished runs show ``stop_after`` saturated loads in a row (then refinement, if asked,
 proceeds one bisection point at a time).  Many curves thus run side by side one load each, and
@@ -199,6 +204,7 @@ class Sweep:
         with self.store.lock():
             self._read_store()
             try:
+                self._inform()
                 self._fill()
                 if self.handles:          # shown before the first run ends, which may be long
                     self.progress.update(len(self.handles), sum(
@@ -206,6 +212,7 @@ class Sweep:
                 while self.handles:
                     for handle in self.executor.wait(list(self.handles)):
                         last = self._collect(handle)
+                        self._inform()
                         self._fill()
                         self.progress.update(len(self.handles), sum(
                             t.remaining() for t in self.tracks), last)
@@ -241,17 +248,64 @@ class Sweep:
     def _fill(self) -> None:
         """Start runs until every slot is busy or no curve proposes one."""
         while len(self.handles) < self.executor.slots:
-            # fewest in flight, then least advanced: every curve's first run (a finite-mode
-            # baseline, which its later runs wait for) goes before any curve's second
-            for t in sorted(self.tracks, key=lambda t: (len(t.in_flight), len(t.search.points))):
-                if t.stalled:
+            proposal = self._proposal()
+            if proposal is None:
+                return
+            self._take(*proposal)
+
+    def _proposal(self) -> tuple[_Track, float, str] | None:
+        """The next run to start: fewest in flight, then least advanced first, so that every
+        curve's first run (a finite-mode baseline, which its later runs wait for) goes before
+        any curve's second.  A curve whose first probe waits for the γ* of the curves it takes
+        its guess from (:attr:`Curve.guess_from`) goes after every other; when nothing else
+        is left to start, a bisecting curve with a probe in flight runs its next probe beside
+        it (:meth:`CurveSearch.speculate`) rather than leave a slot idle."""
+        order = [t for t in sorted(self.tracks, key=lambda t: (len(t.in_flight),
+                                                                len(t.search.points)))
+                 if not t.stalled]
+        for patient in (True, False):
+            for t in order:
+                if patient and self._awaits_guess(t):
                     continue
                 proposal = t.search.next_load(t.in_flight) or t.seed_fill()
                 if proposal is not None:
-                    self._take(t, *proposal)
-                    break
-            else:
-                return
+                    return (t, *proposal)
+        for t in order:
+            proposal = t.search.speculate(t.in_flight)
+            if proposal is not None:
+                return (t, *proposal)
+        return None
+
+    def suggest(self, label: str, guess: float | None) -> None:
+        """Where the curve(s) labelled ``label`` are expected to saturate, from now on (a
+        bisecting search; see :meth:`CurveSearch.suggest`); e.g. γ* of the same curve in
+        another sweep that ran first."""
+        for t in self.tracks:
+            if t.curve.label == label and t.search.search == "bisect":
+                t.search.suggest(guess)
+
+    def _informants(self, t: _Track) -> list[_Track]:
+        return [o for o in self.tracks if o.curve.label in t.curve.guess_from and o is not t]
+
+    def _awaits_guess(self, t: _Track) -> bool:
+        """Whether curve ``t`` has yet to make its first probe, without a guess, while some of
+        the curves it takes its guess from are still searching."""
+        if not t.curve.guess_from or t.search.guess is not None or not t.search.probing():
+            return False
+        if t.search.baseline is not None and t.search.baseline not in t.search.points:
+            return False             # the finite-mode baseline needs no guess
+        return any(not o.search.result().complete for o in self._informants(t))
+
+    def _inform(self) -> None:
+        """Give every curve without a guess, still to make its first probe, the median γ* of
+        the curves it takes its guess from that have finished their search."""
+        for t in self.tracks:
+            if not t.curve.guess_from or t.search.guess is not None or not t.search.probing():
+                continue
+            found = sorted(r.gamma_star for o in self._informants(t)
+                           if (r := o.search.result()).complete and r.gamma_star is not None)
+            if found:
+                t.search.suggest(found[(len(found) - 1) // 2])
 
     def _take(self, t: _Track, load: float, role: str) -> None:
         """Curve ``t`` needs its run at ``load``: reuse a finished one, wait for the same run

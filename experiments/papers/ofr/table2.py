@@ -22,8 +22,18 @@ pattern and ``topology.dims`` are set per curve.  Pattern parameters come from t
 ``traffic.params``, keyed by pattern (e.g. ``uniform: {include_self: true}`` in the reference
 profile).  The saturation rule follows the profile's
 ``run.mode``: finite mode uses 1.2 × the latency at γ = 0.10, window mode the run's own
-saturation test.  Climbing a curve stops after two saturated loads in a row (``--full`` runs
-the whole range, as the paper's runs did, for complete latency curves).
+saturation test.
+
+How each curve's γ* is found (it is the same γ* whichever way, on a curve whose saturation is
+monotone in load; only the runs made differ): by default a bisection of its load grid
+(``--search bisect``) that starts from a guess (``--guess related``): the clean profile runs
+first, a pattern's first routing algorithm bisecting from the middle of the grid and the
+others starting at its γ*; each reference-profile curve then starts at the same curve's clean
+γ*.  Runs stop once they are saturated for sure (``--stop-when-saturated``), and a slot that
+would be idle runs a curve's next probe beside its running one.  ``--guess paper`` starts at
+the paper's γ* instead, ``--guess none`` bisects from the middle; ``--search climb`` climbs each
+grid from 0.10, as the paper did, until two saturated loads in a row (``--full`` runs the whole
+range, for complete latency curves).
 
 Outputs in ``--out`` (default ``runs/ofr-table2-k<k>``; ``-quick`` appended with ``--quick``):
 
@@ -80,9 +90,9 @@ from icsim.experiments.papers.ofr.table2_report import (GRID_START, GRID_STEP, Q
                                                         table2_rows, table3_rows, write_report)
 from icsim.experiments.papers.reproduce import Reproduction, add_common_arguments
 from icsim.experiments.pipeline.curves import Curve, parse_loads
-from icsim.experiments.pipeline.execution import (SerialExecutor, csv_list, format_duration,
-                                                  git_commit, make_executor, natural_int,
-                                                  package_version)
+from icsim.experiments.pipeline.execution import (Executor, SerialExecutor, csv_list,
+                                                  format_duration, git_commit, make_executor,
+                                                  natural_int, package_version)
 from icsim.experiments.pipeline.outputs import Outputs, add_output_arguments
 from icsim.experiments.pipeline.saturation import SEARCHES, as_bool
 from icsim.experiments.pipeline.sweep import Sweep, SweepOutcome, write_files
@@ -93,6 +103,8 @@ from icsim.simulator.build import from_dict
 PATTERNS = ("butterfly", "transpose", "transpose3d", "uniform", "bitreverse")
 ALGORITHMS = ("abr", "por", "ofr")
 PROFILES = ("clean", "reference")
+#: where a bisecting curve starts (``--guess``)
+GUESSES = ("related", "paper", "none")
 MAX_LOAD = {"butterfly": 1.00, "transpose": 0.80, "transpose3d": 0.60, "uniform": 1.00,
             "bitreverse": 0.80}
 QUICK_DIMS = (4, 4, 4)
@@ -109,7 +121,10 @@ what it runs:
   butterfly, uniform 0.10-1.00; transpose, bitreverse 0.10-0.80; transpose3d 0.10-0.60;
   step 0.05; k=8 on 8x8x8 except transposition on 8x8x16 (as the paper's simulator did);
   k=16 on 16x16x16.  gamma* rule from the profile's run.mode (finite: latency <= 1.2 x the
-  latency at 0.10; window: the run's own saturation test).
+  latency at 0.10; window: the run's own saturation test).  Each grid is bisected from a
+  guess: the clean profile first (a pattern's first algorithm from the middle, the others
+  from its gamma*), then each reference curve from its clean gamma*; saturated runs stop
+  early.  --guess paper starts from the paper's gamma*, --search climb climbs from 0.10.
 
 outputs (in --out):
   table2.csv, table3.csv, report.md (beside the paper's numbers, with the provenance of the
@@ -179,20 +194,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refine", type=natural_int, default=None, metavar="STEPS",
                         help="bisection steps beyond the 0.05 grid (reported separately)")
     parser.add_argument("--search", choices=SEARCHES, default=None,
-                        help="climb each load grid from 0.10 (default, as the paper) or bisect "
-                             "it (about half the runs; assumes saturation is monotone in load; "
-                             "starts from the runs already in --out)")
-    parser.add_argument("--guess", choices=("paper",), default=None,
-                        help="with --search bisect: start each curve's bisection at the "
-                             "paper's γ* and walk outward from it (the same γ*; two runs "
-                             "plus the baseline where the paper's value holds)")
-    parser.add_argument("--stop-when-saturated", action="store_true", default=None,
+                        help="bisect each load grid (default: about half the runs of climbing; "
+                             "assumes saturation is monotone in load; starts from the runs "
+                             "already in --out) or climb it from 0.10, as the paper did")
+    parser.add_argument("--guess", choices=GUESSES, default=None,
+                        help="where each curve's bisection starts (the same γ* whatever it is, "
+                             "only the runs differ): related (default) the γ* of the curves "
+                             "searched before it, the clean profile's for the reference profile "
+                             "and, within a profile, the first routing algorithm's of the same "
+                             "pattern for the others; paper the paper's γ*; none bisects from "
+                             "the middle of the grid")
+    parser.add_argument("--stop-when-saturated", action=argparse.BooleanOptionalAction,
+                        default=None,
                         help="stop a run once it is saturated for sure "
-                             "(run.stop_when_saturated): a window-mode run (clean) as its window "
-                             "closes when throughput or source queues already say so, a "
-                             "finite-mode run (reference) once its mean latency is certain to "
-                             "exceed 1.2 x the baseline's; the same γ* in less time; runs made "
-                             "without it are not reused")
+                             "(run.stop_when_saturated; the default): a window-mode run (clean) "
+                             "as its window closes when throughput or source queues already say "
+                             "so, a finite-mode run (reference) once its mean latency is certain "
+                             "to exceed 1.2 x the baseline's; the same γ* in less time; runs "
+                             "made without it are not reused")
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing: write the tables, figures and report from the runs "
                              "already in --out (unfinished searches marked incomplete); the "
@@ -226,9 +245,9 @@ class Drawn:
     overrides: tuple[str, ...] = ()
     full: bool = False
     refine: int = 0
-    search: str = "climb"
-    guess: str | None = None
-    stop_when_saturated: bool = False
+    search: str = "bisect"
+    guess: str = "related"
+    stop_when_saturated: bool = True
 
     @property
     def profiles(self) -> list[str]:
@@ -249,6 +268,10 @@ class Drawn:
 
 #: the options :class:`Drawn` holds, in the order of the redraw command
 DRAWN = tuple(Drawn.__dataclass_fields__)
+#: the values of the options a ``provenance.json`` written before they existed (or before their
+#: defaults changed) leaves out, which its runs were made with; the redraw command gives every
+#: option whose value differs from these
+PLAIN = Drawn(search="climb", guess="none", stop_when_saturated=False)
 
 
 def folder_options(out: Path) -> dict[str, Any] | None:
@@ -265,7 +288,9 @@ def folder_options(out: Path) -> dict[str, Any] | None:
     if not isinstance(prov, dict) or prov.get("reproduction") != "ofr-table2":
         raise InputFileError(str(path), "not the provenance of an ofr-table2 reproduction")
     profiles = prov.get("profiles")
-    found = {key: prov[key] for key in DRAWN if key in prov}
+    found = {key: prov[key] if key in prov else getattr(PLAIN, key) for key in DRAWN}
+    if found["guess"] is None:                 # written when no guess was None
+        found["guess"] = "none"
     if isinstance(profiles, list) and sorted(profiles) == list(PROFILES):
         found["profile"] = "both"
     elif isinstance(profiles, list) and len(profiles) == 1:
@@ -275,7 +300,7 @@ def folder_options(out: Path) -> dict[str, Any] | None:
     except TypeError as exc:
         raise InputFileError(str(path), f"unreadable options ({exc})") from None
     if drawn.k not in (8, 16) or drawn.profile not in (*PROFILES, "both") \
-            or drawn.search not in SEARCHES:
+            or drawn.search not in SEARCHES or drawn.guess not in GUESSES:
         raise InputFileError(str(path), f"k {drawn.k!r}, profiles {profiles!r} or search "
                                         f"{drawn.search!r} is not one of this reproduction's")
     return asdict(drawn)
@@ -317,6 +342,10 @@ def resolve(given: Mapping[str, Any], out: Path, report_only: bool,
                                           f"--force to draw them as {_shown(key, value)}")
         if value is not None:
             chosen[key] = value
+    if chosen.get("full") and "search" not in chosen:
+        chosen["search"] = "climb"            # a bisecting search cannot run the whole grid
+    if chosen.get("search", Drawn.search) != "bisect" and "guess" not in chosen:
+        chosen["guess"] = "none"              # only a bisecting search starts from a guess
     return Drawn(**chosen)
 
 
@@ -335,11 +364,11 @@ def redraw_command(drawn: Drawn) -> str:
         parts.append("--full")
     if drawn.refine:
         parts.append(f"--refine {drawn.refine}")
-    if drawn.search != "climb":
+    if drawn.search != PLAIN.search:
         parts.append(f"--search {drawn.search}")
-    if drawn.guess:
+    if drawn.guess != PLAIN.guess:
         parts.append(f"--guess {drawn.guess}")
-    if drawn.stop_when_saturated:
+    if drawn.stop_when_saturated != PLAIN.stop_when_saturated:
         parts.append("--stop-when-saturated")
     return " ".join([*parts, "--report-only", "--out DIR"])
 
@@ -349,7 +378,9 @@ def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithm
                  overrides: list[str], quick: bool, guess: str | None = None,
                  stop_when_saturated: bool = False) -> list[Curve]:
     """Patterns × algorithms curves of one profile's config; ``guess="paper"`` gives each the
-    paper's γ* at this k (where it has one) as where a bisecting search starts;
+    paper's γ* at this k (where it has one) as where a bisecting search starts,
+    ``guess="related"`` each curve but a pattern's first the γ* of the pattern's curves before
+    it (:attr:`Curve.guess_from`; the reproduction adds the other profile's, :func:`_run`);
     ``stop_when_saturated`` sets ``run.stop_when_saturated`` (in finite mode the sweep then
     gives each run after the baseline its latency limit)."""
     paper = (paper_table2().set_index(["pattern", "algorithm", "k"])["gamma_star"]
@@ -377,8 +408,10 @@ def build_curves(data: dict[str, Any], *, k: int, patterns: list[str], algorithm
             start = None
             if paper is not None and (pattern, algorithm, k) in paper.index:
                 start = number(paper[(pattern, algorithm, k)])
+            before = algorithms[:algorithms.index(algorithm)] if guess == "related" else []
             curves.append(Curve(f"{pattern} {algorithm}", d, grid,
-                                {"pattern": pattern, "algorithm": algorithm}, guess=start))
+                                {"pattern": pattern, "algorithm": algorithm}, guess=start,
+                                guess_from=tuple(f"{pattern} {a}" for a in before)))
     return curves
 
 
@@ -437,7 +470,8 @@ def reproduce(*, k: Literal[8, 16] | None = None,
               overrides: Sequence[str] | Mapping[str, Any] | None = None,
               full: bool | None = None, refine: int | None = None,
               search: Literal["climb", "bisect"] | None = None,
-              guess: Literal["paper"] | None = None, stop_when_saturated: bool | None = None,
+              guess: Literal["related", "paper", "none"] | None = None,
+              stop_when_saturated: bool | None = None,
               report_only: bool = False, no_plots: bool = False, force: bool = False,
               progress: bool = False, quiet: bool = False,
               command: str | None = None) -> Reproduction:
@@ -470,13 +504,14 @@ def reproduce(*, k: Literal[8, 16] | None = None,
                          patterns=patterns, overrides=overrides, full=full, refine=refine,
                          search=search, guess=guess, stop_when_saturated=stop_when_saturated),
                     out, report_only, force)
-    if drawn.guess and drawn.search != "bisect":
+    if drawn.guess != "none" and drawn.search != "bisect":
         raise ConfigError("--guess", "starts a bisecting search: add --search bisect")
     show = False if quiet else True if progress else None
     plans = _plans(drawn, out, Path(configs) if configs else default_configs_dir(),
                    [f"run.engine={engine}"] if engine else [], report_only, show)
     sweeps, backend = _run(plans, out, workers=1 if report_only else workers,
-                           scheduler=None if report_only else scheduler)
+                           scheduler=None if report_only else scheduler,
+                           related=drawn.guess == "related" and not report_only)
     t2 = pd.DataFrame([r for p, _, _, o in sweeps
                        for r in table2_rows(o, p, drawn.k, drawn.comparable)])
     t3 = pd.DataFrame([r for p, _, _, o in sweeps
@@ -528,16 +563,26 @@ def _plans(drawn: Drawn, out: Path, configs: Path, engine: list[str], report_onl
     return plans
 
 
-def _run(plans: list, out: Path, *, workers: int | None,
-         scheduler: str | None) -> tuple[list[tuple[str, Path, str, SweepOutcome]], str]:
-    """Every profile's sweep on one executor; the outcomes and the backend, in words."""
+def _run(plans: list, out: Path, *, workers: int | None, scheduler: str | None,
+         related: bool = False, executor: Executor | None = None
+         ) -> tuple[list[tuple[str, Path, str, SweepOutcome]], str]:
+    """Every profile's sweep on one executor (``executor``, or one for ``workers`` and
+    ``scheduler``), one after the other; the outcomes and the backend, in words.  With
+    ``related`` each curve's γ* is where the same curve's search starts in the profiles after
+    it (``--guess related``)."""
     sweeps = []
     try:
-        executor = SerialExecutor() if workers == 1 and not scheduler else \
-            make_executor(workers, scheduler)
+        if executor is None:
+            executor = SerialExecutor() if workers == 1 and not scheduler else \
+                make_executor(workers, scheduler)
         with executor:
-            for profile, path, digest, sweep in plans:
-                sweeps.append((profile, path, digest, sweep.run(executor)))
+            for i, (profile, path, digest, sweep) in enumerate(plans):
+                outcome = sweep.run(executor)
+                sweeps.append((profile, path, digest, outcome))
+                for *_, later in plans[i + 1:] if related else []:
+                    for c in outcome.curves:
+                        if c.result.gamma_star is not None:
+                            later.suggest(c.curve.label, c.result.gamma_star)
     except KeyboardInterrupt:
         print(f"icsim reproduce ofr-table2: interrupted; finished runs are in {out}/<profile>/"
               f"results.csv, run the same command again to resume", file=sys.stderr)
