@@ -64,3 +64,12 @@ def pytest_sessionfinish(session, exitstatus):
         lines = [f"  {path}: {', '.join(names)}" for path, names in sorted(twice.items())]
         print("\nfiles loaded as two modules:\n" + "\n".join(lines), file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_configure(config):
+    """The compiled engine built once, before any test and before pytest-xdist starts its
+    workers (each would otherwise compile it at once, on every core)."""
+    if not hasattr(config, "workerinput"):          # the main process, not an xdist worker
+        from icsim.simulator.engines.compiled.building import compile_now
+
+        compile_now()
