@@ -447,7 +447,28 @@ def _build(cfg: Config, note: Note) -> Model:
         workload = app_workload(prep.app)
     else:
         workload = scheduled(cfg.traffic.workload, prep.messages)
+    if finite and run.max_time_us is None and workload.app is None:
+        spec = replace(spec, time_limit_ps=finite_time_limit(spec, workload))
     return Model(cfg, topo, routing, spec, workload, routing_stream(cfg.seed))
+
+
+def finite_time_limit(spec: NetworkSpec, workload: Any) -> int:
+    """Finite mode without ``run.max_time_us``: when the run stops at the latest, so that no
+    run can go on for ever (docs/model.md §7).  A bound no run that moves can reach: the
+    messages' creation (open-loop traffic: ten times its expected end), then every packet
+    crossing the longest route's channels one after another, each hop the slowest channel's
+    and a NIC's.  A packet going round is a livelock and a network that stops is a deadlock
+    (``simulator/engines/guard.py``, the watchdog), named long before; this ends the rest."""
+    if workload.open is not None:
+        traffic = workload.open
+        made = int(10 * traffic.limit * traffic.interval_ps)
+        packets = traffic.expected_measured
+    else:
+        made = int(workload.time.max()) if workload.num_messages else 0
+        packets = int(workload.packets.sum())
+    hop = (spec.longest_link_ps + spec.nic_ser_ps + spec.nic_lat_ps + spec.delay_ps
+           + spec.cycle_ps)
+    return made + packets * (spec.diameter + 2) * hop
 
 
 def link_class_times(cfg: Config, topology: Any) -> np.ndarray | None:

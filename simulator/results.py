@@ -196,8 +196,11 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
         res["completion_time_ns"] = tally.last_consume / 1000.0
         if workload.kind != "open":
             res["finish_time_ns"] = [t / 1000.0 for t in tally.finish]
+        limit = ("run.max_time_us" if spec.time_limit_ps is None or spec.horizon_ps is not None
+                 else f"the time limit ({spec.time_limit_ps / 1e6:.6g} µs: run.max_time_us "
+                      f"unset)")
         reason = (f"unfinished: {expected - tally.measured_delivered} of {expected} packets "
-                  f"undelivered by run.max_time_us" if unfinished else None)
+                  f"undelivered by {limit}" if unfinished else None)
         if tally.stopped_by_rule == LATENCY:
             reason = latency_stop_text(spec, tally)
         if workload.app is not None:

@@ -69,6 +69,9 @@ class NetworkSpec:
         Measurement window (window mode); None in finite mode and for scheduled workloads.
     horizon_ps : int or None
         The run stops here at the latest (window: end of the drain; finite: ``max_time_us``).
+    time_limit_ps : int or None
+        Finite mode without ``max_time_us``: the run stops here at the latest, a bound no run
+        that moves reaches (:func:`icsim.simulator.build.finite_time_limit`).
     watchdog_ps : int
         Deadlock watchdog period.
     gamma1_period_ns : float
@@ -116,6 +119,7 @@ class NetworkSpec:
     stop_when_saturated: bool
     growth_limit: float
     latency_limit_ns: float | None
+    time_limit_ps: int | None = None
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -175,6 +179,11 @@ class NetworkSpec:
     @property
     def finite(self) -> bool:
         return self.window is None
+
+    @property
+    def stop_ps(self) -> int | None:
+        """When the run stops at the latest: the horizon, else the finite time limit."""
+        return self.horizon_ps if self.horizon_ps is not None else self.time_limit_ps
 
     @property
     def diameter(self) -> int:

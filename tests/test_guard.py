@@ -131,3 +131,25 @@ def test_the_command_line_exits_2_on_a_routing_error_and_3_on_a_livelock(tmp_pat
         assert main(argv) == code
         err = capsys.readouterr().err.strip().splitlines()
         assert err[-1].startswith(start), err
+
+
+@pytest.mark.parametrize("engine", ["simpy", "compiled"])
+def test_a_finite_run_ends_by_its_time_limit_however_long_it_would_take(engine, monkeypatch):
+    """Finite mode without ``run.max_time_us`` stops at a bound derived from the offered work
+    (``build.finite_time_limit``): far beyond a run's own end, and, where a run does not reach
+    its end by it (here the bound cut to 5 µs of a 20 µs run), the record says unfinished by
+    it."""
+    from icsim.simulator import build as building
+
+    cfg = config_from_dict({"topology": {"dims": [4, 4]}, "routing": {"algorithm": "dor"},
+                            "traffic": {"load": 0.9, "message_packets": 8},
+                            "run": {"mode": "finite", "messages_per_node": 8}})
+    r = run(cfg, engine=engine)
+    model = building.build(cfg)
+    assert not r["saturated"] and model.spec.time_limit_ps > 100 * r["sim_time_ns"] * 1000
+    monkeypatch.setattr(building, "finite_time_limit", lambda spec, workload: 5_000_000)
+    cut = run(cfg, engine=engine)
+    assert cut["saturated"] and cut["sim_time_ns"] == 5_000.0 < r["sim_time_ns"]
+    reason = cut["saturation_reason"]
+    assert reason.startswith("unfinished: ") and reason.endswith(
+        "packets undelivered by the time limit (5 µs: run.max_time_us unset)")

@@ -458,8 +458,8 @@ class CompiledEngine:
             self._at(w0, kl.EV_SAMPLE, 0)
             self._at(w1, kl.EV_SAMPLE, 1)
             self._at(w1, kl.EV_WINDOW_CLOSED)
-        if spec.horizon_ps is not None:
-            self._at(spec.horizon_ps, kl.EV_STOP)
+        if spec.stop_ps is not None:
+            self._at(spec.stop_ps, kl.EV_STOP)
         if wl.open is not None:
             first = traffic_start(a["ctr"], a["prm"], a["fprm"], a["gn"], a["gs"], a["gt"],
                                   a["due"])

@@ -201,7 +201,7 @@ class SimpyEngine:
                     finish(cal.now)
 
             self.collector.on_measured = latency_check
-        horizon = spec.horizon_ps
+        horizon = spec.stop_ps
         if not spec.finite:
             w0, w1 = spec.window
             step = max(1, (w1 - w0) // 20)
