@@ -5,14 +5,18 @@ events beyond it (``heap``); ``at`` and ``at_edge`` schedule, ``advance_slot`` m
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
+
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from icsim.simulator.engines.compiled.layout import (C_CHUNK_FREE, C_CUR_SLOT, C_EV_FREE,
                                                      C_EV_FREE_N, C_HEAP_N, C_NOOP, C_SEQ,
                                                      C_WHEEL_N, E_A, E_B, E_CHAIN, E_KIND, E_NEXT,
                                                      E_SEQ, E_TIME, K_CHUNK, K_CHUNKS_END, K_CYC,
-                                                     K_WMASK, K_WSIZE, NO_EVENT, S_CHUNK, S_HEAD,
-                                                     S_HINT, S_HINT_T, S_TAIL, S_TAIL_T, S_USED)
+                                                     K_WMASK, K_WSIZE, NO_EVENT, S_BITS, S_CHUNK,
+                                                     S_HEAD, S_HINT, S_HINT_T, S_TAIL, S_TAIL_T,
+                                                     S_USED)
 from icsim.simulator.engines.compiled.speed import divide
 
 
@@ -49,6 +53,7 @@ def wheel_insert(ctr, prm, ev, wheel, e, slot):
         wheel[pos, S_HEAD] = e
         wheel[pos, S_TAIL] = e
         wheel[pos, S_TAIL_T] = t
+        wheel[pos >> 6, S_BITS] |= np.int64(1) << (pos & 63)      # the slot holds events
     elif wheel[pos, S_TAIL_T] <= t:
         ev[tail, E_NEXT] = e
         wheel[pos, S_TAIL] = e
@@ -167,6 +172,32 @@ def ev_free(ctr, prm, ev, e):
 
 
 @njit(cache=True, forceinline=True)
+def slot_emptied(wheel, pos):
+    """The list of slot ``pos`` is empty: its occupancy bit clears."""
+    wheel[pos >> 6, S_BITS] &= ~(np.int64(1) << (pos & 63))
+
+
+@njit(cache=True, forceinline=False)
+def next_occupied(prm, wheel, pos):
+    """How many slots after ``pos`` the next one holding events lies (cyclically, within the
+    wheel; some slot holds events)."""
+    size = prm[K_WSIZE]
+    words = size >> 6
+    start = (pos + 1) & prm[K_WMASK]
+    w = start >> 6
+    word = wheel[w, S_BITS] >> (start & 63)
+    if word != 0:
+        return 1 + trailing_zeros(word)
+    for i in range(1, words + 1):
+        w2 = (w + i) % words
+        word = wheel[w2, S_BITS]
+        if word != 0:
+            at = (w2 << 6) + trailing_zeros(word)
+            return 1 + ((at - start) & prm[K_WMASK])
+    return 1
+
+
+@njit(cache=True, forceinline=True)
 def advance_slot(ctr, prm, ev, wheel, heap):
     """Move to the next slot holding an event (pulling heap events into the wheel as they come
     into range).  False when no event is left anywhere."""
@@ -188,7 +219,9 @@ def advance_slot(ctr, prm, ev, wheel, heap):
                 nxt = ctr[C_CUR_SLOT] + 1
             ctr[C_CUR_SLOT] = nxt
         else:
-            ctr[C_CUR_SLOT] += 1
+            # the next slot holding events, found in the occupancy words: the wheel's events
+            # lie within its span, and the heap's beyond it, so none is skipped
+            ctr[C_CUR_SLOT] += next_occupied(prm, wheel, pos)
         ctr[C_NOOP] = 0
         limit = ctr[C_CUR_SLOT] + prm[K_WSIZE]
         while ctr[C_HEAP_N] > 0:

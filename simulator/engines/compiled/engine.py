@@ -257,6 +257,7 @@ class CompiledEngine:
         a["wheel"] = aligned_zeros(wsize, kl.S_NCOL)
         a["wheel"][:] = -1
         a["wheel"][:, kl.S_USED] = chunk             # no chunk yet: as if a full one
+        a["wheel"][:, kl.S_BITS] = 0                 # no slot holds events
 
     def _fabric(self) -> None:
         """Packets, queues, ports (NICs last, one per terminal), terminals (``nd``), the dirty

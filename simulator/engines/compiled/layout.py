@@ -218,8 +218,10 @@ V_BUBBLE, V_ORDER, V_RANK, V_NCOL = range(4)
 
 
 # a timing-wheel slot: its list's head and tail, the tail's time, the search hint and its time,
-# its last chunk of the event pool and the rows of it taken (``at``)
-S_HEAD, S_TAIL, S_TAIL_T, S_HINT, S_HINT_T, S_CHUNK, S_USED = range(7)
+# its last chunk of the event pool and the rows of it taken (``at``); in row w, ``S_BITS`` is
+# the occupancy word of slots 64 w .. 64 w + 63 (bit set: the slot's list is not empty), which
+# ``advance_slot`` reads to step over empty slots at once
+S_HEAD, S_TAIL, S_TAIL_T, S_HINT, S_HINT_T, S_CHUNK, S_USED, S_BITS = range(8)
 
 
 S_NCOL = 8

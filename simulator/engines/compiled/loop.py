@@ -41,7 +41,7 @@ from numba import njit
 
 from icsim.simulator.engines.compiled.acknak import ack, decide_acknak
 from icsim.simulator.engines.compiled.app import app_event, post_message
-from icsim.simulator.engines.compiled.calendar import advance_slot, at, ev_free
+from icsim.simulator.engines.compiled.calendar import advance_slot, at, ev_free, slot_emptied
 from icsim.simulator.engines.compiled.credit import decide_credit, ready, tx_end
 from icsim.simulator.engines.compiled.fabric import mark_dirty
 from icsim.simulator.engines.compiled.layout import (C_ACTIONS, C_ARR_N, C_CUR_SLOT, C_DEAD_SINCE,
@@ -183,6 +183,7 @@ def run(numbers, calendar, fabric, routes, records, traffic):
                 wheel[pos, S_HEAD] = nxt
                 if nxt == NO_EVENT:
                     wheel[pos, S_TAIL] = NO_EVENT
+                    slot_emptied(wheel, pos)
                 if wheel[pos, S_HINT] == e:
                     wheel[pos, S_HINT] = NO_EVENT           # the hint leaves the list
                 ctr[C_WHEEL_N] -= 1
