@@ -31,11 +31,11 @@ from icsim.model.notes import SETUP_NOTE_AFTER_S, Kept, Note
 from icsim.model.registry import UnknownNameError, did_you_mean, unknown_name
 from icsim.model.topology import Dragonfly, FatTree, Graph, HyperX, Torus
 from icsim.model.units import UnitError, ps, serialisation_ps
-from icsim.routing.registry import ROUTING, load_plugin
+from icsim.routing.registry import ROUTING, check_vcs, load_plugin
 from icsim.simulator.results import growth_limit
 from icsim.simulator.spec import NetworkSpec
 from icsim.traffic.load import gamma1_packet_period_ns
-from icsim.traffic.patterns import PATTERNS, PatternError, make_pattern
+from icsim.traffic.patterns import PATTERNS, PatternError, guarded, make_pattern
 from icsim.traffic.patterns import load_plugin as load_pattern_plugin
 from icsim.traffic.apps.jobs import job_parts, make_app
 from icsim.traffic.apps.ops import AppError
@@ -251,7 +251,8 @@ def _prepare_traffic(prep: _Prepared) -> None:
                               unknown_name("pattern", name, PATTERNS.names(aliases=True)))
     if tc.workload == "open":
         try:
-            prep.pattern = make_pattern(tc.pattern, topo, seed=cfg.seed, **tc.pattern_params())
+            prep.pattern = guarded(make_pattern(tc.pattern, topo, seed=cfg.seed,
+                                                **tc.pattern_params()))
         except PatternError as exc:
             key = f"traffic.params.{tc.pattern}.{exc.param}" if exc.param else "traffic.pattern"
             raise ConfigError(key, str(exc)) from None
@@ -390,6 +391,10 @@ def _build(cfg: Config, note: Note) -> Model:
     note.what = f"setting up {topo.describe()}, {cfg.routing.algorithm}"
     done(1)
     routing = prep.routing_cls(topo, cfg, prep.settings)
+    try:
+        check_vcs(routing.vcs)
+    except ValueError as exc:
+        raise ConfigError("routing.algorithm", f"{routing.name}'s VCs: {exc}") from None
     try:
         routing.form                    # the program, made and checked before the run
     except ValueError as exc:
