@@ -37,7 +37,7 @@ from icsim.simulator.spec import NetworkSpec
 from icsim.traffic.load import gamma1_packet_period_ns
 from icsim.traffic.patterns import PATTERNS, PatternError, guarded, make_pattern
 from icsim.traffic.patterns import load_plugin as load_pattern_plugin
-from icsim.traffic.apps.jobs import job_parts, make_app
+from icsim.traffic.apps.jobs import JobError, job_parts, job_sizes, make_app
 from icsim.traffic.apps.ops import AppError
 from icsim.traffic.trace import TraceError
 from icsim.traffic.workloads import (app_workload, collective_messages, open_loop,
@@ -285,24 +285,35 @@ def _app(cfg: Config, topo: Any) -> Any:
     if cfg.run.latency_limit_ns is not None:
         raise ConfigError("run.latency_limit_ns", "stops open-loop finite runs; an app runs "
                           "until its operations are done")
+    try:                                # how big each job is, before any is built
+        _, files = job_sizes(jobs, topo, cfg.seed, cfg.packet.size_bytes)
+    except JobError as exc:
+        raise _job_error(jobs[exc.index], exc.index, exc.error) from None
     parts = []
     for i, job in enumerate(jobs):
-        where = f"traffic.jobs.{i}"
         try:
-            parts.append(job_parts(job, i, topo, cfg.seed))
-        except UnknownNameError as exc:
-            raise ConfigError(f"{where}.motif", str(exc)) from None
-        except InputFileError as exc:
-            raise ConfigError(f"{where}.file", str(exc)) from None
-        except AppError as exc:
-            head = str(exc).split(":", 1)[0]
-            key = (f"{where}.{head}" if head in type(job).model_fields else
-                   f"{where}.params.{head}" if head in job.params else where)
-            raise ConfigError(key, str(exc)) from None
+            parts.append(job_parts(job, i, topo, cfg.seed, files))
+        except (UnknownNameError, InputFileError, AppError) as exc:
+            raise _job_error(job, i, exc) from None
     try:
         return make_app(parts, cfg.packet.size_bytes)
     except AppError as exc:
         raise ConfigError("traffic.jobs", str(exc)) from None
+
+
+def _job_error(job: Any, i: int, exc: Exception) -> ConfigError:
+    """A job's error as a ConfigError naming its key: ``traffic.jobs.<i>.motif`` for an
+    unknown motif, ``.file`` for a motif file's error, ``.<key>`` or ``.params.<name>`` for an
+    AppError that starts with a job key's or a parameter's name, else the job."""
+    where = f"traffic.jobs.{i}"
+    if isinstance(exc, UnknownNameError):
+        return ConfigError(f"{where}.motif", str(exc))
+    if isinstance(exc, InputFileError):
+        return ConfigError(f"{where}.file", str(exc))
+    head = str(exc).split(":", 1)[0]
+    key = (f"{where}.{head}" if head in type(job).model_fields else
+           f"{where}.params.{head}" if head in job.params else where)
+    return ConfigError(key, str(exc))
 
 
 def _check_times(cfg: Config) -> None:
