@@ -486,9 +486,13 @@ class Permutation(_FixedMapping):
                 text = text.split("#", 1)[0].strip()
                 if not text:
                     continue
-                if not text.isdigit() or int(text) >= n:
-                    raise InputFileError(self._file, f"{text!r} is not a node id in [0, {n})",
-                                         lineno)
+                # ASCII digits only ("²" is a digit to isdigit(), not to int()), and no
+                # longer than n's (int() refuses 4,300 digits and more)
+                if (not (text.isascii() and text.isdigit()) or len(text) > len(str(n))
+                        or int(text) >= n):
+                    shown = text if len(text) <= 24 else text[:21] + "..."
+                    raise InputFileError(self._file, f"{shown!r} is not a node id in "
+                                         f"[0, {n})", lineno)
                 if len(out) == n:
                     raise InputFileError(self._file, f"more than {n} destinations", lineno)
                 out.append(int(text))
