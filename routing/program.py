@@ -554,20 +554,20 @@ class Program:
                              f"candidate anywhere")
         if ph.key == OFFSET:
             allowed, reached, label = _offset_reach(topology)
-            entries = [(np.arange(len(ph.ports)), allowed, reached)]
+            entries = [(0, len(ph.ports), allowed, reached)]
         else:
             entries = _pair_blocks(topology, targets)
             label = None
-        for keys, allowed, reached in entries:
-            mask = np.asarray(ph.ports[keys], dtype=np.int64)
+        for lo, hi, allowed, reached in entries:     # the keys lo .. hi - 1
+            mask = np.asarray(ph.ports[lo:hi], dtype=np.int64)
             named = mask.copy()
             escape = None
             if ph.escape is not None:
-                escape = np.asarray(ph.escape[keys], dtype=np.int64)
+                escape = np.asarray(ph.escape[lo:hi], dtype=np.int64)
                 named |= np.where(escape >= 0, np.left_shift(1, np.maximum(escape, 0)), 0)
             if ph.detour is not None:
-                named |= np.asarray(ph.detour[keys], dtype=np.int64)
-            has = np.zeros(len(keys), dtype=bool)
+                named |= np.asarray(ph.detour[lo:hi], dtype=np.int64)
+            has = np.zeros(hi - lo, dtype=bool)
             if ph.adaptive_vc is not None:
                 has |= mask != 0
             if esc_vc is not None:
@@ -575,7 +575,7 @@ class Program:
                     (escape >= 0) | ((escape == -1) & (ph.terminal_escape is not None)))
             bad = np.flatnonzero(reached & ~has)
             if len(bad):
-                k = int(keys[bad[0]])
+                k = lo + int(bad[0])
                 raise ValueError(f"phase {i}: {_entry(topology, ph.key, k, label)} gives no "
                                  f"candidate (no port in its mask"
                                  f"{', no escape' if esc_vc is not None else ''}): a packet "
@@ -584,7 +584,7 @@ class Program:
             bad = np.flatnonzero(reached & (stray != 0))
             if len(bad):
                 j = int(bad[0])
-                k, port = int(keys[j]), _lowest_port(int(stray[j]))
+                k, port = lo + j, _lowest_port(int(stray[j]))
                 why = (_line_reason(topology, port) if ph.key == OFFSET else "there")
                 raise ValueError(f"phase {i}: {_entry(topology, ph.key, k, label)} names port "
                                  f"{topology.port_name(port)}, which has no link {why}")
@@ -772,9 +772,10 @@ def _offset_reach(topology: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _pair_blocks(topology: Any, targets: np.ndarray | None):
-    """Per block of routers, the ``"pair"`` keys of their rows with the ports present at
-    each key's router and whether a packet reads the key (router and target alive and
-    distinct, the target one a packet may head for); blocks of about 2^22 keys."""
+    """Per block of routers, the span ``lo .. hi - 1`` of the ``"pair"`` keys of their rows,
+    the ports present at each key's router and whether a packet reads the key (router and
+    target alive and distinct, the target one a packet may head for); blocks of about 2^20
+    keys (a few MB of arrays at a time, whatever the network)."""
     n = topology.num_nodes
     present = _present_ports(topology)
     alive = np.ones(n, dtype=bool)
@@ -784,14 +785,14 @@ def _pair_blocks(topology: Any, targets: np.ndarray | None):
         heads[:] = False
         heads[targets] = True
         heads &= alive
-    rows = max(1, (1 << 22) // max(n, 1))
+    rows = max(1, (1 << 20) // max(n, 1))
     for start in range(0, n, rows):
-        r = np.arange(start, min(start + rows, n), dtype=np.int64)
-        keys = (r[:, None] * n + np.arange(n, dtype=np.int64)[None, :]).ravel()
+        stop = min(start + rows, n)
+        r = np.arange(start, stop, dtype=np.int64)
         allowed = np.repeat(present[r], n)
         reached = (alive[r][:, None] & heads[None, :]).ravel()
         reached[(r - start) * n + r] = False          # at its target a packet is ejected
-        yield keys, allowed, reached
+        yield start * n, stop * n, allowed, reached
 
 
 def _entry(topology: Any, key: str, k: int, offsets: np.ndarray | None) -> str:
