@@ -265,6 +265,7 @@ def _prepare_traffic(prep: _Prepared) -> None:
             prep.messages = trace_messages(tc.trace, topo.num_terminals, cfg.packet.size_bytes)
         except (TraceError, UnitError) as exc:
             raise ConfigError("traffic.trace", str(exc)) from None
+        check_fits(cfg, topo.num_nodes, len(prep.messages))     # its messages, now known
     else:
         try:
             prep.messages = collective_messages(
@@ -286,9 +287,10 @@ def _app(cfg: Config, topo: Any) -> Any:
         raise ConfigError("run.latency_limit_ns", "stops open-loop finite runs; an app runs "
                           "until its operations are done")
     try:                                # how big each job is, before any is built
-        _, files = job_sizes(jobs, topo, cfg.seed, cfg.packet.size_bytes)
+        sizes, files = job_sizes(jobs, topo, cfg.seed, cfg.packet.size_bytes)
     except JobError as exc:
         raise _job_error(jobs[exc.index], exc.index, exc.error) from None
+    check_fits(cfg, topo.num_nodes, sum(size.ops for size in sizes))
     parts = []
     for i, job in enumerate(jobs):
         try:

@@ -326,12 +326,13 @@ def test_random_regular_with_ten_million_nodes_is_refused_at_once(tmp_path, monk
 
 def test_a_workload_beyond_what_memory_holds_is_one_line_naming_the_traffic():
     """A million-Gbps link makes γ = 0.3 three million messages per node of a 4x4x4 torus in
-    its 320 µs.  Traffic made as the run goes holds no schedule of them, but a record of
-    each measured packet: some two billion, refused before anything is built as a config error
-    naming the traffic (a schedule of them was once a traceback, then the message limit)."""
+    its 320 µs.  Traffic made as the run goes holds no schedule of them, but a byte or two of
+    each measured packet (once a record of 120 bytes): with a 100 ms window some 10^12,
+    refused before anything is built as a config error naming the traffic (a schedule of them
+    was once a traceback, then the message limit)."""
     from icsim.configs import bundled
     line = refused("run", str(bundled("quickstart.yaml")), "--set",
-                   "link.bandwidth_gbps=1000000")
+                   "link.bandwidth_gbps=1000000", "--set", "run.measure_us=100000")
     assert line.startswith("icsim: config error: traffic: this run needs about ")
     assert "packets measured" in line
 
