@@ -216,10 +216,10 @@ def escape_paths(routing) -> list[list[tuple[int, int, int]]]:
         node, path = src, []
         while len(path) <= 4 * N:
             groups = it.candidates(node, p)
-            port, vc = groups[-1][0]
-            if port < 0:                  # a filter no draw gives with this target: no path
-                path = []
+            if not groups:                # a filter no draw gives with this target: no path
+                path = []                 # (no candidate: the engines' guard would stop it)
                 break
+            port, vc = groups[-1][0]
             if port == topo.num_ports:
                 break
             path.append((node, port, vc))
