@@ -68,8 +68,8 @@ def test_ragged_alltoallv_sizes_are_one_line_naming_them(tmp_path):
 @pytest.mark.parametrize("job, dims, line", [
     # 10^9 iterations of a 16-rank halo: 64 messages an iteration
     ({"motif": "halo2d", "params": {"iterations": 1_000_000_000}}, (4, 4),
-     "traffic.jobs.0: at least 64,000,000,000 messages, more than the limit of 10,000,000 messages of "
-     "an application (as of a trace)"),
+     "traffic.jobs.0: at least 64,000,000,000 messages, more than the limit of 10,000,000 "
+     "messages of an application (as of a trace)"),
     # one alltoall over 16,384 ranks: 16,384 x 16,383 messages
     ({"motif": "alltoall", "ranks": 16384, "ranks_per_node": 4}, (16, 16, 16),
      "traffic.jobs.0: at least 268,419,072 messages, more than the limit of 10,000,000"),

@@ -165,7 +165,8 @@ def guarded(pattern: "Pattern") -> "Pattern":
     before the run (:meth:`~icsim.traffic.rules.Rule.check`; PatternError naming the
     pattern) and made once, and its :meth:`~Pattern.destination` checked as each message is
     made (a whole number in ``0 .. N - 1``; else, mid-run, a ConfigError naming
-    ``traffic.pattern``, the source and the message).  A built-in pattern (a module of icsim) is returned as it is."""
+    ``traffic.pattern``, the source and the message).  A built-in pattern (a module of
+    icsim) is returned as it is."""
     cls = type(pattern)
     if cls.__module__.startswith("icsim."):
         return pattern
