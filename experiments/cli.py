@@ -16,36 +16,43 @@ usage and the nearest valid name.
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import json
-import math
-import os
-import re
 import sys
-from pathlib import Path
-from typing import Any, Callable, NoReturn
 
 # Only what the parsers need is imported here: each command imports the model, the simulator,
 # pandas or matplotlib when it runs, so that icsim --help, icsim configs and the list of
 # reproductions answer at once (tests/test_architecture.py holds the list kept out)
-from icsim.configs import bundled, config_path, listing
-from icsim.experiments.papers.acro.cli import add_layers_parser
-from icsim.experiments.papers.angara.tables import add_tables_parser
-from icsim.experiments.papers.reproduce import add_parser
-from icsim.experiments.pipeline.arguments import check_sweep_size
-from icsim.experiments.pipeline.bench import (CASES, ENGINES, EXTRA_CASES, WHOLE_CASES,
-                                              run_bench, run_table_bench, run_whole)
-from icsim.experiments.pipeline.curves import DEFAULT_LOADS, make_curves, parse_loads, parse_vary
-from icsim.experiments.pipeline.execution import (ExecutorError, RunProgress, add_engine_argument,
-                                                  add_execution_arguments, engine_overrides,
-                                                  make_executor, natural_int, positive_int)
-from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments,
-                                                add_progress_arguments, progress_option,
-                                                report_outputs)
-from icsim.experiments.pipeline.saturation import SEARCHES
-from icsim.model.registry import Registry, did_you_mean
-from icsim.simulator.engines import DeadlockError
+try:
+    import argparse
+    import dataclasses
+    import json
+    import math
+    import os
+    import re
+    from pathlib import Path
+    from typing import Any, Callable, NoReturn
+
+    from icsim.configs import bundled, config_path, listing
+    from icsim.experiments.papers.acro.cli import add_layers_parser
+    from icsim.experiments.papers.angara.tables import add_tables_parser
+    from icsim.experiments.papers.reproduce import add_parser
+    from icsim.experiments.pipeline.arguments import check_sweep_size
+    from icsim.experiments.pipeline.bench import (CASES, ENGINES, EXTRA_CASES, WHOLE_CASES,
+                                                  run_bench, run_table_bench, run_whole)
+    from icsim.experiments.pipeline.curves import (DEFAULT_LOADS, make_curves, parse_loads,
+                                                   parse_vary)
+    from icsim.experiments.pipeline.execution import (ExecutorError, RunProgress,
+                                                      add_engine_argument,
+                                                      add_execution_arguments, engine_overrides,
+                                                      make_executor, natural_int, positive_int)
+    from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments,
+                                                    add_progress_arguments, progress_option,
+                                                    report_outputs)
+    from icsim.experiments.pipeline.saturation import SEARCHES
+    from icsim.model.registry import Registry, did_you_mean
+    from icsim.simulator.engines import DeadlockError
+except KeyboardInterrupt:                    # Ctrl-C while icsim starts: the line it gives later
+    print("icsim: interrupted", file=sys.stderr)
+    sys.exit(130)
 
 #: a config error (exit status 2), by where it is defined (:func:`loaded`)
 CONFIG_ERROR = "icsim.model.config:ConfigError"
@@ -346,7 +353,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"icsim sweep: interrupted; finished points are in {out / 'results.csv'}, "
               f"run the same command again to resume", file=sys.stderr)
-        raise
+        return 130
     print(format_summary(outcome.curves))
     for line in flip_notes(outcome.curves):
         print(line)
@@ -565,9 +572,9 @@ def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.N
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parse(parser, argv)
     try:
+        parser = build_parser()
+        args = parse(parser, argv)
         return args.func(args)
     except loaded(CONFIG_ERROR) as exc:
         print(f"icsim: config error: {exc}", file=sys.stderr)

@@ -26,9 +26,11 @@ from icsim.configs import config_path
 from icsim.experiments.analyze import analyze_config
 from icsim.experiments.papers.reproduce import Reproduction
 from icsim.experiments.papers.reproduce import call as _reproduce
-from icsim.experiments.pipeline.arguments import (check_count, check_loads, check_overrides,
-                                                  check_seeds, check_sweep_size, vary_sizes)
-from icsim.experiments.pipeline.curves import make_curves, parse_loads, parse_vary
+from icsim.experiments.pipeline.arguments import (check_count, check_flag, check_folder,
+                                                  check_loads, check_overrides, check_seeds,
+                                                  check_sweep_size, plain, vary_sizes)
+from icsim.experiments.pipeline.curves import (check_varied, make_curves, parse_loads,
+                                               parse_vary)
 from icsim.experiments.pipeline.execution import ProgressBar, RunProgress, make_executor
 from icsim.experiments.pipeline.rows import point_key
 from icsim.experiments.pipeline.summaries import flip_notes
@@ -69,9 +71,9 @@ def _config_data(config: str | Path | Mapping[str, Any] | Config,
     else:
         raise TypeError(f"config: a YAML path, a bundled config's name, a dict or a Config, "
                         f"got {type(config).__name__}")
-    data = copy.deepcopy(data)
+    data = plain(copy.deepcopy(data))
     for key, value in (overrides or {}).items():
-        set_path(data, key, value)
+        set_path(data, key, plain(value))
     return data
 
 
@@ -96,6 +98,7 @@ def run(config: str | Path | Mapping[str, Any] | Config,
         (ns, numpy), ``channels`` and ``nodes`` (pandas DataFrames).
     """
     overrides = check_overrides(overrides)
+    progress = check_flag("progress", progress)
     cfg = config_from_dict(_config_data(config, overrides))
     if not progress:
         return Simulation(cfg, engine=engine).run()
@@ -147,8 +150,19 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     from icsim.experiments.pipeline.lines import read_results
 
     overrides, loads, seeds = check_overrides(overrides), check_loads(loads), check_seeds(seeds)
+    plots, progress = check_flag("plots", plots, True), check_flag("progress", progress, True)
+    out = check_folder("out", out)
     if workers is not None:
         check_count("workers", workers)
+    if vary is not None and not isinstance(vary, Mapping):
+        raise TypeError(f"vary: a dict of dotted keys to values ({{'routing.algorithm': "
+                        f"['dor', 'ofr']}}), got {type(vary).__name__}")
+    # a value that is text is the command line's comma list ("dor,ofr"); one that is not a
+    # list is one value
+    varied = [parse_vary(f"{k}={v}") if isinstance(k, str) and isinstance(v, str) else
+              (k, list(v) if isinstance(v, Iterable) else [v]) for k, v in (vary or {}).items()]
+    for key, values in varied:
+        check_varied(key, values)
     check_sweep_size(len(loads), vary_sizes(vary), seeds)
     data = _config_data(config, overrides)
     from_dict(data)                                   # every error before the first run
@@ -161,15 +175,8 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     else:
         raise TypeError(f"loads: a grid ('0.1:0.5:0.1'), a load or a list of loads, got "
                         f"{type(loads).__name__}")
-    if vary is not None and not isinstance(vary, Mapping):
-        raise TypeError(f"vary: a dict of dotted keys to values ({{'routing.algorithm': "
-                        f"['dor', 'ofr']}}), got {type(vary).__name__}")
     if workers is not None and workers < 1:
         raise ValueError(f"workers: at least 1, got {workers}")
-    # a value that is text is the command line's comma list ("dor,ofr"); one that is not a
-    # list is one value
-    varied = [parse_vary(f"{k}={v}") if isinstance(v, str) else
-              (k, list(v) if isinstance(v, Iterable) else [v]) for k, v in (vary or {}).items()]
     curves = make_curves(data, grid, (), varied, seeds=seeds)
     tmp = None if out is not None else tempfile.TemporaryDirectory(prefix="icsim-sweep-")
     where = Path(out) if out is not None else Path(tmp.name)
@@ -203,6 +210,7 @@ def analyze(config: str | Path | Mapping[str, Any] | Config,
     (``out``: written as a file ``traffic.params.permutation.file`` runs).  ConfigError for a
     routing without exact loads (an adaptive one)."""
     overrides = check_overrides(overrides)
+    worst_case = check_flag("worst_case", worst_case)
     cfg = config_from_dict(_config_data(config, overrides))
     return analyze_config(cfg, worst_case=worst_case, out=out)
 
@@ -240,7 +248,7 @@ def reproduce(name: str, /, **options: Any) -> Reproduction:
         r = icsim.reproduce("ofr-table2", report_only=True, no_plots=True, out="ofr_k8_copy")
         r.tables["table2"].set_index(["pattern", "algorithm", "profile"]).gamma_star
     """
-    return _reproduce(name, **options)
+    return _reproduce(name, **{key: plain(value) for key, value in options.items()})
 
 
 # The figure functions import their plot modules when first called: those load matplotlib,

@@ -87,8 +87,6 @@ TOPOLOGY_KEYS = {
     "fat_tree": {"k", "n", "taper"},
     "hyperx": {"dims", "p", "trunking"},
 }
-#: the keys only the topology families (and a graph's p) read
-FAMILY_KEYS = {"p", "a", "h", "g", "arrangement", "k", "n", "taper", "trunking"}
 
 
 class TopologyConfig(_Section):
@@ -133,9 +131,9 @@ class TopologyConfig(_Section):
             raise ValueError("file: a graph topology needs an edge-list file")
         elif self.kind == "random_regular" and (self.nodes is None or self.degree is None):
             raise ValueError("nodes: random_regular needs nodes and degree")
-        # a family's key on a kind that does not take it is refused (the older keys -- a
-        # torus's dims on a graph after --set topology.kind=graph -- are left unread, as ever)
-        given = self.model_fields_set & FAMILY_KEYS
+        # a key another kind takes is refused (a dragonfly's dims, a HyperX's wrap), unless
+        # it is given its default (an override of the kind drops the old kind's keys first)
+        given = self.model_fields_set - {"kind"}
         for key in sorted(given - TOPOLOGY_KEYS[self.kind]):
             if getattr(self, key) == type(self).model_fields[key].default:
                 continue
@@ -377,6 +375,12 @@ def set_path(data: dict, key: str | list[str], value: Any) -> None:
         elif not isinstance(nxt, dict):
             raise ConfigError(".".join(path[: i + 1]), "is a value, not a section")
         node = nxt
+    if path == ["topology", "kind"] and value != node.get("kind", "torus"):
+        # another kind: the keys that described the kind it replaces go (a torus's dims
+        # under --set topology.kind=random_regular), what both take stays
+        keep = TOPOLOGY_KEYS.get(value, set())
+        for other in [k for k in node if k != "kind" and k not in keep]:
+            del node[other]
     node[path[-1]] = value
 
 
@@ -447,8 +451,11 @@ def _error_from_validation(exc: ValidationError, model: type[BaseModel] | None =
         if expected == "a list" and example:
             expected += f" such as {example}"
     elif bound is not None:
-        expected = f"a number {BOUNDS[bound]} {ctx[bound]:g}" if isinstance(
-            ctx[bound], (int, float)) else f"a value {BOUNDS[bound]} {ctx[bound]}"
+        limit = ctx[bound]                # a whole limit whole (1,048,576, not 1.04858e+06)
+        shown = (f"{limit:,}" if isinstance(limit, int) else f"{limit:g}"
+                 if isinstance(limit, float) else None)
+        expected = (f"a number {BOUNDS[bound]} {shown}" if shown is not None else
+                    f"a value {BOUNDS[bound]} {limit}")
     elif kind in ("too_long", "too_short"):
         n = ctx.get("max_length" if kind == "too_long" else "min_length")
         expected = f"{'at most' if kind == 'too_long' else 'at least'} {n} item{'s' * (n != 1)}"

@@ -55,6 +55,11 @@ class UnknownNameError(ValueError):
     """A name no member of the registry answers to; the message lists the valid names."""
 
 
+class RegistrationError(ValueError):
+    """A member a registry refuses (a function where a class is wanted, a class attribute of
+    the wrong type): the message names the member and what is wrong."""
+
+
 def did_you_mean(name: Any, valid: Iterable[str], prefix: str = "") -> str:
     """``"did you mean 'x'?"`` naming the valid name nearest to a mistyped ``name`` (``prefix``
     before it, e.g. the section of a key), or ``""`` when none is near.
@@ -71,6 +76,21 @@ def did_you_mean(name: Any, valid: Iterable[str], prefix: str = "") -> str:
     if not near:                              # a different case: 'DOR', 'Uniform'
         near = [v for v in valid if v.lower() == name.lower()][:1]
     return f"did you mean '{prefix}{near[0]}'?" if near else ""
+
+
+def described(value: Any) -> str:
+    """How a message names a value of the wrong type, with the value when it is a short
+    number or string.
+
+    >>> described(0.5), described("offsets"), described(len), described(list(range(30)))
+    ('a float (0.5)', "a str ('offsets')", 'a builtin_function_or_method', 'a list')
+    """
+    name = type(value).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    shown = repr(value)
+    simple = isinstance(value, (bool, int, float, complex, str, bytes)) or (
+        type(value).__module__ == "numpy" and not hasattr(value, "__len__"))
+    return f"{article} {name}" + (f" ({shown})" if simple and len(shown) <= 40 else "")
 
 
 def unknown_name(kind: str, name: Any, valid: Iterable[str]) -> str:
@@ -114,6 +134,7 @@ def load_file(path: str, *registries: "Registry") -> ModuleType:
     except (Exception, SystemExit) as exc:   # a plug-in's own error, whatever it is, names it
         del sys.modules[name]
         what = (f"exits on import (SystemExit {exc.code!r})" if isinstance(exc, SystemExit)
+                else str(exc) if isinstance(exc, RegistrationError)
                 else f"{type(exc).__name__}: {exc}")
         raise ValueError(f"{path}: {what}") from None
     _FILES[real] = module
@@ -142,13 +163,19 @@ class Registry(Generic[T]):
         register themselves at import).
     entry_points : str, optional
         Entry-point group of installed plug-ins.
+    admit : callable, optional
+        ``admit(name, obj)`` checks a member as it registers (a routing algorithm is a
+        subclass of ``Routing`` with attributes of the right types) and raises
+        :class:`RegistrationError` naming what is wrong.
     """
 
     def __init__(self, kind: str, *, packages: tuple[str, ...] = (),
-                 entry_points: str | None = None):
+                 entry_points: str | None = None,
+                 admit: Callable[[str, Any], None] | None = None):
         self.kind = kind
         self._packages = packages
         self._group = entry_points
+        self._admit = admit
         self._members: dict[str, T] = {}
         self._aliases: dict[str, str] = {}
         self._lazy: dict[str, str] = {}
@@ -171,6 +198,10 @@ class Registry(Generic[T]):
         """Decorator: register the decorated object as ``name`` (and ``aliases``).  A class
         gets ``name`` as its ``name`` attribute."""
 
+        if not isinstance(name, str) or not all(isinstance(a, str) for a in aliases):
+            raise RegistrationError(f"a {self.kind} registers under a name: "
+                                    f"@register(\"name\"), not @register")
+
         def deco(obj: T) -> T:
             self.add(name, obj, aliases=aliases, help=help)
             if isinstance(obj, type):
@@ -180,6 +211,8 @@ class Registry(Generic[T]):
         return deco
 
     def add(self, name: str, obj: T, *, aliases: tuple[str, ...] = (), help: str = "") -> None:
+        if self._admit is not None:
+            self._admit(name, obj)
         for key in (name, *aliases):
             if key in self._members or key in self._aliases or key in self._lazy:
                 raise ValueError(f"{self.kind} {key!r} is registered twice")

@@ -102,6 +102,7 @@ from typing import Any, Callable, ClassVar, NamedTuple, Sequence
 
 import numpy as np
 
+from icsim.model.registry import described
 from icsim.routing.boxes import BoxTable, box_table
 
 OFFSET, PAIR, ROUTE = "offset", "pair", "route"
@@ -440,12 +441,18 @@ class Program:
     decision: Decision | None = None
 
     def check(self, num_nodes: int, num_ports: int, num_vcs: int,
-              relative_size: int | None, deroute_kinds: Sequence[str]) -> None:
-        """Raise ValueError naming the first problem: a key the topology cannot serve, a table
-        of the wrong length, a port or VC out of range, a phase number that does not exist,
-        a deroute kind the algorithm does not declare."""
-        if not self.phases:
-            raise ValueError("a program needs at least one phase")
+              relative_size: int | None, deroute_kinds: Sequence[str],
+              topology: Any = None) -> None:
+        """Raise ValueError naming the first problem: a field of the wrong type (a float mask,
+        a VC that is not a whole number, a table that is not an integer array), a key the
+        topology cannot serve, a table of the wrong length, a port or VC out of range, a
+        phase number that does not exist, a deroute kind the algorithm does not declare.
+
+        With the ``topology``, every entry a packet can reach is checked against it too
+        (:meth:`_check_reach`): an entry where a packet must move has a candidate (a port of
+        its mask or an escape), and every port an entry names has a link at every router
+        where the entry can be read."""
+        self.check_types()
         check_ports(num_ports)
         for i, ph in enumerate(self.phases):
             self._check_phase(i, ph, num_nodes, num_ports, num_vcs, relative_size)
@@ -459,6 +466,142 @@ class Program:
                                      f"the program's decision is not UGAL")
         if self.decision is not None:
             self._check_decision(num_nodes, deroute_kinds)
+        if topology is not None:
+            targets = self._targets(topology)
+            for i, ph in enumerate(self.phases):
+                if ph.key != ROUTE:
+                    self._check_reach(i, ph, topology, targets)
+
+    def check_types(self) -> None:
+        """ValueError naming the first field of the program of the wrong type (what
+        :meth:`check` checks first, and what must hold before the program is read at all)."""
+        if not isinstance(self.phases, (tuple, list)) or not self.phases:
+            raise ValueError(f"a program needs a tuple of at least one Phase, not "
+                             f"{described(self.phases)}")
+        for i, ph in enumerate(self.phases):
+            if not isinstance(ph, Phase):
+                raise ValueError(f"phase {i} is {described(ph)}, not a Phase")
+        if self.decision is not None and not isinstance(self.decision, Decision):
+            raise ValueError(f"its decision is {described(self.decision)}, not a Decision (or "
+                             f"None)")
+        for i, ph in enumerate(self.phases):
+            self._check_types(i, ph)
+
+    @staticmethod
+    def _check_types(i: int, ph: Phase) -> None:
+        """ValueError naming a field of ``ph`` of the wrong type."""
+        where = f"phase {i}"
+        if not isinstance(ph.key, str):
+            raise ValueError(f"{where}: key is {described(ph.key)}, not one of {', '.join(KEYS)}")
+        for name in ("next", "adaptive_vc", "escape_vc", "dateline_vc"):
+            value = getattr(ph, name)
+            if value is not None and not _whole(value):
+                raise ValueError(f"{where}: {name} is {described(value)}, not a whole number (or "
+                                 f"None)")
+        if not isinstance(ph.filtered, (bool, np.bool_)):
+            raise ValueError(f"{where}: filtered is {described(ph.filtered)}, not True or False")
+        for name in ("ports", "escape", "escape_vcs", "terminal_escape", "detour",
+                     "detour_from"):
+            table = getattr(ph, name)
+            if table is None:
+                continue
+            if (not isinstance(table, np.ndarray) or table.ndim != 1
+                    or not np.issubdtype(table.dtype, np.integer)):
+                got = (f"an array of {table.dtype} of {table.ndim} dimension(s)"
+                       if isinstance(table, np.ndarray) else described(table))
+                raise ValueError(f"{where}: {name} is {got}, not a one-dimensional NumPy "
+                                 f"array of integers")
+        if ph.key == ROUTE and ph.routes is not None and not isinstance(ph.routes, Routes):
+            raise ValueError(f"{where}: routes is {described(ph.routes)}, not a Routes")
+        if ph.reroute is not None and not isinstance(ph.reroute, Reroute):
+            raise ValueError(f"{where}: reroute is {described(ph.reroute)}, not a Reroute")
+        if ph.detour_kind is not None and not isinstance(ph.detour_kind, str):
+            raise ValueError(f"{where}: detour_kind is {described(ph.detour_kind)}, not a name")
+
+    def _targets(self, topology: Any) -> np.ndarray | None:
+        """The routers a packet may head for (a pair-keyed entry is read only toward one):
+        the routers with terminals and the targets the decision may draw; None: every router."""
+        d = self.decision
+        n = topology.num_nodes
+        if topology.num_terminals == n * topology.terminals_per_router and \
+                len(np.unique(topology.terminal_routers)) == n:
+            return None
+        if isinstance(d, (RandomTarget, RandomInBox, Profit)):
+            return None
+        parts = [np.unique(topology.terminal_routers)]
+        if isinstance(d, (TableTarget, Ugal)):
+            parts.append(np.unique(np.asarray(d.targets)))
+        if isinstance(d, Ugal) and d.minimal_via is not None:
+            via = np.asarray(d.minimal_via)
+            parts.append(np.unique(via[via >= 0]))
+        return np.unique(np.concatenate(parts))
+
+    def _check_reach(self, i: int, ph: Phase, topology: Any,
+                     targets: np.ndarray | None) -> None:
+        """ValueError naming the first entry of a table phase that a packet can read where
+        it has no candidate (no port in its mask, no escape), or that names a port without a
+        link at a router where the entry is read.
+
+        An ``"offset"`` entry is read at every router with a target that far away: on a ring
+        every port has a link; on a line (a mesh dimension) the + port has a link wherever
+        the offset in its dimension is positive and is missing at the line's end where it is
+        zero or negative (the - port alike); a dimension of one node has none.  A ``"pair"``
+        entry ``router * N + t`` is read at that router toward a target ``t``: its ports must
+        be the router's present ones."""
+        esc_vc = ph.escape_vc
+        if esc_vc is None and ph.adaptive_vc is None:
+            raise ValueError(f"phase {i}: neither adaptive_vc nor escape_vc: it gives no "
+                             f"candidate anywhere")
+        if ph.key == OFFSET:
+            allowed, reached, label = _offset_reach(topology)
+            entries = [(0, len(ph.ports), allowed, reached)]
+        else:
+            entries = _pair_blocks(topology, targets)
+            label = None
+        for lo, hi, allowed, reached in entries:     # the keys lo .. hi - 1
+            mask = np.asarray(ph.ports[lo:hi], dtype=np.int64)
+            named = mask.copy()
+            escape = None
+            if ph.escape is not None:
+                escape = np.asarray(ph.escape[lo:hi], dtype=np.int64)
+                named |= np.where(escape >= 0, np.left_shift(1, np.maximum(escape, 0)), 0)
+            if ph.detour is not None:
+                named |= np.asarray(ph.detour[lo:hi], dtype=np.int64)
+            has = np.zeros(hi - lo, dtype=bool)
+            if ph.adaptive_vc is not None:
+                has |= mask != 0
+            if esc_vc is not None:
+                has |= (mask != 0) if escape is None else (
+                    (escape >= 0) | ((escape == -1) & (ph.terminal_escape is not None)))
+            bad = np.flatnonzero(reached & ~has)
+            if len(bad):
+                k = lo + int(bad[0])
+                raise ValueError(f"phase {i}: {_entry(topology, ph.key, k, label)} gives no "
+                                 f"candidate (no port in its mask"
+                                 f"{', no escape' if esc_vc is not None else ''}): a packet "
+                                 f"there would have nowhere to go")
+            stray = named & ~allowed
+            bad = np.flatnonzero(reached & (stray != 0))
+            if len(bad):
+                j = int(bad[0])
+                k, port = lo + j, _lowest_port(int(stray[j]))
+                why = (_line_reason(topology, port) if ph.key == OFFSET else "there")
+                raise ValueError(f"phase {i}: {_entry(topology, ph.key, k, label)} names port "
+                                 f"{topology.port_name(port)}, which has no link {why}")
+        if ph.terminal_escape is not None and ph.escape is not None:
+            present = _present_ports(topology)
+            table = np.asarray(ph.terminal_escape, dtype=np.int64).reshape(
+                topology.num_nodes, -1)
+            alive = np.ones(topology.num_nodes, dtype=bool)
+            alive[list(topology.failed_nodes)] = False
+            stray = (np.left_shift(1, table) & ~present[:, None]) != 0
+            bad = np.argwhere(stray & alive[:, None])
+            if len(bad):
+                r, j = (int(x) for x in bad[0])
+                raise ValueError(f"phase {i}: terminal_escape[{r * table.shape[1] + j}] "
+                                 f"(router {topology.where(r)}, terminal {j}) names port "
+                                 f"{topology.port_name(int(table[r, j]))}, which has no link "
+                                 f"there")
 
     def _check_phase(self, i: int, ph: Phase, num_nodes: int, num_ports: int, num_vcs: int,
                      relative_size: int | None) -> None:
@@ -519,6 +662,14 @@ class Program:
                       f"a VC (0..{num_vcs - 1})")
 
     def _check_option(self, opt: Option, deroute_kinds: Sequence[str], who: str) -> None:
+        if not isinstance(opt, Option):
+            raise ValueError(f"{who} is {described(opt)}, not an Option")
+        for name in ("phase", "sel"):
+            if not _whole(getattr(opt, name)):
+                raise ValueError(f"{who}: {name} is {described(getattr(opt, name))}, not a whole "
+                                 f"number")
+        if opt.kind is not None and not isinstance(opt.kind, str):
+            raise ValueError(f"{who}: kind is {described(opt.kind)}, not a name (or None)")
         if not 0 <= opt.phase < len(self.phases):
             raise ValueError(f"{who} starts in phase {opt.phase}, which does not exist")
         if opt.kind is not None and opt.kind not in deroute_kinds:
@@ -547,7 +698,11 @@ class Program:
                 if len(table) != num_nodes * num_nodes:
                     raise ValueError(f"UGAL's {name} table has {len(table)} entries, not "
                                      f"{num_nodes * num_nodes}")
-        for opt in d.options():
+        options = d.options()
+        if not isinstance(options, tuple) or not options:
+            raise ValueError(f"a decision's options are {described(options)}, not a tuple of at "
+                             f"least one Option")
+        for opt in options:
             self._check_option(opt, deroute_kinds, "a decision's option")
 
     @property
@@ -572,6 +727,93 @@ class Program:
         return Program(tuple(replace(ph, escape_vc=2 * ph.escape_vc,
                                      dateline_vc=2 * ph.escape_vc + 1)
                              for ph in self.phases), self.decision)
+
+
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a whole number (a NumPy integer too; not a bool)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _lowest_port(mask: int) -> int:
+    return (mask & -mask).bit_length() - 1
+
+
+def _present_ports(topology: Any) -> np.ndarray:
+    """Per router, the bitmask of its ports that have a link."""
+    has = np.asarray(topology.neighbor_array) >= 0
+    bits = np.left_shift(np.int64(1), np.arange(has.shape[1], dtype=np.int64))
+    return (has * bits).sum(axis=1).astype(np.int64)
+
+
+def _offset_reach(topology: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per entry of an ``"offset"`` table: the ports that have a link at every router where
+    the entry is read (:meth:`Program._check_reach`), whether any router reads it (a
+    coordinate difference every dimension can have, not all zero: at its target a packet
+    is ejected), and the entries' signed minimal offsets."""
+    size = topology.relative_size
+    idx = np.arange(size, dtype=np.int64)
+    allowed = np.zeros(size, dtype=np.int64)
+    reached = np.ones(size, dtype=bool)
+    moves = np.zeros(size, dtype=bool)
+    m = 1
+    for d, k in enumerate(topology.dims):
+        diff = (idx // m) % (2 * k) - k             # c_t - c_router, in (-k, k) if reachable
+        m *= 2 * k
+        reached &= diff > -k
+        moves |= diff != 0
+        if k == 1:
+            continue
+        if topology.is_ring(d):
+            allowed |= 3 << (2 * d)
+        else:
+            allowed |= np.where(diff > 0, 1 << (2 * d), 0) | np.where(diff < 0,
+                                                                      2 << (2 * d), 0)
+    return allowed, reached & moves, topology.relative_offsets()
+
+
+def _pair_blocks(topology: Any, targets: np.ndarray | None):
+    """Per block of routers, the span ``lo .. hi - 1`` of the ``"pair"`` keys of their rows,
+    the ports present at each key's router and whether a packet reads the key (router and
+    target alive and distinct, the target one a packet may head for); blocks of about 2^20
+    keys (a few MB of arrays at a time, whatever the network)."""
+    n = topology.num_nodes
+    present = _present_ports(topology)
+    alive = np.ones(n, dtype=bool)
+    alive[list(topology.failed_nodes)] = False
+    heads = alive.copy()
+    if targets is not None:
+        heads[:] = False
+        heads[targets] = True
+        heads &= alive
+    rows = max(1, (1 << 20) // max(n, 1))
+    for start in range(0, n, rows):
+        stop = min(start + rows, n)
+        r = np.arange(start, stop, dtype=np.int64)
+        allowed = np.repeat(present[r], n)
+        reached = (alive[r][:, None] & heads[None, :]).ravel()
+        reached[(r - start) * n + r] = False          # at its target a packet is ejected
+        yield start * n, stop * n, allowed, reached
+
+
+def _entry(topology: Any, key: str, k: int, offsets: np.ndarray | None) -> str:
+    """How a message names entry ``k`` of a table keyed by ``key``."""
+    if key == OFFSET:
+        off = ", ".join(f"{int(x):+d}" if x else "0" for x in offsets[k])
+        return f"offset ({off}) (ports[{k}])"
+    n = topology.num_nodes
+    r, t = divmod(k, n)
+    return f"router {topology.where(r)} toward {topology.where(t)} (ports[{k}])"
+
+
+def _line_reason(topology: Any, port: int) -> str:
+    """Why a port an ``"offset"`` entry names has no link where the entry is read."""
+    d = port >> 1
+    axis = topology.port_name(port)[:-1]
+    if topology.dims[d] == 1:
+        return f"(dimension {axis} has one node)"
+    side = "positive" if port & 1 == 0 else "negative"
+    return (f"at the end of line {axis} where that offset arises (a mesh dimension: "
+            f"{topology.port_name(port)} only for a {side} offset)")
 
 
 def check_ports(num_ports: int) -> None:

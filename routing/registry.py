@@ -42,10 +42,12 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, Sequence
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from icsim.model.notes import Kept
-from icsim.model.registry import Registry, load_file
+from icsim.model.registry import RegistrationError, Registry, described, load_file
+from icsim.model.topology.base import CAPABILITIES
 from icsim.routing.deadlock import cycle_in_edges
 from icsim.routing.dependencies import dependency_edges
 from icsim.routing.interpreter import Interpreter
@@ -58,9 +60,49 @@ if TYPE_CHECKING:
 #: the VC roles the router knows
 ADAPTIVE, ESCAPE, LAYER = "adaptive", "escape", "layer"
 
+def admit(name: str, obj: Any) -> None:
+    """Refuse (:class:`~icsim.model.registry.RegistrationError`) a routing algorithm that is
+    not a :class:`Routing` subclass with class attributes of the right types, as it
+    registers: a plug-in's mistake is one line naming its file, not a traceback later."""
+    who = f"routing algorithm {name!r}"
+
+    def wrong(message: str) -> RegistrationError:
+        return RegistrationError(f"{who}: {message}")
+
+    if not (isinstance(obj, type) and issubclass(obj, Routing)):
+        raise wrong(f"registered {described(obj)}; register a subclass of "
+                    f"icsim.routing.registry.Routing")
+    requires = obj.requires
+    if (not isinstance(requires, (frozenset, set))
+            or not all(isinstance(c, str) for c in requires)):
+        raise wrong(f"requires is {described(requires)}, not a set of capabilities "
+                    f"(frozenset({{'offsets'}}); known: {', '.join(sorted(CAPABILITIES))})")
+    unknown = sorted(set(requires) - set(CAPABILITIES))
+    if unknown:
+        raise wrong(f"requires {unknown[0]!r}, which no topology provides (known: "
+                    f"{', '.join(sorted(CAPABILITIES))})")
+    try:
+        check_vcs(obj.vcs)
+    except ValueError as exc:
+        raise wrong(str(exc)) from None
+    kinds = obj.deroute_kinds
+    if not isinstance(kinds, tuple) or not all(isinstance(k, str) for k in kinds):
+        raise wrong(f"deroute_kinds is {described(kinds)}, not a tuple of names")
+    if not (isinstance(obj.Settings, type) and issubclass(obj.Settings, BaseModel)):
+        raise wrong(f"Settings is {described(obj.Settings)}, not a pydantic model")
+    if obj.acyclic not in (None, "all", "escape"):
+        raise wrong(f"acyclic is {obj.acyclic!r}, not None, 'all' or 'escape'")
+    for flag in ("has_inject", "has_admit", "shared"):
+        if not isinstance(getattr(obj, flag), bool):
+            raise wrong(f"{flag} is {described(getattr(obj, flag))}, not True or False")
+    if obj.program is Routing.program and obj.candidates is Routing.candidates:
+        raise wrong("gives neither program() (tables both engines read) nor candidates() "
+                    "(Python at every hop)")
+
+
 ROUTING: Registry[type["Routing"]] = Registry("routing algorithm",
                                               packages=("icsim.routing.algorithms",),
-                                              entry_points="icsim.routing")
+                                              entry_points="icsim.routing", admit=admit)
 register = ROUTING.register
 
 
@@ -115,6 +157,36 @@ class VC:
     role: str
     bubble: bool = False
     priority: int = 0
+
+
+#: the VC roles, as :class:`VC` takes them
+ROLES = (ADAPTIVE, ESCAPE, LAYER)
+
+
+def check_vcs(vcs: Any) -> None:
+    """ValueError naming the first of an algorithm's VCs that is not a :class:`VC` of a
+    known role with fields of the right types.
+
+    >>> check_vcs((VC("adaptive", "adaptve"),))
+    Traceback (most recent call last):
+    ...
+    ValueError: VC 0 ('adaptive'): role 'adaptve' is not one of adaptive, escape, layer
+    """
+    if not isinstance(vcs, (tuple, list)) or not vcs:
+        raise ValueError(f"vcs is {described(vcs)}, not a tuple of at least one VC")
+    for i, vc in enumerate(vcs):
+        if not isinstance(vc, VC):
+            raise ValueError(f"VC {i} is {described(vc)}, not a VC(name, role)")
+        where = f"VC {i} ({vc.name!r})"
+        if not isinstance(vc.name, str):
+            raise ValueError(f"VC {i}: its name is {described(vc.name)}, not a string")
+        if vc.role not in ROLES:
+            raise ValueError(f"{where}: role {vc.role!r} is not one of {', '.join(ROLES)}")
+        if not isinstance(vc.bubble, (bool, np.bool_)):
+            raise ValueError(f"{where}: bubble is {described(vc.bubble)}, not True or False")
+        if not isinstance(vc.priority, (int, np.integer)) or isinstance(vc.priority, bool):
+            raise ValueError(f"{where}: priority is {described(vc.priority)}, not a whole "
+                             f"number")
 
 
 def dateline_vcs(vcs: Sequence[VC]) -> tuple[VC, ...]:
@@ -259,13 +331,18 @@ class Routing:
         form = self.program()
         if form is None:
             return None
+        if not isinstance(form, Program):
+            raise ValueError(f"program() returned {described(form)}, not a Program (or None: "
+                             f"it routes in Python, candidates())")
+        form.check_types()
         if self.datelines:
             form = form.with_datelines()
         if form.has_datelines:                  # coordinates, ports 2d (+), 2d + 1
             self.topology.require(frozenset({"coordinates"}), "dateline VCs")
         topo = self.topology
         size = topo.relative_size if "offsets" in topo.capabilities else None
-        form.check(topo.num_nodes, topo.num_ports, len(self.vcs), size, self.deroute_kinds)
+        form.check(topo.num_nodes, topo.num_ports, len(self.vcs), size, self.deroute_kinds,
+                   topology=topo)
         if self.acyclic is not None:
             self.check_dependencies(form)
         return form

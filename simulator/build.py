@@ -31,13 +31,13 @@ from icsim.model.notes import SETUP_NOTE_AFTER_S, Kept, Note
 from icsim.model.registry import UnknownNameError, did_you_mean, unknown_name
 from icsim.model.topology import Dragonfly, FatTree, Graph, HyperX, Torus
 from icsim.model.units import UnitError, ps, serialisation_ps
-from icsim.routing.registry import ROUTING, load_plugin
+from icsim.routing.registry import ROUTING, check_vcs, load_plugin
 from icsim.simulator.results import growth_limit
 from icsim.simulator.spec import NetworkSpec
 from icsim.traffic.load import gamma1_packet_period_ns
-from icsim.traffic.patterns import PATTERNS, PatternError, make_pattern
+from icsim.traffic.patterns import PATTERNS, PatternError, guarded, make_pattern
 from icsim.traffic.patterns import load_plugin as load_pattern_plugin
-from icsim.traffic.apps.jobs import job_parts, make_app
+from icsim.traffic.apps.jobs import JobError, job_parts, job_sizes, make_app
 from icsim.traffic.apps.ops import AppError
 from icsim.traffic.trace import TraceError
 from icsim.traffic.workloads import (app_workload, collective_messages, open_loop,
@@ -251,7 +251,8 @@ def _prepare_traffic(prep: _Prepared) -> None:
                               unknown_name("pattern", name, PATTERNS.names(aliases=True)))
     if tc.workload == "open":
         try:
-            prep.pattern = make_pattern(tc.pattern, topo, seed=cfg.seed, **tc.pattern_params())
+            prep.pattern = guarded(make_pattern(tc.pattern, topo, seed=cfg.seed,
+                                                **tc.pattern_params()))
         except PatternError as exc:
             key = f"traffic.params.{tc.pattern}.{exc.param}" if exc.param else "traffic.pattern"
             raise ConfigError(key, str(exc)) from None
@@ -264,6 +265,7 @@ def _prepare_traffic(prep: _Prepared) -> None:
             prep.messages = trace_messages(tc.trace, topo.num_terminals, cfg.packet.size_bytes)
         except (TraceError, UnitError) as exc:
             raise ConfigError("traffic.trace", str(exc)) from None
+        check_fits(cfg, topo.num_nodes, len(prep.messages))     # its messages, now known
     else:
         try:
             prep.messages = collective_messages(
@@ -284,24 +286,36 @@ def _app(cfg: Config, topo: Any) -> Any:
     if cfg.run.latency_limit_ns is not None:
         raise ConfigError("run.latency_limit_ns", "stops open-loop finite runs; an app runs "
                           "until its operations are done")
+    try:                                # how big each job is, before any is built
+        sizes, files = job_sizes(jobs, topo, cfg.seed, cfg.packet.size_bytes)
+    except JobError as exc:
+        raise _job_error(jobs[exc.index], exc.index, exc.error) from None
+    check_fits(cfg, topo.num_nodes, sum(size.ops for size in sizes))
     parts = []
     for i, job in enumerate(jobs):
-        where = f"traffic.jobs.{i}"
         try:
-            parts.append(job_parts(job, i, topo, cfg.seed))
-        except UnknownNameError as exc:
-            raise ConfigError(f"{where}.motif", str(exc)) from None
-        except InputFileError as exc:
-            raise ConfigError(f"{where}.file", str(exc)) from None
-        except AppError as exc:
-            head = str(exc).split(":", 1)[0]
-            key = (f"{where}.{head}" if head in type(job).model_fields else
-                   f"{where}.params.{head}" if head in job.params else where)
-            raise ConfigError(key, str(exc)) from None
+            parts.append(job_parts(job, i, topo, cfg.seed, files))
+        except (UnknownNameError, InputFileError, AppError) as exc:
+            raise _job_error(job, i, exc) from None
     try:
         return make_app(parts, cfg.packet.size_bytes)
     except AppError as exc:
         raise ConfigError("traffic.jobs", str(exc)) from None
+
+
+def _job_error(job: Any, i: int, exc: Exception) -> ConfigError:
+    """A job's error as a ConfigError naming its key: ``traffic.jobs.<i>.motif`` for an
+    unknown motif, ``.file`` for a motif file's error, ``.<key>`` or ``.params.<name>`` for an
+    AppError that starts with a job key's or a parameter's name, else the job."""
+    where = f"traffic.jobs.{i}"
+    if isinstance(exc, UnknownNameError):
+        return ConfigError(f"{where}.motif", str(exc))
+    if isinstance(exc, InputFileError):
+        return ConfigError(f"{where}.file", str(exc))
+    head = str(exc).split(":", 1)[0]
+    key = (f"{where}.{head}" if head in type(job).model_fields else
+           f"{where}.params.{head}" if head in job.params else where)
+    return ConfigError(key, str(exc))
 
 
 def _check_times(cfg: Config) -> None:
@@ -390,6 +404,10 @@ def _build(cfg: Config, note: Note) -> Model:
     note.what = f"setting up {topo.describe()}, {cfg.routing.algorithm}"
     done(1)
     routing = prep.routing_cls(topo, cfg, prep.settings)
+    try:
+        check_vcs(routing.vcs)
+    except ValueError as exc:
+        raise ConfigError("routing.algorithm", f"{routing.name}'s VCs: {exc}") from None
     try:
         routing.form                    # the program, made and checked before the run
     except ValueError as exc:

@@ -109,14 +109,32 @@ def test_a_program_that_goes_round_is_a_livelock_on_both_engines(tmp_path, engin
         run(config_from_dict(config(path, "circle")), engine=engine)
 
 
+FILTERED = '''
+import numpy as np
+from icsim.routing.program import OFFSET, Option, Phase, Program, Uniform
+from icsim.routing.registry import ESCAPE, ROUTING, VC, Routing
+from icsim.routing.algorithms.dor import dor_mask
+
+
+@ROUTING.register("{name}")
+class Bad(Routing):
+    requires = frozenset({{"coordinates", "offsets"}})
+    vcs = (VC("escape", ESCAPE, bubble=True),)
+
+    def program(self):
+        return Program((Phase(OFFSET, ports=dor_mask(self.topology), escape_vc=0,
+                              filtered=True),), Uniform((Option(sel=~1),)))
+'''
+
+
 @pytest.mark.parametrize("engine", ["simpy", "compiled"])
-def test_a_program_with_no_port_for_an_offset_is_stopped_on_both_engines(tmp_path, engine):
-    """An empty port mask where the packet must move (the compiled engine once read port 64
-    and crashed): both engines name the packet that had nowhere to go."""
-    path = plugin(tmp_path, PROGRAM, "holes",
-                  "dor = np.where(off[:, 0] > 0, 1, np.where(off[:, 0] < 0, 2, "
-                  "np.where(off[:, 1] > 0, 4, 8)))\n"
-                  "        ports = np.where(off[:, 1] == 2, 0, dor)")
+def test_a_program_whose_filter_leaves_no_port_is_stopped_on_both_engines(tmp_path, engine):
+    """A packet's port filter that takes away the one port of its entry (dimension order
+    with x+ filtered out): the tables pass the build's check (every entry has a port), the
+    packet that needs x+ has none at run time (the compiled engine once read port 64 of an
+    empty entry and crashed); both engines name the packet that had nowhere to go.  An entry
+    that is empty in the table itself is refused before the run (tests/test_hostile_plugins.py)."""
+    path = plugin(tmp_path, FILTERED, "holes", "")
     with pytest.raises(RoutingError, match=r"routing 'holes' gave packet .* no candidate"):
         run(config_from_dict(config(path, "holes")), engine=engine)
 

@@ -183,3 +183,144 @@ def test_an_exponent_in_a_config_file_is_a_load():
     assert cfg.traffic.load == 0.25 and cfg.run.measure_us == 100.0
     with pytest.raises(ConfigError, match="packet.size_bytes"):        # still no float bytes
         load_config(QUICKSTART, ["packet.size_bytes=5e2"])
+
+
+# ---------------------------------------------------------------- issue 57's lesser items
+@pytest.mark.parametrize("config, override, line", [
+    ("families/dragonfly_1056.yaml", "topology.dims=[4,4]",
+     "icsim: config error: topology.dims: not a key of a dragonfly topology (it belongs to "
+     "torus and hyperx; a dragonfly takes a, arrangement, g, h, p)"),
+    ("families/hyperx.yaml", "topology.wrap=[false,false]",
+     "icsim: config error: topology.wrap: not a key of a hyperx topology (it belongs to torus; "
+     "a hyperx takes dims, p, trunking)"),
+])
+def test_a_key_of_another_topology_kind_is_refused_naming_it(capsys, config, override, line):
+    """docs/config.md says each kind takes only its own keys; a dragonfly's dims and a
+    HyperX's wrap were silently ignored."""
+    assert main(["run", str(bundled(config)), "--set", override]) == 2
+    assert one_line(capsys) == line
+
+
+def test_overriding_the_kind_drops_the_keys_of_the_kind_it_replaces():
+    """The quickstart's torus dims do not stand in the way of --set topology.kind=..."""
+    cfg = load_config(QUICKSTART, ["topology.kind=random_regular", "topology.nodes=16",
+                                   "topology.degree=3"])
+    assert cfg.topology.kind == "random_regular" and cfg.topology.dims is None
+    cfg = load_config(QUICKSTART, ["topology.kind=hyperx"])            # both take dims
+    assert cfg.topology.dims == (4, 4, 4)
+
+
+@pytest.mark.parametrize("vary, line", [
+    ({"traffic.load": [0.1, 0.2]}, "vary: vary the load with loads"),    # ran one row
+    ({"routing.algorithm": []}, "routing.algorithm: no values to vary over"),
+    ({3: ["dor"]}, "vary: keys are dotted config keys such as 'routing.algorithm', got 3"),
+])
+def test_the_apis_vary_is_checked_before_anything_is_written(tmp_path, vary, line):
+    with pytest.raises(ConfigError) as caught:
+        icsim.sweep(QUICKSTART, "0.1", vary=vary, out=tmp_path / "out")
+    assert str(caught.value) == line
+    assert not (tmp_path / "out").exists()             # empty files were written first
+
+
+def test_numpy_numbers_are_whole_numbers_and_numbers_to_the_api():
+    import numpy as np
+
+    r = icsim.run(QUICKSTART, {"topology.dims": np.array([4, 4]), "seed": np.int32(3),
+                               "traffic.message_packets": np.int64(2),
+                               "traffic.load": np.float32(0.25), "run.measure_us": 5})
+    assert r["config"]["topology"]["dims"] == [4, 4] and r["config"]["seed"] == 3
+
+
+@pytest.mark.parametrize("call, line", [
+    (lambda: icsim.run(QUICKSTART, progress="no"), "progress: True or False, got 'no' (str)"),
+    (lambda: icsim.sweep(QUICKSTART, "0.1", plots="no"),
+     "plots: True or False (or None), got 'no' (str)"),
+    (lambda: icsim.sweep(QUICKSTART, "0.1", progress=1),
+     "progress: True or False (or None), got 1 (int)"),
+    (lambda: icsim.analyze(QUICKSTART, worst_case="no"),
+     "worst_case: True or False, got 'no' (str)"),
+])
+def test_an_api_flag_is_true_or_false_not_text_taken_as_true(call, line):
+    with pytest.raises(TypeError) as caught:
+        call()
+    assert str(caught.value) == line
+
+
+def test_an_apis_out_that_is_a_file_is_one_line(tmp_path):
+    """It raised FileExistsError from deep inside, after the runs."""
+    path = tmp_path / "a_file"
+    path.write_text("x")
+    for out, what in ((path, "is a file"), (path / "below", "is below a file")):
+        with pytest.raises(ValueError) as caught:
+            icsim.sweep(QUICKSTART, "0.1", out=out)
+        assert str(caught.value) == f"out: {out} {what}, not a folder"
+
+
+def test_an_integer_limit_is_printed_as_an_integer(capsys):
+    assert main(["run", QUICKSTART, "--set", "traffic.message_packets=100000000"]) == 2
+    assert one_line(capsys) == ("icsim: config error: traffic.message_packets: expected a "
+                                "number <= 1,048,576, got 100000000")       # 1.04858e+06
+
+
+def test_a_full_disk_names_the_file_and_a_cut_line_is_moved_to_the_rejected_file(
+        tmp_path, monkeypatch, capsys):
+    """A write that fails for want of space (ENOSPC names no file) is one line naming the
+    file; the line it cut short is set aside in results.rejected.csv on the next sweep, as
+    docs/commands.md says (it was dropped), and its point runs again."""
+    import errno
+    import os
+
+    out = tmp_path / "sweep"
+    argv = ["sweep", QUICKSTART, "--loads", "0.1,0.2", "--no-plots", "--out", str(out), *TINY]
+    real = os.fsync
+    writes = []
+
+    def full(fd):                            # the second row's write reaches a full disk
+        writes.append(fd)
+        if len(writes) == 2:
+            os.ftruncate(fd, os.fstat(fd).st_size - 7)      # the line's end never made it
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", full)
+    assert main(argv) == 2
+    assert one_line(capsys) == f"icsim: {out / 'results.csv'}: No space left on device"
+    monkeypatch.setattr(os, "fsync", real)
+    cut = (out / "results.csv").read_text().splitlines()[-1]
+    assert main(argv) == 0
+    rejected = (out / "results.rejected.csv").read_text().splitlines()
+    assert rejected[0].startswith("# damaged lines of results.csv (cut short") and \
+        rejected[-1] == cut
+    assert len((out / "results.csv").read_text().splitlines()) == 3   # header and two rows
+
+
+@pytest.mark.parametrize("argv, delays", [
+    (["run", "quickstart"], (0.1, 0.4, 1.0)),
+    (["sweep", "quickstart", "--loads", "0.1,0.2", "--workers", "2", "--no-plots"],
+     (0.1, 0.6, 1.2))])
+def test_ctrl_c_in_the_first_seconds_is_one_line(tmp_path, argv, delays):
+    """Ctrl-C as a terminal sends it (to the whole process group) while icsim starts, imports,
+    builds or starts its workers and their forkserver: "icsim: interrupted" (or the sweep's
+    line saying where its points are), exit status 130 -- no KeyboardInterrupt traceback from
+    the command or a worker (a SemLock traceback from a pool's start)."""
+    import os
+    import signal
+    import time
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for delay in delays:
+        out = ["--out", str(tmp_path / f"sweep{delay}")] if argv[0] == "sweep" else []
+        proc = subprocess.Popen([sys.executable, "-m", "icsim.experiments.cli", *argv, *out],
+                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                 signal.SIG_DFL))
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        lines = err.strip().splitlines()
+        if proc.returncode == 0:             # finished before the Ctrl-C: nothing to say
+            continue
+        assert proc.returncode == 130 and len(lines) == 1, (delay, proc.returncode, err)
+        assert "interrupted" in lines[0] and "Traceback" not in err

@@ -271,6 +271,22 @@ def test_dims_given_as_a_string_is_refused(tmp_path, command):
     assert line.endswith(f"{table}: topology.dims must be a list of sizes >= 1, got '42'")
 
 
+@pytest.mark.parametrize("command", ["run", "analyze"])
+@pytest.mark.parametrize("entry, shown", [("²", "'²'"),            # a digit to isdigit()
+                                          ("9" * 5000, "'999999999999999999999...'")])
+def test_a_permutation_file_entry_that_is_no_ascii_number_names_file_and_line(tmp_path,
+                                                                              command, entry,
+                                                                              shown):
+    """A Unicode digit passes ``isdigit()`` and fails ``int()``; 5,000 digits pass Python's
+    limit of int(): each one line naming the file and line (tracebacks in both commands)."""
+    perm = write(tmp_path / "perm.txt", f"1\n{entry}\n3\n0\n")
+    line = refused(command, "quickstart", "--set", "topology.dims=[4]", "--set",
+                   "traffic.pattern=permutation", "--set",
+                   f"traffic.params.permutation.file={perm}")
+    assert line == (f"icsim: config error: traffic.params.permutation.file: permutation: "
+                    f"{perm}:2: {shown} is not a node id in [0, 4)")
+
+
 # --- A: runaway memory or hangs
 def test_a_trace_row_at_1e18_ns_is_refused_with_the_limit(tmp_path):
     trace = write(tmp_path / "t.csv", TRACE_HEAD + "0,1,2,512\n1e18,2,1,512\n")
@@ -310,12 +326,13 @@ def test_random_regular_with_ten_million_nodes_is_refused_at_once(tmp_path, monk
 
 def test_a_workload_beyond_what_memory_holds_is_one_line_naming_the_traffic():
     """A million-Gbps link makes γ = 0.3 three million messages per node of a 4x4x4 torus in
-    its 320 µs.  Traffic made as the run goes holds no schedule of them, but a record of
-    each measured packet: some two billion, refused before anything is built as a config error
-    naming the traffic (a schedule of them was once a traceback, then the message limit)."""
+    its 320 µs.  Traffic made as the run goes holds no schedule of them, but a byte or two of
+    each measured packet (once a record of 120 bytes): with a 100 ms window some 10^12,
+    refused before anything is built as a config error naming the traffic (a schedule of them
+    was once a traceback, then the message limit)."""
     from icsim.configs import bundled
     line = refused("run", str(bundled("quickstart.yaml")), "--set",
-                   "link.bandwidth_gbps=1000000")
+                   "link.bandwidth_gbps=1000000", "--set", "run.measure_us=100000")
     assert line.startswith("icsim: config error: traffic: this run needs about ")
     assert "packets measured" in line
 

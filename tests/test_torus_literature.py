@@ -217,7 +217,7 @@ def escape_paths(routing) -> list[list[tuple[int, int, int]]]:
         while len(path) <= 4 * N:
             groups = it.candidates(node, p)
             if not groups:                # a filter no draw gives with this target: no path
-                path = []
+                path = []                 # (no candidate: the engines' guard would stop it)
                 break
             port, vc = groups[-1][0]
             if port == topo.num_ports:

@@ -61,9 +61,11 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
+from icsim.model.config import ConfigError
 from icsim.model.errors import Picklable
 from icsim.model.input_files import InputFileError, read_lines
-from icsim.model.registry import Registry, UnknownNameError, did_you_mean, load_file
+from icsim.model.registry import (RegistrationError, Registry, UnknownNameError, described,
+                                  did_you_mean, load_file)
 from icsim.traffic.rules import Rule
 
 __all__ = ["PATTERNS", "Pattern", "PatternError", "load_plugin", "make_pattern", "register"]
@@ -81,8 +83,29 @@ class PatternError(Picklable, ValueError):
         self.param = param
 
 
+def admit(name: str, obj: Any) -> None:
+    """Refuse (:class:`~icsim.model.registry.RegistrationError`) a pattern that is not a
+    :class:`Pattern` subclass with a ``destination`` and class attributes of the right types,
+    as it registers (a plug-in's mistake is one line naming its file)."""
+    who = f"traffic pattern {name!r}"
+    if not (isinstance(obj, type) and issubclass(obj, Pattern)):
+        raise RegistrationError(f"{who}: registered {described(obj)}; register a subclass "
+                                f"of icsim.traffic.patterns.Pattern")
+    if not isinstance(obj.defaults, Mapping) or not all(isinstance(k, str)
+                                                        for k in obj.defaults):
+        raise RegistrationError(f"{who}: defaults is {described(obj.defaults)}, not a "
+                                f"mapping of parameter names to default values")
+    for flag in ("permutation", "needs_torus"):
+        if not isinstance(getattr(obj, flag), bool):
+            raise RegistrationError(f"{who}: {flag} is {described(getattr(obj, flag))}, not "
+                                    f"True or False")
+    if obj.destination is Pattern.destination:
+        raise RegistrationError(f"{who}: gives no destination(src, index, rng)")
+
+
 PATTERNS: Registry[type["Pattern"]] = Registry("traffic pattern",
-                                               packages=("icsim.traffic.families",))
+                                               packages=("icsim.traffic.families",),
+                                               admit=admit)
 
 
 def register(name: str, *aliases: str) -> Callable[[type["Pattern"]], type["Pattern"]]:
@@ -135,6 +158,40 @@ def make_pattern(name: str, topology: Any, *, seed: int, **params: Any) -> "Patt
     except UnknownNameError as exc:
         raise PatternError(str(exc)) from None
     return cls(topology, seed=seed, **params)
+
+
+def guarded(pattern: "Pattern") -> "Pattern":
+    """A plug-in's pattern held to what the engines need: its :meth:`~Pattern.rule` checked
+    before the run (:meth:`~icsim.traffic.rules.Rule.check`; PatternError naming the
+    pattern) and made once, and its :meth:`~Pattern.destination` checked as each message is
+    made (a whole number in ``0 .. N - 1``; else, mid-run, a ConfigError naming
+    ``traffic.pattern``, the source and the message).  A built-in pattern (a module of
+    icsim) is returned as it is."""
+    cls = type(pattern)
+    if cls.__module__.startswith("icsim."):
+        return pattern
+    name, n = pattern.name, pattern.num_nodes
+    rule = pattern.rule()
+    if rule is not None:
+        if not isinstance(rule, Rule):
+            raise PatternError(f"{name}: rule() returned {described(rule)}, not a Rule (or "
+                               f"None: destinations in Python only)")
+        try:
+            rule.check(n)
+        except ValueError as exc:
+            raise PatternError(f"{name}: rule() gave a {rule.kind} rule: {exc}") from None
+    destination = pattern.destination
+
+    def checked(src: int, index: int, rng: Any) -> int:
+        dst = destination(src, index, rng)
+        if not _is_int(dst) or not 0 <= dst < n:      # mid-run: the config's pattern is wrong
+            raise ConfigError("traffic.pattern", f"{name}: destination({src}, {index}) gave "
+                              f"{described(dst)}, not a node id in [0, {n})")
+        return int(dst)
+
+    pattern.rule = lambda: rule                 # made once, the checked one
+    pattern.destination = checked
+    return pattern
 
 
 def _is_torus(topology: Any) -> bool:
@@ -430,9 +487,13 @@ class Permutation(_FixedMapping):
                 text = text.split("#", 1)[0].strip()
                 if not text:
                     continue
-                if not text.isdigit() or int(text) >= n:
-                    raise InputFileError(self._file, f"{text!r} is not a node id in [0, {n})",
-                                         lineno)
+                # ASCII digits only ("²" is a digit to isdigit(), not to int()), and no
+                # longer than n's (int() refuses 4,300 digits and more)
+                if (not (text.isascii() and text.isdigit()) or len(text) > len(str(n))
+                        or int(text) >= n):
+                    shown = text if len(text) <= 24 else text[:21] + "..."
+                    raise InputFileError(self._file, f"{shown!r} is not a node id in "
+                                         f"[0, {n})", lineno)
                 if len(out) == n:
                     raise InputFileError(self._file, f"more than {n} destinations", lineno)
                 out.append(int(text))

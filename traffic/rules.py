@@ -36,6 +36,10 @@ import numpy as np
 KINDS = ("table", "rotate", "block", "hotspot")
 
 
+def _whole(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def _none() -> np.ndarray:
     return np.zeros((1, 1), dtype=np.int64)
 
@@ -79,6 +83,65 @@ class Rule:
         if self.kind not in KINDS:
             raise ValueError(f"a destination rule is one of {', '.join(KINDS)}, not "
                              f"{self.kind!r}")
+
+    def check(self, num_nodes: int) -> None:
+        """ValueError naming the first field that would make a destination outside
+        ``0 .. num_nodes - 1`` (or that an engine cannot read): what a plug-in pattern's
+        :meth:`~icsim.traffic.patterns.Pattern.rule` is held to before the run.
+
+        >>> Rule.of_table([1, 2, 3]).check(3)
+        Traceback (most recent call last):
+        ...
+        ValueError: table[2, 0] = 3 is not a node id in [0, 3)
+        """
+        n = num_nodes
+        if not _whole(self.num_nodes) or self.num_nodes != n:
+            raise ValueError(f"num_nodes is {self.num_nodes!r}, not the {n} terminals")
+        for name in ("table", "period", "hot"):
+            a = getattr(self, name)
+            if not isinstance(a, np.ndarray) or not np.issubdtype(a.dtype, np.integer):
+                raise ValueError(f"{name} is {type(a).__name__}"
+                                 f"{' of ' + str(a.dtype) if isinstance(a, np.ndarray) else ''}"
+                                 f", not a NumPy array of integers")
+        for name in ("size", "offset"):
+            if not _whole(getattr(self, name)):
+                raise ValueError(f"{name} is {getattr(self, name)!r}, not a whole number")
+        if self.kind in ("table", "block") and (self.table.ndim != 2 or len(self.table) != n
+                                                or self.table.shape[1] < 1):
+            raise ValueError(f"table has shape {self.table.shape}, not ({n}, W >= 1)")
+        if self.kind == "table":
+            period = self.period
+            width = self.table.shape[1]
+            if period.shape != (n,) or ((period < 1) | (period > width)).any():
+                raise ValueError(f"period must be {n} numbers in 1 .. {width} (the "
+                                 f"table's columns)")
+            used = np.arange(width)[None, :] < period[:, None]
+            bad = np.argwhere(used & ((self.table < 0) | (self.table >= n)))
+            if len(bad):
+                s, i = (int(x) for x in bad[0])
+                raise ValueError(f"table[{s}, {i}] = {int(self.table[s, i])} is not a "
+                                 f"node id in [0, {n})")
+        elif self.kind == "rotate":
+            if not 1 <= self.size <= n:
+                raise ValueError(f"size (the cycle's length) is {self.size}, not in "
+                                 f"1 .. {n}")
+        elif self.kind == "block":
+            if not isinstance(self.skip_self, (bool, np.bool_)):
+                raise ValueError(f"skip_self is {self.skip_self!r}, not True or False")
+            base = self.table[:, 0]
+            last = base + self.size - 1 + int(bool(self.skip_self))
+            bad = np.flatnonzero((base < 0) | (last >= n))
+            if self.size < 1 or len(bad):
+                s = int(bad[0]) if len(bad) else 0
+                raise ValueError(f"source {s}'s block of {self.size} nodes from "
+                                 f"{int(base[s])} is not within [0, {n})")
+        else:
+            f = self.fraction
+            if not isinstance(f, (int, float, np.floating, np.integer)) or not 0 <= f <= 1:
+                raise ValueError(f"fraction is {f!r}, not a number in [0, 1]")
+            hot = self.hot
+            if hot.ndim != 1 or not len(hot) or ((hot < 0) | (hot >= n)).any():
+                raise ValueError(f"hot nodes must be node ids in [0, {n}), at least one")
 
     @property
     def code(self) -> int:

@@ -28,7 +28,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sized
+
+import numpy as np
 
 from icsim.experiments.pipeline.curves import parse_loads
 
@@ -42,6 +46,66 @@ def _given(value: Any) -> str:
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{text} ({type(value).__name__})"
+
+
+def check_flag(name: str, value: Any, optional: bool = False) -> bool | None:
+    """``value`` as a flag: True or False (NumPy's too), or None where ``optional``; text such
+    as ``"no"`` is refused, not taken as true.
+
+    >>> check_flag("progress", "no")
+    Traceback (most recent call last):
+    ...
+    TypeError: progress: True or False, got 'no' (str)
+    """
+    if value is None and optional:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: True or False{' (or None)' if optional else ''}, got "
+                        f"{_given(value)}")
+    return bool(value)
+
+
+def check_folder(name: str, value: Any) -> Path | None:
+    """An output folder (None: none): a path that is a folder or can be made one (not a file,
+    nor below one), as the command line's ``--out`` says it.
+
+    >>> check_folder("out", __file__)                     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: out: .../arguments.py is a file, not a folder
+    """
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name}: a folder's path, got {_given(value)}")
+    path = Path(value)
+    for above in (path, *path.parents):
+        if above.exists():
+            if not above.is_dir():
+                raise ValueError(f"{name}: {path} "
+                                 f"{'is' if above == path else 'is below'} a file, not a "
+                                 f"folder")
+            break
+    return path
+
+
+def plain(value: Any) -> Any:
+    """NumPy's scalars and arrays as Python's own numbers and lists (what a config and a
+    reproduction's options take: ``np.int64(4)`` is a whole number), through dicts, lists
+    and tuples.
+
+    >>> plain({"dims": [np.int64(4), 4], "load": np.float64(0.5), "x": np.arange(2)})
+    {'dims': [4, 4], 'load': 0.5, 'x': [0, 1]}
+    """
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value)
+    return value
 
 
 def check_count(name: str, value: Any, minimum: int = 1) -> int:

@@ -94,15 +94,27 @@ def parse_vary(item: str) -> tuple[str, list[Any]]:
     key = key.strip()
     if not key or not raw.strip():
         raise ConfigError("--vary", f"expected key.path=V1,V2,..., got {item!r}")
-    if key == "traffic.load":
-        raise ConfigError("--vary", "vary the load with --loads")
+    check_varied(key, [None], "--vary", "--loads")
     try:
         values = yaml.safe_load(f"[{raw}]")
     except yaml.YAMLError as exc:
         raise ConfigError(key, f"values {raw!r} are not valid YAML ({exc.problem})") from None
+    check_varied(key, values, "--vary", "--loads")
+    return key, values
+
+
+def check_varied(key: Any, values: Any, where: str = "vary", loads: str = "loads") -> None:
+    """ConfigError (naming ``where``, or the key) for a varied key that is not a dotted config
+    key, that is the load (a sweep's ``loads`` give it), or that has no values."""
+    from icsim.model.config import ConfigError
+
+    if not isinstance(key, str) or not key.strip():
+        raise ConfigError(where, f"keys are dotted config keys such as 'routing.algorithm', "
+                          f"got {key!r}")
+    if key.strip() == "traffic.load":
+        raise ConfigError(where, f"vary the load with {loads}")
     if not values:
         raise ConfigError(key, "no values to vary over")
-    return key, values
 
 
 # ---------------------------------------------------------------------------------- curves

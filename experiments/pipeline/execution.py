@@ -26,6 +26,7 @@ import argparse
 import math
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -191,6 +192,7 @@ def end_with(parent: int) -> None:
     thread waits for ``parent`` to end (on a pidfd, else by polling) and ends the worker at
     once: nothing it was computing is lost, since a finished point is written by the
     coordinator the moment it returns, and an unfinished one runs again on resumption."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the coordinator's to handle
     try:
         handle = os.pidfd_open(parent)
     except ProcessLookupError:
@@ -229,7 +231,21 @@ class LocalPoolExecutor(Executor):
         import concurrent.futures as cf
 
         self.slots = max(1, workers or os.cpu_count() or 1)
-        self._pool = cf.ProcessPoolExecutor(max_workers=self.slots, mp_context=_preload_context(),
+        ctx = _preload_context()
+        if ctx.get_start_method() == "forkserver":
+            # the forkserver (and the workers it forks) start with Ctrl-C ignored: a Ctrl-C
+            # while it imports would print its traceback; the coordinator stops the workers
+            from multiprocessing import forkserver
+            try:
+                previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            except ValueError:                    # not the main thread: as it is
+                previous = None
+            try:
+                forkserver.ensure_running()
+            finally:
+                if previous is not None:
+                    signal.signal(signal.SIGINT, previous)
+        self._pool = cf.ProcessPoolExecutor(max_workers=self.slots, mp_context=ctx,
                                             initializer=end_with, initargs=(os.getpid(),))
 
     def submit(self, fn: Callable, *args: Any) -> Any:

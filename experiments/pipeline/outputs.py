@@ -28,9 +28,10 @@ import io
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 #: fixed salt for the ids matplotlib writes into SVG files (clip paths, markers)
 SVG_HASHSALT = "icsim"
@@ -66,14 +67,31 @@ def file_to_write(out: str | Path) -> Path:
     return out
 
 
+@contextmanager
+def named(path: str | Path) -> Iterator[None]:
+    """An OSError of writing ``path`` that names no file (a full disk's "No space left on
+    device" comes from a write, not an open) raised again naming it, so that the one line
+    the command line prints says which file."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with named(path), open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)            # no half-written file left behind
+        raise
 
 
 @dataclass

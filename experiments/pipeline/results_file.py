@@ -1,8 +1,8 @@
 """A sweep's ``results.csv``: append-only, one complete line per finished run, repaired on read.
 
 Each row is written with one ``write`` of one line, flushed and fsynced, so an interrupted
-sweep (Ctrl-C, a killed job) leaves every finished point in a valid CSV; at most a truncated
-last line, which is cut off on restart.  A line that does not match the header, or whose values
+sweep (Ctrl-C, a killed job, a full disk) leaves every finished point in a valid CSV and at most
+a truncated last line.  That line, or a line that does not match the header, or whose values
 are damaged (:func:`~icsim.experiments.pipeline.rows.row_problem`: ``offered_load=abc``,
 ``latency_ns=abc``, ``saturated=maybe``, ``seed=-5``), is moved to ``results.rejected.csv``; its
 point runs again.  If a later row brings a column the file does not have yet, the file is
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from icsim.experiments.pipeline.execution import cut_partial_line
+from icsim.experiments.pipeline.outputs import named
 from icsim.experiments.pipeline.rows import column_order, row_key, row_problem
 
 RESULTS_NAME = "results.csv"
@@ -87,17 +88,26 @@ class ResultsFile:
         return self.path.with_name(self.path.stem + ".rejected.csv")
 
     def _read_raw(self) -> tuple[list[str] | None, list[dict[str, str]], list[str]]:
-        """Header, rows as text, and damaged lines; cuts a truncated last line on disk."""
+        """Header, rows as text, and damaged lines; a truncated last line is cut off the file
+        on disk and counted among the damaged lines (moved to the rejected file)."""
         if not self.path.exists():
             return None, [], []
-        if cut_partial_line(self.path, say=False):      # counted in the sweep's own line
-            self.dropped += 1
-        data = self.path.read_bytes() if self.path.exists() else b""
+        data = self.path.read_bytes()
+        cut = []
+        if data and not data.endswith(b"\n"):
+            cut = [data[data.rfind(b"\n") + 1:].decode("utf-8", errors="replace")]
+            cut_partial_line(self.path, say=False)      # counted in the sweep's own line
+            data = data[:data.rfind(b"\n") + 1]
         lines = data.decode("utf-8", errors="replace").splitlines()
         if not lines:
+            if cut:                                     # not even a whole header: set aside
+                self._quarantine(None, cut)
             return None, [], []
         header = next(csv.reader([lines[0]]))
-        rows, bad = [], []
+        if cut:
+            self.first_problem = (f"line {len(lines) + 1}: cut short (an interrupted "
+                                  f"write)")
+        rows, bad = [], list(cut)
         for number, line in enumerate(lines[1:], 2):
             if not line.strip():
                 continue
@@ -111,13 +121,14 @@ class ResultsFile:
             rows.append(dict(zip(header, cells)))
         return header, rows, bad
 
-    def _quarantine(self, header: list[str], bad: list[str]) -> None:
+    def _quarantine(self, header: list[str] | None, bad: list[str]) -> None:
         new = not self.rejected_path.exists()
-        with open(self.rejected_path, "a", encoding="utf-8") as f:
+        with named(self.rejected_path), open(self.rejected_path, "a", encoding="utf-8") as f:
             if new:
-                f.write("# damaged lines of results.csv (fields not matching its header, or "
-                        "values that are not what their column holds):\n")
-                f.write(",".join(header) + "\n")
+                f.write("# damaged lines of results.csv (cut short, fields not matching its "
+                        "header, or values that are not what their column holds):\n")
+                if header is not None:
+                    f.write(",".join(header) + "\n")
             f.writelines(line + "\n" for line in bad)
         self.dropped += len(bad)
 
@@ -146,7 +157,7 @@ class ResultsFile:
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow([cell_text(row.get(c))
                                                        for c in self.header])
-        with open(self.path, "a", encoding="utf-8") as f:
+        with named(self.path), open(self.path, "a", encoding="utf-8") as f:
             f.write(buf.getvalue())
             f.flush()
             os.fsync(f.fileno())
@@ -155,13 +166,17 @@ class ResultsFile:
         """Replace the file atomically (temporary file, then rename)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(header)
-            for r in rows:
-                w.writerow([r.get(c, "") for c in header])
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with named(self.path), open(tmp, "w", encoding="utf-8", newline="") as f:
+                w = csv.writer(f, lineterminator="\n")
+                w.writerow(header)
+                for r in rows:
+                    w.writerow([r.get(c, "") for c in header])
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            raise
         os.replace(tmp, self.path)
         self.header = header
 

@@ -4,8 +4,9 @@ Format
 ------
 A CSV file (UTF-8; ``#`` comments and blank lines skipped anywhere) whose first other line is
 a header naming the columns ``id``, ``rank`` and ``op``, and as needed ``peer``, ``bytes``,
-``time_us``, ``iteration`` and ``depends_on``, in any order.  Each further line is one
-operation (:mod:`icsim.traffic.apps.ops`):
+``time_us``, ``iteration`` and ``depends_on``, in any order, each once.  Each further line is
+one operation (:mod:`icsim.traffic.apps.ops`), of at most as many cells as the header has
+columns (missing cells at the end are empty):
 
 * ``id`` -- the operation's name, unique in the file (any text without ``;``);
 * ``rank`` -- an integer >= 0 (the application has as many ranks as the largest + 1);
@@ -38,9 +39,11 @@ from __future__ import annotations
 import csv
 import math
 import os
+from dataclasses import dataclass
 
 from icsim.model.input_files import InputFileError, read_lines
-from icsim.traffic.apps.ops import KINDS, MAX_OPS, AppError, Builder, Ops
+from icsim.traffic.apps.ops import (COMPUTE, KINDS, MAX_OPS, SEND, AppError, Builder, Counter,
+                                   Ops)
 
 REQUIRED = ("id", "rank", "op")
 OPTIONAL = ("peer", "bytes", "time_us", "iteration", "depends_on")
@@ -50,11 +53,50 @@ MAX_RANKS = 1 << 20
 
 def read_motif_file(path: str | os.PathLike[str]) -> Ops:
     """The checked operations of a motif file (module docstring)."""
+    return motif_file_ops(read_motif_rows(path))
+
+
+@dataclass(frozen=True)
+class MotifRows:
+    """A motif file's lines, read and checked one by one (:func:`read_motif_rows`), not yet
+    built into operations (:func:`motif_file_ops`)."""
+
+    name: str
+    rows: list
+
+    @property
+    def num_ranks(self) -> int:
+        return max(r[1]["rank"] for r in self.rows) + 1
+
+    def size(self, packet_bytes: int) -> Counter:
+        """Its messages, packets of ``packet_bytes``, operations and compute time per rank
+        (:class:`~icsim.traffic.apps.ops.Counter`), counted from the rows; an AppError past
+        a limit."""
+        count = Counter(self.num_ranks, packet_bytes)
+        sends = [r["bytes"] for _, r in self.rows if r["op"] == SEND]
+        count.messages, count.ops = len(sends), len(self.rows)
+        count.packets = sum(max(1, -(-b // packet_bytes)) for b in sends)
+        for _, r in self.rows:
+            if r["op"] == COMPUTE:
+                count.busy[r["rank"]] += r["time_ps"]
+        count.check()
+        return count
+
+
+def read_motif_rows(path: str | os.PathLike[str]) -> MotifRows:
+    """A motif file's lines, each checked (module docstring); InputFileError naming the file
+    and the line."""
     name = os.fspath(path)
     rows = _rows(name)
     if not rows:
         raise InputFileError(name, "no operations (a header and at least one line)")
-    ranks = max(r[1]["rank"] for r in rows) + 1
+    return MotifRows(name, rows)
+
+
+def motif_file_ops(lines: MotifRows) -> Ops:
+    """The checked operations of a motif file's lines (module docstring)."""
+    name, rows = lines.name, lines.rows
+    ranks = lines.num_ranks
     b = Builder(ranks)
     ids: dict[str, int] = {}
     rank_of: dict[str, int] = {}
@@ -114,8 +156,14 @@ def _rows(name: str) -> list[tuple[int, dict]]:
                 raise InputFileError(name, f"the header has no {missing[0]!r} column (needs "
                                      f"{', '.join(REQUIRED)}; may have {', '.join(OPTIONAL)})",
                                      line)
+            twice = next((c for i, c in enumerate(cells) if c in cells[:i]), None)
+            if twice is not None:
+                raise InputFileError(name, f"the header names column {twice!r} twice", line)
             header = cells
             continue
+        if len(cells) > len(header):
+            raise InputFileError(name, f"{len(cells)} cells, the header has {len(header)} "
+                                 f"columns", line)
         if len(rows) >= MAX_OPS:
             raise InputFileError(name, f"more than {MAX_OPS:,} operations", line)
         rows.append((line, _row(name, line, dict(zip(header, cells)))))

@@ -21,7 +21,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from icsim.traffic.apps.ops import SEND, AppError, Ops, concatenate
+from icsim.model.errors import Picklable
+from icsim.traffic.apps.ops import (MAX_MESSAGES, MAX_OPS, MAX_PACKETS, SEND, AppError, Ops,
+                                   concatenate)
 
 PLACEMENTS = ("linear", "random", "list", "coords")
 
@@ -117,26 +119,91 @@ def make_app(jobs: Sequence[tuple[str, Ops, np.ndarray]], packet_bytes: int) -> 
                first)
 
 
-def job_parts(job: Any, index: int, topology: Any, seed: int) -> tuple[str, Ops, np.ndarray]:
+class JobError(Picklable, ValueError):
+    """An error of job ``index`` of ``traffic.jobs`` (:func:`job_sizes`): ``error``, what
+    was wrong with it."""
+
+    def __init__(self, index: int, error: Exception):
+        super().__init__(str(error))
+        self.index, self.error = index, error
+
+
+def _job_seed(job: Any, index: int, seed: int) -> int:
+    return job.seed if job.seed is not None else seed + index
+
+
+def _job_ranks(job: Any, topology: Any) -> int:
+    """A motif job's ranks: ``ranks``, else one per terminal of its placement, times
+    ``ranks_per_node``."""
+    if job.ranks is not None:
+        return job.ranks
+    T = topology.num_terminals
+    room = {"linear": T - job.first, "random": T}.get(job.placement, len(job.nodes or ()))
+    return max(1, room) * job.ranks_per_node
+
+
+def job_sizes(jobs: Sequence[Any], topology: Any, seed: int,
+              packet_bytes: int) -> tuple[list[Any], dict[str, Any]]:
+    """How big each job of ``traffic.jobs`` is (a :class:`~icsim.traffic.apps.ops.Counter`:
+    messages, packets, operations, compute time per rank), counted from the motifs'
+    parameters and the motif files' lines before anything is built, and the motif files'
+    lines as read (to build from, :func:`job_parts`).  An AppError (its message starting with
+    ``<index>:``) names the job that is wrong alone, or that takes the jobs together past a
+    limit of :mod:`~icsim.traffic.apps.ops` (a trace's: 10^7 messages and packets): a
+    :class:`JobError` carrying the job's index and the error (an AppError, the motif file's
+    InputFileError or an unknown motif's name)."""
+    from icsim.traffic.apps.files import read_motif_rows
+    from icsim.traffic.apps.motifs import motif_size
+
+    sizes, files = [], {}
+    messages = packets = ops = 0
+    for index, job in enumerate(jobs):
+        try:
+            if (job.motif is None) == (job.file is None):
+                raise AppError("motif: a job runs a motif or a motif file (one of motif, "
+                               "file)")
+            if job.file is not None:
+                lines = files.get(job.file) or read_motif_rows(job.file)
+                files[job.file] = lines
+                size = lines.size(packet_bytes)
+            else:
+                size = motif_size(job.motif, _job_ranks(job, topology),
+                                  _job_seed(job, index, seed), job.params, packet_bytes)
+            messages, packets, ops = (messages + size.messages, packets + size.packets,
+                                      ops + size.ops)
+            for count, limit, what in ((messages, MAX_MESSAGES, "messages"),
+                                       (packets, MAX_PACKETS, f"packets of {packet_bytes} "
+                                                              f"bytes"),
+                                       (ops, MAX_OPS, "operations")):
+                if count > limit:
+                    raise AppError(f"the jobs up to this one make {count:,} {what}, more than "
+                                   f"the limit of {limit:,} {what.split()[0]} of an "
+                                   f"application (as of a trace)")
+        except ValueError as exc:        # AppError, a motif file's or an unknown motif's
+            raise JobError(index, exc) from None
+        sizes.append(size)
+    return sizes, files
+
+
+def job_parts(job: Any, index: int, topology: Any, seed: int,
+              files: dict[str, Any] | None = None) -> tuple[str, Ops, np.ndarray]:
     """A ``traffic.jobs`` entry (:class:`~icsim.model.job_config.JobConfig`) as ``(name,
     operations, terminals of its ranks)``; its stream is ``job.seed``, else the run's seed
-    plus its index.  Errors: :class:`AppError`, or the motif file's ``InputFileError``."""
-    from icsim.traffic.apps.files import read_motif_file
+    plus its index.  ``files``: motif files' lines already read (:func:`job_sizes`).
+    Errors: :class:`AppError`, or the motif file's ``InputFileError``."""
+    from icsim.traffic.apps.files import motif_file_ops, read_motif_rows
     from icsim.traffic.apps.motifs import motif_ops
 
     if (job.motif is None) == (job.file is None):
         raise AppError("motif: a job runs a motif or a motif file (one of motif, file)")
-    job_seed = job.seed if job.seed is not None else seed + index
-    T = topology.num_terminals
-    room = {"linear": T - job.first, "random": T}.get(job.placement,
-                                                     len(job.nodes or ()))
+    job_seed = _job_seed(job, index, seed)
     if job.file is not None:
-        ops = read_motif_file(job.file)
+        lines = (files or {}).get(job.file) or read_motif_rows(job.file)
+        ops = motif_file_ops(lines)
         if job.ranks is not None and job.ranks != ops.num_ranks:
             raise AppError(f"ranks: {job.ranks}, but the motif file has {ops.num_ranks} ranks")
     else:
-        ranks = job.ranks if job.ranks is not None else max(1, room) * job.ranks_per_node
-        ops = motif_ops(job.motif, ranks, job_seed, job.params)
+        ops = motif_ops(job.motif, _job_ranks(job, topology), job_seed, job.params)
     terminals = place(job.placement, ops.num_ranks, job.ranks_per_node, topology, job.nodes,
                       job.first, job_seed)
     name = job.name or (job.motif if job.motif is not None else os.path.basename(job.file))

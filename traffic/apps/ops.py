@@ -32,15 +32,24 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
+
+from icsim.traffic.trace import MAX_MESSAGE_BYTES, MAX_PACKETS, MAX_TIME_NS
 
 SEND, RECV, COMPUTE, WAIT = 0, 1, 2, 3
 KINDS = ("send", "recv", "compute", "wait")
 
 #: the most operations an application may have (about 100 bytes each in the engines)
 MAX_OPS = 20_000_000
+#: the most messages, and packets, an application may send in all: a trace's limits
+#: (:data:`~icsim.traffic.trace.MAX_PACKETS`), for the same reason (hours of simulation)
+MAX_MESSAGES = MAX_PACKETS
+#: the longest computation: 1 s (a motif file's ``time_us`` <= 1e6)
+MAX_COMPUTE_PS = 10 ** 12
+#: the most time a rank may spend computing in all: a trace's last time (100 s)
+MAX_BUSY_PS = int(MAX_TIME_NS) * 1000
 
 
 class AppError(ValueError):
@@ -143,18 +152,7 @@ class Builder:
         i = len(self._kind)
         if i >= MAX_OPS:
             raise AppError(f"more than {MAX_OPS:,} operations")
-        if not 0 <= rank < self.num_ranks:
-            raise AppError(f"operation {i}: rank {rank} is not a rank (0..{self.num_ranks - 1})")
-        if kind in (SEND, RECV):
-            if not 0 <= peer < self.num_ranks:
-                raise AppError(f"rank {rank}, operation {i}: peer {peer} is not a rank "
-                               f"(0..{self.num_ranks - 1})")
-            if peer == rank:
-                raise AppError(f"rank {rank}, operation {i}: a {KINDS[kind]} to itself")
-            if nbytes < 0:
-                raise AppError(f"rank {rank}, operation {i}: {nbytes} bytes")
-        if duration_ps < 0:
-            raise AppError(f"rank {rank}, operation {i}: a negative compute time")
+        self._check(i, kind, rank, peer, nbytes, duration_ps)
         for d in deps:
             if not 0 <= d < i:
                 raise AppError(f"rank {rank}, operation {i}: depends on operation {d}, which "
@@ -171,6 +169,25 @@ class Builder:
         self._iter.append(int(iteration) if kind == WAIT else -1)
         self._deps.append(tuple(dict.fromkeys(int(d) for d in deps)))
         return i
+
+    def _check(self, i: int, kind: int, rank: int, peer: int, nbytes: int,
+               duration_ps: int) -> None:
+        """AppError naming operation ``i`` if its rank, peer, size or time is not one."""
+        if not 0 <= rank < self.num_ranks:
+            raise AppError(f"operation {i}: rank {rank} is not a rank (0..{self.num_ranks - 1})")
+        if kind in (SEND, RECV):
+            if not 0 <= peer < self.num_ranks:
+                raise AppError(f"rank {rank}, operation {i}: peer {peer} is not a rank "
+                               f"(0..{self.num_ranks - 1})")
+            if peer == rank:
+                raise AppError(f"rank {rank}, operation {i}: a {KINDS[kind]} to itself")
+            if not _whole(nbytes) or not 0 <= nbytes <= MAX_MESSAGE_BYTES:
+                raise AppError(f"rank {rank}, operation {i}: {nbytes!r} bytes (a message has "
+                               f"a whole number of bytes, 0 to {MAX_MESSAGE_BYTES:,}: 1 GiB)")
+        if kind == COMPUTE and (not _whole(duration_ps)
+                                or not 0 <= duration_ps <= MAX_COMPUTE_PS):
+            raise AppError(f"rank {rank}, operation {i}: a compute time of {duration_ps!r} ps "
+                           f"(0 to {MAX_COMPUTE_PS:,} ps: 1 s)")
 
     # ------------------------------------------------------------------ MPI style
     def _after(self, rank: int) -> tuple[int, ...]:
@@ -212,6 +229,32 @@ class Builder:
         self.irecv(rank, frm, recv_bytes)
         self.waitall(rank)
 
+    def exchange(self, messages: Iterable[tuple[int, int, int]]) -> None:
+        """One step of ``(from rank, to rank, bytes)`` messages: each posted (``isend`` at its
+        source, ``irecv`` at its destination, in the order given, so that a pair's k-th send
+        meets its k-th receive), then a waitall on each rank taking part.  Messages to oneself
+        are left out (a local copy)."""
+        ranks: dict[int, None] = {}
+        for src, dst, nbytes in messages:
+            if src == dst:
+                continue
+            self.isend(src, dst, nbytes)
+            self.irecv(dst, src, nbytes)
+            ranks[src] = ranks[dst] = None
+        for r in ranks:
+            self.waitall(r)
+
+    def repeat(self, count: int, one: Callable[[int], None]) -> None:
+        """``one(it)`` for ``it`` in ``0 .. count - 1``: a motif's iterations (a
+        :class:`Counter` counts the first and the last and takes the others as the first)."""
+        for it in range(count):
+            one(it)
+
+    def ahead(self, messages: int, nbytes: int) -> None:
+        """The next steps write ``messages`` messages of ``nbytes`` each (a collective's
+        size, known in closed form): nothing here; a :class:`Counter` refuses at once what
+        would pass a limit, instead of counting up to it."""
+
     # ------------------------------------------------------------------ the whole
     def build(self) -> Ops:
         """The checked operations (module docstring)."""
@@ -247,6 +290,106 @@ class Builder:
                   match, counts.astype(np.int32), succ_ptr, succ, self.num_ranks)
         check_acyclic(ops)
         return ops
+
+
+class Counter(Builder):
+    """What a motif would write, counted and not kept: its messages, their packets of
+    ``packet_bytes``, its operations and each rank's time computing -- how big an application
+    is, known before it is built.  The operations are checked as :class:`Builder` checks them
+    (a bad size or time is the same AppError), and counting stops with an AppError as soon as
+    the application is sure to pass a limit (:data:`MAX_MESSAGES`, :data:`MAX_PACKETS`,
+    :data:`MAX_OPS`, :data:`MAX_BUSY_PS`), so that a motif of 10^9 iterations, or one of
+    whose iterations sends 10^8 messages, is refused in about a second.  A motif's
+    iterations (:meth:`repeat`) are counted from the first and the last: the others write
+    what the first does (their compute times drawn again); while the first is counted, a
+    count past its share of the limit (what is left of it over the iterations) stops
+    counting.  A collective's size known in closed form is checked before it is counted
+    (:meth:`ahead`)."""
+
+    def __init__(self, num_ranks: int, packet_bytes: int):
+        super().__init__(num_ranks)
+        self.packet_bytes = packet_bytes
+        self.messages = self.packets = self.ops = 0
+        self.busy = np.zeros(num_ranks, dtype=np.int64)       # compute ps, per rank
+        #: the counts at the start of the iteration being counted, and the iterations it
+        #: stands for: a count c then means base + (c - base) * times in all
+        self._base, self._times = (0, 0, 0), 1
+
+    def op(self, kind: int, rank: int, peer: int = -1, nbytes: int = 0, duration_ps: int = 0,
+           deps: Sequence[int] = (), iteration: int = -1) -> int:
+        i = self.ops
+        self._check(i, kind, rank, peer, nbytes, duration_ps)
+        self.ops += 1
+        if kind == SEND:
+            self.messages += 1
+            self.packets += max(1, -(-int(nbytes) // self.packet_bytes))
+        elif kind == COMPUTE:
+            self.busy[rank] += duration_ps
+        if not self.ops & 1023:
+            self.check(busy=False, so_far=True)
+        return i
+
+    def exchange(self, messages: Iterable[tuple[int, int, int]]) -> None:
+        steps = [m for m in messages if m[0] != m[1]]
+        if not steps:
+            return
+        arr = np.array(steps)
+        n = self.num_ranks
+        if (arr.ndim != 2 or not np.issubdtype(arr.dtype, np.integer)
+                or ((arr[:, :2] < 0) | (arr[:, :2] >= n)).any()
+                or ((arr[:, 2] < 0) | (arr[:, 2] > MAX_MESSAGE_BYTES)).any()):
+            super().exchange(steps)               # one at a time: the first bad one named
+            return
+        self.messages += len(arr)
+        self.packets += int(np.maximum(1, -(-arr[:, 2] // self.packet_bytes)).sum())
+        self.ops += 2 * len(arr) + len(np.unique(arr[:, :2]))
+        self.check(busy=False, so_far=True)
+
+    def repeat(self, count: int, one: Callable[[int], None]) -> None:
+        if count <= 2:
+            super().repeat(count, one)
+            return
+        outer = self._base, self._times
+        self._base, self._times = (self.messages, self.packets, self.ops), outer[1] * count
+        busy = self.busy.copy()
+        one(0)
+        first = (self.messages - self._base[0], self.packets - self._base[1],
+                 self.ops - self._base[2], self.busy - busy)
+        self._base, self._times = outer
+        one(count - 1)
+        self.messages += first[0] * (count - 2)
+        self.packets += first[1] * (count - 2)
+        self.ops += first[2] * (count - 2)
+        self.busy += first[3] * (count - 2)
+        self.check()
+
+    def ahead(self, messages: int, nbytes: int) -> None:
+        packets = messages * max(1, -(-nbytes // self.packet_bytes))
+        self._refuse(self.messages + messages, self.packets + packets, 0, True)
+
+    def check(self, busy: bool = True, so_far: bool = False) -> None:
+        """AppError when the count (``so_far``: counting stopped there; at least this much)
+        passes a limit (class docstring)."""
+        self._refuse(self.messages, self.packets, self.ops, so_far)
+        if busy and len(self.busy) and self.busy.max() > MAX_BUSY_PS:
+            r = int(self.busy.argmax())
+            raise AppError(f"rank {r} computes for {self.busy[r] / 1e12:,.0f} s in all, more "
+                           f"than the limit of {MAX_BUSY_PS / 1e12:.0f} s of simulated time")
+
+    def _refuse(self, messages: int, packets: int, ops: int, so_far: bool) -> None:
+        for count, base, limit, what in (
+                (messages, self._base[0], MAX_MESSAGES, "messages"),
+                (packets, self._base[1], MAX_PACKETS, f"packets of {self.packet_bytes} bytes"),
+                (ops, self._base[2], MAX_OPS, "operations")):
+            total = base + (count - base) * self._times
+            if total > limit:
+                raise AppError(f"{'at least ' if so_far else ''}{total:,} {what}, more than "
+                               f"the limit of {limit:,} {what.split()[0]} of an application "
+                               f"(as of a trace)")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def check_acyclic(ops: Ops) -> None:

@@ -18,11 +18,15 @@ from typing import Any, Callable
 import numpy as np
 
 from icsim.model.registry import Registry
-from icsim.traffic.apps.ops import AppError, Builder
+from icsim.traffic.apps.ops import AppError, Builder, Counter
 
-__all__ = ["MOTIFS", "Compute", "compute_ps", "motif_ops"]
+__all__ = ["MOTIFS", "Compute", "compute_ps", "motif_ops", "motif_size"]
 
 MOTIFS: Registry[Callable[..., None]] = Registry("motif", packages=("icsim.traffic.apps.motifs",))
+
+
+#: the longest computation a motif's ``compute_us`` may give, µs (a motif file's limit)
+MAX_US = 1e6
 
 
 class Compute:
@@ -41,15 +45,20 @@ class Compute:
         unknown = set(spec) - {"mean_us", "dist", "sd_us"}
         if unknown:
             raise AppError(f"{name}: unknown key {sorted(unknown)[0]!r} (mean_us, dist, sd_us)")
+        for key in ("mean_us", "sd_us"):
+            value = spec.get(key, 0.0)
+            if (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
+                    or not 0 <= value <= MAX_US):
+                raise AppError(f"{name}: {key} must be a number of µs from 0 to {MAX_US:.0e} "
+                               f"(1 s), got {value!r}")
         self.mean = float(spec.get("mean_us", 0.0))
         self.dist = spec.get("dist", "fixed")
         self.sd = float(spec.get("sd_us", 0.0))
-        if not np.isfinite(self.mean) or self.mean < 0 or not np.isfinite(self.sd) or self.sd < 0:
-            raise AppError(f"{name}: mean_us and sd_us must be finite and >= 0")
         if self.dist not in self.DISTS:
             raise AppError(f"{name}: dist {self.dist!r} is not one of {', '.join(self.DISTS)}")
 
     def draw(self, rng: np.random.Generator) -> int:
+        """One time in ps (at most 1 s: a draw from a distribution's tail is cut there)."""
         if self.dist == "fixed":
             us = self.mean
         elif self.dist == "exponential":
@@ -58,7 +67,7 @@ class Compute:
             us = max(0.0, rng.normal(self.mean, self.sd))
         else:
             us = rng.uniform(max(0.0, self.mean - self.sd), self.mean + self.sd)
-        return int(round(us * 1e6))
+        return int(round(min(us, MAX_US) * 1e6))
 
 
 def compute_ps(spec: Any, rng: np.random.Generator, name: str = "compute_us") -> int:
@@ -66,12 +75,27 @@ def compute_ps(spec: Any, rng: np.random.Generator, name: str = "compute_us") ->
     return Compute(spec, name).draw(rng)
 
 
-def motif_ops(name: str, ranks: int, seed: int, params: dict | None = None):
-    """The checked operations of motif ``name`` on ``ranks`` ranks."""
+def _write(name: str, b: Builder, seed: int, params: dict | None) -> None:
     fn = MOTIFS.get(name)
-    b = Builder(ranks)
     try:
         fn(b, np.random.default_rng(seed), **(params or {}))
     except TypeError as exc:                       # an unknown or missing parameter
         raise AppError(f"motif {name}: {exc}") from None
+
+
+def motif_ops(name: str, ranks: int, seed: int, params: dict | None = None):
+    """The checked operations of motif ``name`` on ``ranks`` ranks."""
+    b = Builder(ranks)
+    _write(name, b, seed, params)
     return b.build()
+
+
+def motif_size(name: str, ranks: int, seed: int, params: dict | None,
+               packet_bytes: int) -> Counter:
+    """How big motif ``name`` is on ``ranks`` ranks (:class:`~icsim.traffic.apps.ops.Counter`:
+    its messages, packets, operations and compute time, counted without building it); an
+    AppError for a bad parameter, as :func:`motif_ops` gives it, or past a limit."""
+    b = Counter(ranks, packet_bytes)
+    _write(name, b, seed, params)
+    b.check()
+    return b

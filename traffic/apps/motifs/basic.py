@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from icsim.traffic.apps.motifs import MOTIFS, Compute
+from icsim.traffic.apps.motifs.collectives import check_bytes, check_count
 from icsim.traffic.apps.ops import AppError, Builder
 
 
@@ -17,17 +18,20 @@ def pingpong(b: Builder, rng: np.random.Generator, *, iterations: int = 10, byte
     only mark their iterations (a job of more ranks is allowed, its others idle)."""
     if b.num_ranks < 2:
         raise AppError(f"ranks: a ping-pong needs 2 ranks, got {b.num_ranks}")
-    if iterations < 1:
-        raise AppError(f"iterations: at least 1, got {iterations}")
+    count = check_count("iterations", iterations)
+    nbytes = check_bytes("bytes", bytes)
     compute = Compute(compute_us)
-    for it in range(iterations):
+
+    def one(it: int) -> None:
         for r in (0, 1):
             if compute.mean:
                 b.compute(r, compute.draw(rng))
-        b.isend(0, 1, bytes)
-        b.irecv(0, 1, bytes)
-        b.irecv(1, 0, bytes)
+        b.isend(0, 1, nbytes)
+        b.irecv(0, 1, nbytes)
+        b.irecv(1, 0, nbytes)
         b.waitall(1)
-        b.isend(1, 0, bytes)
+        b.isend(1, 0, nbytes)
         for r in range(b.num_ranks):
             b.mark(r, it)
+
+    b.repeat(count, one)

@@ -40,6 +40,7 @@ import numpy as np
 
 from icsim.traffic.apps.motifs import MOTIFS, Compute
 from icsim.traffic.apps.ops import AppError, Builder
+from icsim.traffic.trace import MAX_MESSAGE_BYTES
 
 __all__ = ["ALLREDUCE", "ALLTOALL", "Message", "allgather", "allreduce", "alltoall", "alltoallv",
            "barrier", "bcast", "check_bytes", "check_choice", "check_count", "compute_phase",
@@ -57,8 +58,13 @@ def check_count(name: str, value: Any, minimum: int = 1) -> int:
 
 
 def check_bytes(name: str, value: Any) -> int:
-    """A message size: an integer number of bytes >= 0."""
-    return check_count(name, value, minimum=0)
+    """A message size: an integer number of bytes, 0 to 1 GiB (a trace's limit per message,
+    :data:`~icsim.traffic.trace.MAX_MESSAGE_BYTES`)."""
+    nbytes = check_count(name, value, minimum=0)
+    if nbytes > MAX_MESSAGE_BYTES:
+        raise AppError(f"{name}: at most {MAX_MESSAGE_BYTES:,} bytes (1 GiB) a message, got "
+                       f"{nbytes:,}")
+    return nbytes
 
 
 def check_choice(name: str, value: Any, valid: Iterable[str]) -> str:
@@ -75,18 +81,9 @@ def split(total: int, parts: int) -> list[int]:
 
 
 def exchange(b: Builder, messages: Iterable[Message]) -> None:
-    """One step: every message posted (``isend`` at its source, ``irecv`` at its
-    destination, in the order given, so that a pair's k-th send meets its k-th receive), then a
-    waitall on each rank taking part.  Messages to oneself are left out (a local copy)."""
-    ranks: dict[int, None] = {}
-    for src, dst, nbytes in messages:
-        if src == dst:
-            continue
-        b.isend(src, dst, nbytes)
-        b.irecv(dst, src, nbytes)
-        ranks[src] = ranks[dst] = None
-    for r in ranks:
-        b.waitall(r)
+    """One step: every message posted, then a waitall on each rank taking part
+    (:meth:`~icsim.traffic.apps.ops.Builder.exchange`)."""
+    b.exchange(messages)
 
 
 def compute_phase(b: Builder, rng: np.random.Generator, spec: Compute,
@@ -106,11 +103,14 @@ def iterate(b: Builder, rng: np.random.Generator, iterations: Any, compute_us: A
     spec = Compute(compute_us)
     count = check_count("iterations", iterations)
     ranks = range(b.num_ranks)
-    for it in range(count):
+
+    def one(it: int) -> None:
         compute_phase(b, rng, spec, ranks)
         body(it)
         for r in ranks:
             b.mark(r, it)
+
+    b.repeat(count, one)
 
 
 def _check_group(b: Builder, group: Sequence[int]) -> list[int]:
@@ -190,6 +190,10 @@ def allreduce(b: Builder, group: Sequence[int], nbytes: int,
     run = _ALLREDUCE[check_choice("algorithm", algorithm, ALLREDUCE)]
     group = _check_group(b, group)
     if len(group) > 1:
+        n, core = len(group), 1 << (len(group).bit_length() - 1)
+        steps = {"ring": 2 * (n - 1) * n, "recursive_doubling": core * (core.bit_length() - 1),
+                 "rabenseifner": 2 * core * (core.bit_length() - 1)}[algorithm]
+        b.ahead(steps, 0)                      # at least a packet each
         run(b, group, check_bytes("bytes", nbytes))
 
 
@@ -240,7 +244,10 @@ def alltoall(b: Builder, group: Sequence[int], nbytes_per_pair: int,
     """MPI_Alltoall of ``nbytes_per_pair`` from every rank to every other."""
     run = _ALLTOALL[check_choice("algorithm", algorithm, ALLTOALL)]
     nbytes = check_bytes("bytes", nbytes_per_pair)
-    run(b, _check_group(b, group), lambda i, j: nbytes)
+    group = _check_group(b, group)
+    if algorithm != "bruck":
+        b.ahead(len(group) * (len(group) - 1), nbytes)
+    run(b, group, lambda i, j: nbytes)
 
 
 def alltoallv(b: Builder, group: Sequence[int], sizes: Any,
@@ -251,9 +258,14 @@ def alltoallv(b: Builder, group: Sequence[int], sizes: Any,
     check_choice("algorithm", algorithm, ("scattered", "pairwise"))
     group = _check_group(b, group)
     n = len(group)
-    matrix = np.asarray(sizes)
-    if matrix.shape != (n, n) or not np.issubdtype(matrix.dtype, np.integer) or (matrix < 0).any():
-        raise AppError(f"sizes: an {n}x{n} matrix of byte counts >= 0")
+    try:
+        matrix = np.asarray(sizes)
+    except (ValueError, TypeError):             # ragged rows
+        matrix = np.zeros(0)
+    if (matrix.shape != (n, n) or not np.issubdtype(matrix.dtype, np.integer)
+            or (matrix < 0).any() or (matrix > MAX_MESSAGE_BYTES).any()):
+        raise AppError(f"sizes: an {n}x{n} matrix of byte counts from 0 to "
+                       f"{MAX_MESSAGE_BYTES:,} (1 GiB)")
     _ALLTOALL[algorithm](b, group, lambda i, j: int(matrix[i, j]))
 
 
@@ -365,6 +377,7 @@ def alltoallv_motif(b: Builder, rng: np.random.Generator, *, iterations: int = 1
         if not 0 <= jitter <= 1:
             raise AppError(f"jitter: a fraction in [0, 1], got {jitter!r}")
         lo, hi = int(mean * (1 - jitter)), int(mean * (1 + jitter))
+        b.ahead(b.num_ranks * (b.num_ranks - 1), lo)          # before an n x n draw
         sizes = rng.integers(lo, hi + 1, size=(b.num_ranks, b.num_ranks))
     iterate(b, rng, iterations, compute_us,
             lambda it: alltoallv(b, _everyone(b), sizes, algorithm))

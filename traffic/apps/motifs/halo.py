@@ -27,7 +27,8 @@ import numpy as np
 
 from icsim.traffic.apps.motifs import MOTIFS
 from icsim.traffic.apps.motifs.collectives import (ALLREDUCE, allreduce, check_bytes,
-                                                    check_choice, exchange, iterate)
+                                                    check_choice, check_count, exchange,
+                                                    iterate)
 from icsim.traffic.apps.ops import AppError, Builder
 
 __all__ = ["Cart", "dims_create", "process_grid", "halo2d", "halo3d"]
@@ -93,6 +94,24 @@ class Cart:
     def rank(self, coords: Sequence[int]) -> int:
         return int(np.ravel_multi_index(tuple(coords), self.dims))
 
+    def neighbours(self, offset: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`neighbour` of every rank at once: the ranks at ``offset`` from each rank
+        (int64) and where there is one (bool; off the edge of a non-periodic grid, not).
+
+        >>> Cart((2, 3), periodic=False).neighbours((0, 1))
+        (array([1, 2, 2, 4, 5, 5]), array([ True,  True, False,  True,  True, False]))
+        """
+        dims = np.asarray(self.dims, dtype=np.int64)
+        coords = np.stack(np.unravel_index(np.arange(self.size), self.dims), axis=1)
+        at = coords + np.asarray(offset, dtype=np.int64)
+        if self.periodic:
+            at %= dims
+            ok = np.ones(self.size, dtype=bool)
+        else:
+            ok = ((at >= 0) & (at < dims)).all(axis=1)
+            at = np.clip(at, 0, dims - 1)
+        return np.ravel_multi_index(tuple(at.T), self.dims).astype(np.int64), ok
+
     def neighbour(self, rank: int, offset: Sequence[int]) -> int | None:
         """The rank at ``offset`` from ``rank`` (wrapped when periodic, None off the edge)."""
         at = [c + o for c, o in zip(self.coords(rank), offset)]
@@ -120,10 +139,17 @@ def _halo(b: Builder, rng: np.random.Generator, ndims: int, *, iterations: Any, 
     corner = min(face, ELEMENT_BYTES)
     size = {1: face, 2: edge if ndims == 3 else corner, 3: corner}
     size.update({k: check_bytes(name, v) for k, (name, v) in sizes.items() if v is not None})
-    # receivers meet each sender's messages in the sender's offset order (k-th send, k-th recv)
-    messages = [(r, nb, size[sum(map(abs, o))]) for r in range(cart.size)
-                for o in _offsets(ndims, bool(diagonals))
-                if (nb := cart.neighbour(r, o)) is not None]
+    # receivers meet each sender's messages in the sender's offset order (k-th send, k-th
+    # recv): rank by rank, each rank's neighbours in offset order
+    offsets = _offsets(ndims, bool(diagonals))
+    found = [cart.neighbours(o) for o in offsets]
+    peer = np.stack([nb for nb, _ in found], axis=1)
+    ok = np.stack([there for _, there in found], axis=1)
+    nbytes = np.broadcast_to(np.array([size[sum(map(abs, o))] for o in offsets]), ok.shape)
+    rank = np.broadcast_to(np.arange(cart.size)[:, None], ok.shape)
+    b.ahead(int((ok & (peer != rank)).sum()) * check_count("iterations", iterations),
+            int(nbytes.min()))
+    messages = list(zip(rank[ok].tolist(), peer[ok].tolist(), nbytes[ok].tolist()))
     check_choice("allreduce_algorithm", allreduce_algorithm, ALLREDUCE)
     reduce_bytes = None if allreduce_bytes is None else check_bytes("allreduce_bytes",
                                                                      allreduce_bytes)

@@ -84,9 +84,12 @@ def sweep3d(b: Builder, rng: np.random.Generator, *, iterations: int = 1, grid: 
     it = [extent(nx, px, cart.coords(r)[0]) for r in range(cart.size)]
     jt = [extent(ny, py, cart.coords(r)[1]) for r in range(cart.size)]
     spec = Compute(compute_us)
-    for n in range(check_count("iterations", iterations)):
+
+    def one(n: int) -> None:
         for corner, _z, a, k in product(CORNERS, (1, -1), mmi, mk):
             face = ([8 * j * k * a for j in jt], [8 * i * k * a for i in it])
             sweep_block(b, cart, corner, face, [spec.draw(rng) for _ in range(cart.size)])
         for r in range(cart.size):
             b.mark(r, n)
+
+    b.repeat(check_count("iterations", iterations), one)
