@@ -3,9 +3,10 @@ recorded (``python -m icsim.experiments.papers.ofr.engine_check RESULTS.csv``).
 
 Each row's resolved config (its ``config.*`` columns) is run again with ``--engine`` (default
 compiled) and its table-making fields are compared: mean latency, completion time, accepted
-load, packet-hops, delivered packets, derouted shares and the verdict.  ``--decisive`` re-runs
-only the rows a table rests on: for every curve its γ = 0.10 run, the largest sustained and the
-smallest saturated load.  Writes ``engine_check.csv`` (one row per run: recorded and new values)
+load, packet-hops, delivered packets, derouted shares and the verdict (with ``--all-fields``
+also the percentiles, the network latency, hops, dilation, the packets made and the events).
+``--decisive`` re-runs only the rows a table rests on: for every curve its γ = 0.10 run, the
+largest sustained and the smallest saturated load; ``--sample N`` the N quickest.  Writes ``engine_check.csv`` (one row per run: recorded and new values)
 and prints how many rows agree exactly, agree to the last bits (relative 1e-12: means that the
 recording computed in floating point; the engines now sum integers) or differ.
 """
@@ -30,6 +31,11 @@ from icsim.simulator.simulation import run
 FIELDS = ("latency_ns", "completion_time_ns", "accepted_load", "packet_hops",
           "packets_delivered", "derouted.total", "derouted.outflank", "derouted.wraparound",
           "derouted.orthant", "saturated")
+#: ``--all-fields``: the record's other statistics too (the percentiles, the network latency,
+#: the dilation, the packets made, the events), where the row recorded them
+MORE_FIELDS = ("latency_p50_ns", "latency_p99_ns", "latency_max_ns", "network_latency_ns",
+               "hops", "dilation", "offered_measured_load", "packets_generated", "events",
+               "sim_time_ns")
 
 
 def decisive(df: pd.DataFrame) -> pd.DataFrame:
@@ -73,6 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("results", help="a results.csv (or its folder)")
     p.add_argument("--engine", default="compiled", choices=("simpy", "compiled"))
     p.add_argument("--decisive", action="store_true", help="only the rows the table rests on")
+    p.add_argument("--sample", type=int, default=0, metavar="N",
+                   help="only the N rows that took least time to record (a quick check of a "
+                        "reproduction's committed runs)")
+    p.add_argument("--all-fields", action="store_true",
+                   help="compare every statistic the rows recorded, not only the tables'")
     p.add_argument("--out", default=None, help="engine_check.csv here (default: beside it)")
     args = p.parse_args(argv)
     try:
@@ -85,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     rows = decisive(df) if args.decisive else df[df.status == "ok"]
+    if args.sample:
+        rows = rows.sort_values("wall_s" if "wall_s" in rows else "elapsed_s").head(args.sample)
+    fields = FIELDS + (tuple(f for f in MORE_FIELDS if f in df.columns)
+                       if args.all_fields else ())
     out = Path(args.out) if args.out else Path(args.results).parent / "engine_check.csv"
     if Path(args.results).is_dir():
         out = Path(args.out) if args.out else Path(args.results) / "engine_check.csv"
@@ -94,12 +109,12 @@ def main(argv: list[str] | None = None) -> int:
         r = run(from_dict(config_of_row(cells)), engine=args.engine)
         # a kind the run's algorithm does not declare is 0: older rows recorded every kind,
         # newer ones only the algorithm's own (an empty cell)
-        flat = {**r, **{f: 0.0 for f in FIELDS if f.startswith("derouted.")},
+        flat = {**r, **{f: 0.0 for f in fields if f.startswith("derouted.")},
                 **{f"derouted.{k}": v for k, v in r["derouted"].items()}}
         rec = {"curve": row.curve, "offered_load": row.offered_load, "engine": r["engine"],
                "wall_s": r["wall_s"], "recorded_wall_s": row.get("wall_s")}
         verdicts = []
-        for f in FIELDS:
+        for f in fields:
             old = plain(row.get(f))
             if old is None and f.startswith("derouted."):
                 old = 0.0
