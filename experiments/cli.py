@@ -348,7 +348,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(format_summary(outcome.curves))
     for line in flip_notes(outcome.curves):
         print(line)
-    print(f"{outcome.ran} runs, {outcome.reused} reused, {outcome.wall_s:.1f} s wall "
+    print(f"{outcome.ran} new, {outcome.reused} reused, {outcome.wall_s:.1f} s wall "
           f"({executor.name}, {executor.slots} slot{'s' if executor.slots > 1 else ''})")
     print(f"{'appended to' if outcome.ran else 'read'} {out / 'results.csv'}")
     return report_outputs(outputs, "icsim sweep")
@@ -590,6 +590,8 @@ def main(argv: list[str] | None = None) -> int:
 def file_problem(exc: OSError) -> str:
     """One line for a file or folder icsim could not make or write (``--out`` naming a file
     where a folder goes, a folder it may not write in ...)."""
+    if exc.errno is None and exc.filename is None:      # raised with a message of its own
+        return str(exc)
     what = {FileExistsError: "is a file, not a folder",
             NotADirectoryError: "is below a file, not a folder",
             PermissionError: "may not be written here",

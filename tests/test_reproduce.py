@@ -187,7 +187,7 @@ def test_ofr_table2_quick_runs_end_to_end_with_dor(configs, tmp_path, capsys):
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert main(args) == 0
     printed = capsys.readouterr().out
-    assert "; 0 runs, " in printed and "wrote" not in printed
+    assert "; 0 new, " in printed and "wrote" not in printed
     assert f"unchanged {out / 'provenance.json'}" in printed
     assert all(p.read_bytes() == data for p, data in before.items())
 

@@ -54,10 +54,24 @@ REPRODUCTIONS: Registry = Registry("reproduction", entry_points="icsim.reproduct
 READ = "read"
 
 
-def register(name: str, module: str, help: str) -> None:
+#: each reproduction's committed folder under ``experiments/results/`` (in a clone)
+RESULTS: dict[str, str] = {}
+#: what each one costs, measured on an idle 2-core machine (the listing's last column)
+COSTS: dict[str, str] = {}
+#: where the committed results are: beside the sources in a clone (an installed wheel has none)
+RESULTS_ROOT = Path(__file__).resolve().parents[1] / "results"
+
+
+def register(name: str, module: str, help: str, results: str | None = None,
+             cost: str | None = None) -> None:
     """Make ``icsim reproduce NAME`` and ``icsim.reproduce(NAME)`` run ``module.reproduce``
-    (``module`` imported lazily)."""
+    (``module`` imported lazily); ``results`` is its committed folder under
+    ``experiments/results/``, ``cost`` what a run costs (shown in the list)."""
     REPRODUCTIONS.add_lazy(name, module, help=help)
+    if results:
+        RESULTS[name] = results
+    if cost:
+        COSTS[name] = cost
 
 
 register("ofr-table2", "icsim.experiments.papers.ofr.table2",
@@ -66,19 +80,24 @@ register("ofr-table3", "icsim.experiments.papers.ofr.table3",
          "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
 register("torus-routing", "icsim.experiments.papers.torus_routing:TORUS_ROUTING",
          "Oblivious torus routing (DOR, ROMM, VAL, RLB, RLBth) on the 8-ary 2- and 3-cube: exact "
-         "throughput per traffic and worst case, beside the RLB paper's claims")
+         "throughput per traffic and worst case, beside the RLB paper's claims",
+         results="torus_routing")
 register("dragonfly", "icsim.experiments.papers.dragonfly:DRAGONFLY",
          "Dragonfly (1,056 terminals): MIN, VAL, UGAL-L, UGAL-G under uniform and group-shift "
-         "traffic, beside the exact bounds and Kim et al. 2008 / Jiang et al. 2009")
+         "traffic, beside the exact bounds and Kim et al. 2008 / Jiang et al. 2009",
+         results="dragonfly")
 register("fat-tree", "icsim.experiments.papers.fat_tree:FAT_TREE",
          "Fat trees: D-mod-k on k-ary 3-trees beside Zahavi's non-blocking shifts (exact), and "
-         "D-mod-k vs adaptive up*/down* simulated")
+         "D-mod-k vs adaptive up*/down* simulated",
+         results="fat_tree")
 register("hyperx", "icsim.experiments.papers.hyperx:HYPERX",
          "HyperX 8x8 (512 terminals): DOR and minimal adaptive vs Valiant and UGAL, uniform and "
-         "line shift, beside the exact bounds and Ahn et al. 2009")
+         "line shift, beside the exact bounds and Ahn et al. 2009",
+         results="hyperx")
 register("apps-torus", "icsim.experiments.papers.apps_torus:APPS_TORUS",
          "Applications on 8x8x8: a halo and an alltoall job sharing the torus under DOR, ABR, "
-         "POR and OFR, their slowdowns (slabs and scattered placement)")
+         "POR and OFR, their slowdowns (slabs and scattered placement)",
+         results="apps_torus")
 register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
          "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
 register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2",
@@ -89,7 +108,8 @@ register("angara-sim", "icsim.experiments.papers.angara.cli:SIM",
          "Angara Sec. 5.2: alltoall and tornado with SSSP vs BFS tables, simulated on 4x2x2x2")
 register("angara-npb", "icsim.experiments.papers.angara.npb:NPB",
          "Angara Table 3: NPB LU/MG/CG/FT/IS skeletons (class C, 4 ranks per node) with BFS, "
-         "Genetic and SSSP tables on 4x2x2x2, closed loop")
+         "Genetic and SSSP tables on 4x2x2x2, closed loop",
+         results="angara_npb")
 register("angara-optimum", "icsim.experiments.papers.angara.cli:OPTIMUM",
          "Beyond Angara: proven optimal tables (MILP) on 4x2x2x2 and its Table 2 subsets")
 register("angara-bounds", "icsim.experiments.papers.angara.cli:BOUNDS",
@@ -101,26 +121,100 @@ register("angara-faults", "icsim.experiments.papers.angara.cli:FAULTS",
 
 
 # ---------------------------------------------------------------------------------- results
+def committed(name: str) -> Path | None:
+    """The folder of ``experiments/results/`` that holds the committed results of the
+    reproduction ``name`` (in a clone of the repository; ``None`` in an installed wheel, or
+    for a reproduction without one)."""
+    folder = RESULTS.get(name)
+    path = RESULTS_ROOT / folder if folder else None
+    return path if path is not None and path.is_dir() else None
+
+
+def shown(path: Path) -> str:
+    """A path as the user reads it: from the working directory when it is under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+@dataclass
+class Source:
+    """Where a reproduction with ``--simulate`` writes (``out``) and where it reads its
+    simulated results from (``runs``: ``out`` itself, or the committed folder).
+
+    Without ``--out`` and ``--simulate``, and with no simulated results of the user's own in
+    ``runs/NAME``, a reproduction shows the committed ones: it reads them where they are
+    (never writing there) and writes its report and figures in ``runs/NAME``."""
+
+    name: str
+    out: Path
+    runs: Path
+    committed: bool = False
+
+    def missing(self, holds: str) -> str:
+        """Why there is nothing simulated to show, naming the folder, and how to make it."""
+        where = self.runs / holds
+        text = f"no simulated results at {shown(where)}"
+        if not self.committed and self.out == Path(f"runs/{self.name}") \
+                and RESULTS.get(self.name):
+            text += (f", and none committed in this installation (experiments/results/"
+                     f"{RESULTS[self.name]}/ is in a clone of the repository)")
+        return text + f"; --simulate runs them{cost_text(self.name, ' (', ')')}"
+
+    def note(self, holds: str) -> str:
+        """The line the command prints about the simulated results it showed."""
+        if not self.committed:
+            return ""
+        return (f"Simulated results: the committed runs in {shown(self.runs / holds)} (read, "
+                f"not changed); what it draws from them is in {shown(self.out)}. To "
+                f"simulate them again: icsim reproduce {self.name} --simulate --out DIR"
+                f"{cost_text(self.name, ' (', ')')}.")
+
+
+def cost_text(name: str, before: str = "", after: str = "") -> str:
+    """The registered cost of a reproduction (``""`` if none)."""
+    cost = COSTS.get(name)
+    return f"{before}{cost}{after}" if cost else ""
+
+
+def simulated_source(name: str, out: str | Path | None, simulate: bool, holds: str) -> Source:
+    """Where the reproduction ``name`` reads its simulated results (the file or folder
+    ``holds`` under it) and writes its own (:class:`Source`)."""
+    folder = Path(out or f"runs/{name}")
+    if simulate or out is not None or (folder / holds).exists():
+        return Source(name, folder, folder)
+    home = committed(name)
+    if home is not None and (home / holds).exists():
+        return Source(name, folder, home, committed=True)
+    return Source(name, folder, folder)
+
+
 def from_runs(name: str, out: str | Path | None, simulate: bool, run_all: Callable[[], Any],
-              draw: Callable[[Any, Path], str]) -> "Reproduction":
+              draw: Callable[[Any, Path, Any], str]) -> "Reproduction":
     """A reproduction kept as one ``runs.csv`` in ``out`` (default ``runs/NAME``): with
-    ``simulate``, ``run_all()`` makes its rows (a DataFrame); then ``draw(runs, out)`` writes
-    whatever it draws from them and returns the report, written to ``report.md``."""
+    ``simulate``, ``run_all()`` makes its rows (a DataFrame); then ``draw(runs, out, outputs)``
+    writes whatever it draws from them (through ``outputs``) and returns the report, written
+    to ``report.md``.  Without ``out`` and ``simulate`` the runs are the committed ones
+    (:func:`simulated_source`) unless ``runs/NAME`` holds some."""
     import pandas as pd
 
-    from icsim.experiments.pipeline.outputs import file_times, written_since
+    from icsim.experiments.pipeline.outputs import Outputs
 
-    out = Path(out or f"runs/{name}")
-    out.mkdir(parents=True, exist_ok=True)
-    since = file_times(out)
-    path = out / "runs.csv"
+    source = simulated_source(name, out, simulate, "runs.csv")
+    path = source.runs / "runs.csv"
+    if not (simulate or path.exists()):
+        raise ValueError(source.missing("runs.csv"))
+    source.out.mkdir(parents=True, exist_ok=True)
     if simulate:
         run_all().to_csv(path, index=False, float_format="%.6g")
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no runs yet; run with --simulate")
-    text = draw(pd.read_csv(path), out)
-    (out / "report.md").write_text(text, encoding="utf-8")
-    return Reproduction(name, out, text, {p: WRITTEN for p in written_since(out, since)})
+    outputs = Outputs()
+    text = draw(pd.read_csv(path), source.out, outputs)
+    Outputs(force=True, status=outputs.status).write(source.out / "report.md", text)
+    files = {**({path: READ} if source.committed else {}), **outputs.status}
+    note = source.note("runs.csv")
+    return Reproduction(name, source.out, text, files,
+                        summary=text + (f"\n{note}\n" if note else ""))
 
 
 @dataclass
@@ -347,9 +441,15 @@ def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------- command line
 def _listing() -> str:
+    """One entry per reproduction: its name and what it reproduces, then what it costs."""
     names = REPRODUCTIONS.names()
     width = max((len(n) for n in names), default=0)
-    return "\n".join(f"  {n:{width}s}  {REPRODUCTIONS.help.get(n, '')}" for n in names)
+    lines = []
+    for n in names:
+        lines.append(f"  {n:{width}s}  {REPRODUCTIONS.help.get(n, '')}")
+        if n in COSTS:
+            lines.append(f"  {'':{width}s}  cost: {COSTS[n]}")
+    return "\n".join(lines)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -370,7 +470,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """Parse a reproduction's options, run it, print its summary and its files."""
     if args.name is None:
-        print("reproductions (icsim reproduce NAME --help for one's options):\n" + _listing())
+        print("reproductions (icsim reproduce NAME --help for one's options; costs measured on "
+              "an idle 2-core machine):\n" + _listing())
         return 0
     if args.name not in REPRODUCTIONS:
         print(f"icsim reproduce: unknown reproduction {args.name!r}; registered:\n{_listing()}",

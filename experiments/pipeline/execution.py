@@ -453,7 +453,7 @@ class Progress:
         eta = ""
         if self.ran and remaining + running:
             eta = f", ETA <= {format_duration((remaining + running) * elapsed / self.ran)}"
-        line = (f"[{self.label}] {self.ran} run, {self.reused} reused, {running} running, "
+        line = (f"[{self.label}] {self.ran} new, {self.reused} reused, {running} running, "
                 f"<= {remaining} to go; {format_duration(elapsed)} elapsed{eta}"
                 + (f" | {last}" if last else ""))
         self._show(line)

@@ -217,8 +217,22 @@ def _seeds_line(label: str, group: list[CurveOutcome], width: int) -> str:
     if 0 < len(have) < len(group):
         note += (f"  [mean and range over {len(have)} of {len(group)} seeds; the "
                  f"others have no γ*]")
+    mean = spread["gamma_star_mean"]
+    shown = "-" if mean is None else ("≥" if bound else "") + f"{mean:.{grid_digits(group)}f}"
     return (f"{label:{width}s} {group[0].mode:7s} {len(group):>5d} "
-            f"{bound_text(spread['gamma_star_mean'], bound):>8s} {rng:>11s}  {per_seed}{note}")
+            f"{shown:>8s} {rng:>11s}  {per_seed}{note}")
+
+
+def grid_digits(group: list[CurveOutcome]) -> int:
+    """The decimals of a curve's load grid (0.05 -> 2, 0.0125 -> 4): a mean of grid values is
+    printed with no more digits than the grid has (``0.28``, not ``0.2833``, over seeds whose
+    γ* are 0.3, 0.3 and 0.25)."""
+    digits = 2
+    for o in group:
+        for x in o.curve.grid:
+            text = f"{float(x):.6f}".rstrip("0")
+            digits = max(digits, len(text.partition(".")[2]))
+    return digits
 
 
 def format_summary(outcomes: list[CurveOutcome]) -> str:
@@ -231,7 +245,11 @@ def format_summary(outcomes: list[CurveOutcome]) -> str:
                  f"{'range':>11s}  γ* per seed"]
         lines += [_seeds_line(label, group, width) for label, group in _groups(outcomes).items()]
         return "\n".join(lines)
-    lines = [f"{'curve':{width}s} {'mode':7s} {'γ*':>6s} {'refined':>8s}  first saturated"]
+    # the refined column only where a curve was refined (--refine N bisected past its γ*)
+    refining = any(r.get("role") == "refine" for o in outcomes for r in o.rows) or any(
+        o.result.gamma_star_refined != o.result.gamma_star for o in outcomes)
+    lines = [f"{'curve':{width}s} {'mode':7s} {'γ*':>6s} "
+             + (f"{'refined':>8s} " if refining else "") + " first saturated"]
     for o in outcomes:
         r = o.result
         sat = "none" if r.first_saturated is None else \
@@ -240,5 +258,5 @@ def format_summary(outcomes: list[CurveOutcome]) -> str:
         refined = bound_text(r.gamma_star_refined, r.gamma_star_lower_bound
                              and r.gamma_star_refined == r.gamma_star)
         lines.append(f"{o.curve.label:{width}s} {o.mode:7s} {r.gamma_star_text:>6s} "
-                     f"{refined:>8s}  {sat}{note}")
+                     + (f"{refined:>8s} " if refining else "") + f" {sat}{note}")
     return "\n".join(lines)
