@@ -15,6 +15,8 @@ from icsim.experiments.pipeline.execution import SerialExecutor, make_executor, 
 from icsim.experiments.pipeline.outputs import WRITTEN, Outputs, written_since
 from icsim.experiments.pipeline.plots import plot_results
 from icsim.experiments.pipeline.results_file import RESULTS_NAME
+from icsim.experiments.pipeline.rows import load_unit
+from icsim.experiments.pipeline.summaries import in_unit
 from icsim.experiments.pipeline.sweep import Sweep
 
 
@@ -42,6 +44,9 @@ def sweep_curves(curves: list[Curve], folder: Path, workers: int | None, report_
         outcome = sweep.run(executor)
     plot_results(outcome.rows, figures or folder, outputs=outputs)
     return pd.DataFrame([{**c.curve.params, "gamma_star": c.result.gamma_star,
+                          # the one unit across families (docs/model.md §6)
+                          "gamma_star_packets_per_terminal_link_time": in_unit(
+                              c.result.gamma_star, load_unit(c.rows, from_config=True)),
                           "lower_bound": c.result.gamma_star_lower_bound,
                           **(extra(c) if extra else {})} for c in outcome.curves])
 

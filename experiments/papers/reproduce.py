@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
 from icsim.experiments.pipeline.execution import add_execution_arguments
+from icsim.experiments.pipeline.figure_style import add_style_argument, style_of, using_style
 from icsim.experiments.pipeline.outputs import KEPT, UNCHANGED, WRITTEN
 from icsim.model.registry import Registry
 
@@ -284,6 +285,8 @@ def _parser(name: str, entry: Any) -> argparse.ArgumentParser:
                                      epilog=getattr(entry, "EPILOG", None),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     entry.add_arguments(parser)
+    if not any("--style" in a.option_strings for a in parser._actions):
+        add_style_argument(parser)           # every reproduction's figures, in any style
     return parser
 
 
@@ -394,11 +397,21 @@ def call(name: str, /, **options: Any) -> Reproduction:
         (one line naming it), or a config it reads that is wrong.
     """
     fn = _function(name)
+    style = options.pop("style", None) if "style" not in inspect.signature(fn).parameters \
+        else None
+    if style is not None:
+        try:
+            style_of(style)
+        except ValueError as exc:
+            from icsim.model.config import ConfigError
+
+            raise ConfigError("style", str(exc).removeprefix("style: ")) from None
     checked = check_options(name, options)
     shown = ", ".join([repr(name), *(f"{k}={v!r}" for k, v in options.items())])
     if "command" in inspect.signature(fn).parameters:
         checked["command"] = f"icsim.reproduce({shown})"
-    return fn(**checked)
+    with using_style(style):
+        return fn(**checked)
 
 
 def _function(name: str) -> Callable[..., Reproduction]:
@@ -497,7 +510,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         kwargs["command"] = command
     prefix = f"icsim reproduce {args.name}"
     try:
-        made = fn(**kwargs)
+        with using_style(getattr(options, "style", None) if "style" not in params else None):
+            made = fn(**kwargs)
     except SweepError as exc:                 # another run holds the folder; the backend died
         print(f"{prefix}: {exc}", file=sys.stderr)
         return 1

@@ -25,7 +25,8 @@ import pandas as pd
 
 from icsim.experiments.pipeline.confidence import mean_ci
 from icsim.experiments.pipeline.results_file import RESULTS_NAME
-from icsim.experiments.pipeline.rows import config_of_row, curve_hash, row_problem
+from icsim.experiments.pipeline.rows import (UNIT_FIELD, config_of_row, curve_hash, load_unit,
+                                             row_problem)
 from icsim.experiments.pipeline.saturation import analyse_rows, load_key
 from icsim.model.input_files import InputFileError, read_text
 
@@ -136,6 +137,9 @@ class Line:
         Seed -> whether that seed's γ* is only a lower bound (no saturated grid load above it).
     baseline_latency_ns : float or None
         Finite mode: the mean over seeds of the latency at γ = 0.10 (the 1.2× rule's basis).
+    unit : float or None
+        The offered load at γ = 1 in packets per terminal per link time (docs/model.md §6):
+        from the runs' records, or from the topology of their config (``None``: neither).
     """
 
     panel: str
@@ -146,6 +150,7 @@ class Line:
     gamma_stars: dict[Any, float | None] = field(default_factory=dict)
     baseline_latency_ns: float | None = None
     lower_bounds: dict[Any, bool] = field(default_factory=dict)
+    unit: float | None = None
 
     @property
     def loads(self) -> np.ndarray:
@@ -288,7 +293,9 @@ def curve_lines(data: Any) -> list[Line]:
                     baselines.append(result.baseline_latency_ns)
             lines.append(Line(title, label, mode, cdf.reset_index(drop=True),
                               _points(cdf, verdicts), stars,
-                              float(np.mean(baselines)) if baselines else None, bounds))
+                              float(np.mean(baselines)) if baselines else None, bounds,
+                              load_unit(_records(cdf.head(1)) if UNIT_FIELD not in cdf
+                                        else _records(cdf), from_config=True)))
     return lines
 
 
