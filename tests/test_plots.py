@@ -139,13 +139,16 @@ def test_an_all_saturated_curve_still_shows_its_runs():
     ax = fig.axes[0]
     lo, hi = ax.get_ylim()
     assert 70 < lo < 80 and 90 < hi < 100                   # not an empty 0-0.05 axis
-    assert ax.get_legend().get_texts()[0].get_text() == "dor: no sustained load"
+    # DOR on 4x4x4 under uniform traffic: its exact bound (icsim analyze) beside γ*
+    assert ax.get_legend().get_texts()[0].get_text() == \
+        "dor: no sustained load, exact bound 0.656"
     assert gids(fig, "gamma_star") == []
 
 
 def test_a_curve_that_never_saturates_reports_gamma_star_as_a_lower_bound():
     fig = latency_figure(window_curve(saturated=()))
-    assert fig.axes[0].get_legend().get_texts()[0].get_text() == "dor: γ* ≥ 0.80"
+    assert fig.axes[0].get_legend().get_texts()[0].get_text() == \
+        "dor: γ* ≥ 0.80, exact bound 0.656"
 
 
 def test_accepted_figure_draws_the_diagonal_and_the_runs():
@@ -178,7 +181,7 @@ def test_several_seeds_give_means_with_confidence_intervals_and_gamma_star_per_s
     assert first[0, 0] == pytest.approx(0.1)
     assert first[:, 1] == pytest.approx([(mean - half) / 1000, (mean + half) / 1000])
     text = ax.get_legend().get_texts()[0].get_text()
-    assert text == "dor: γ* = 0.37 [0.30–0.40] over 3 seeds"
+    assert text == "dor: γ* = 0.37 [0.30–0.40] over 3 seeds, exact bound 0.656"
 
 
 # ---------------------------------------------------------------------------------- layout

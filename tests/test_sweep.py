@@ -313,8 +313,12 @@ def test_a_sweep_notes_a_curve_sustained_above_its_first_saturated_load(tmp_path
                  "run.measure_us=100"]) == 0
     out = capsys.readouterr().out
     assert "note:" not in out
-    assert next(line for line in out.splitlines() if "abr" in line).split()[1:4] == \
-        ["window", "≥0.7", "none"]                     # γ*, no saturated load
+    # γ*, no exact bound for an adaptive routing, no saturated load
+    assert next(line for line in out.splitlines() if "abr" in line).split()[1:5] == \
+        ["window", "≥0.7", "-", "none"]
+    # DOR's exact bound under transpose on 4x4 (icsim analyze), above its γ*
+    dor = next(line for line in out.splitlines() if "dor" in line).split()
+    assert dor[3] == "0.25" and float(dor[2]) <= 0.25
     summary = pd.read_csv(tmp_path / "long" / "gamma_star.csv").set_index("curve")
     assert summary["gamma_star_lower_bound"].to_dict() == {"routing.algorithm=dor": False,
                                                            "routing.algorithm=abr": True}
@@ -548,7 +552,8 @@ def test_a_gamma_star_at_the_top_of_its_grid_is_reported_as_a_lower_bound(tmp_pa
                                                        "gamma_star.csv")
     # γ* and the first saturated load; no "refined" column without refinement
     [header, line] = format_summary(out.curves).splitlines()
-    assert "refined" not in header and line.split()[2:4] == ["0.4", "0.6"]
+    # and DOR's exact bound under uniform traffic on 4x4 (icsim analyze) beside it
+    assert "refined" not in header and line.split()[2:5] == ["0.4", "0.625", "0.6"]
 
 
 @pytest.mark.parametrize("config, workload, instead", [

@@ -85,8 +85,12 @@ def gamma_label(line: Line, same: dict[str, str] | None = None,
     earlier curve it coincides with (:func:`coincident`), if any; the paper style's shorter
     (``abr, γ* 0.65``)."""
     text = _gamma_text(line)
+    bound = line.exact_bound
+    if bound is not None:
+        text += f", exact bound {bound:.3g}"
     if not style.titles:
-        text = text.replace(": γ* = ", ", γ* ").replace(": γ* ", ", γ* ")
+        text = text.replace(": γ* = ", ", γ* ").replace(": γ* ", ", γ* ").replace(
+            ", exact bound ", " (bound ") + (")" if bound is not None else "")
     if same and line.label in same:
         text += f" (= {same[line.label]})"
     return text

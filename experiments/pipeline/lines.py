@@ -176,6 +176,18 @@ class Line:
     def n_seeds(self) -> int:
         return len(self.gamma_stars)
 
+    @property
+    def exact_bound(self) -> float | None:
+        """The exact bound of the curve's routing and traffic where it is cheap to know
+        (:mod:`.bounds`: a deterministic routing on a torus), else ``None``."""
+        if "_exact" not in self.__dict__:
+            from icsim.experiments.pipeline.bounds import exact_bound
+
+            first = _records(self.rows.head(1))
+            self.__dict__["_exact"] = exact_bound(config_of_row(first[0])) if first and any(
+                c.startswith("config.") for c in first[0]) else None
+        return self.__dict__["_exact"]
+
     def segments(self, step: float | None) -> list[np.ndarray]:
         """Indices of :attr:`points` split where two neighbouring loads are more than one grid
         ``step`` apart (``None``: never split)."""

@@ -271,8 +271,12 @@ def format_summary(outcomes: list[CurveOutcome]) -> str:
     # the refined column only where a curve was refined (--refine N bisected past its γ*)
     refining = any(r.get("role") == "refine" for o in outcomes for r in o.rows) or any(
         o.result.gamma_star_refined != o.result.gamma_star for o in outcomes)
+    # the exact bound where icsim analyze knows it cheaply (a deterministic routing on a torus)
+    exact = {id(o): curve_bound(o) for o in outcomes}
+    bounded = any(v is not None for v in exact.values())
     lines = [f"{'curve':{width}s} {'mode':7s} {'γ*':>6s} "
-             + (f"{'refined':>8s} " if refining else "") + " first saturated"]
+             + (f"{'refined':>8s} " if refining else "")
+             + (f"{'exact':>6s} " if bounded else "") + " first saturated"]
     for o in outcomes:
         r = o.result
         sat = "none" if r.first_saturated is None else \
@@ -280,6 +284,18 @@ def format_summary(outcomes: list[CurveOutcome]) -> str:
         note = "" if r.complete else "  [incomplete]"
         refined = bound_text(r.gamma_star_refined, r.gamma_star_lower_bound
                              and r.gamma_star_refined == r.gamma_star)
+        ideal = "-" if exact[id(o)] is None else f"{exact[id(o)]:.3g}"
         lines.append(f"{o.curve.label:{width}s} {o.mode:7s} {r.gamma_star_text:>6s} "
-                     + (f"{refined:>8s} " if refining else "") + f" {sat}{note}")
+                     + (f"{refined:>8s} " if refining else "")
+                     + (f"{ideal:>6s} " if bounded else "") + f" {sat}{note}")
     return "\n".join(lines)
+
+
+def curve_bound(outcome: CurveOutcome) -> float | None:
+    """The exact bound of a curve's routing and traffic, where cheap (:mod:`.bounds`)."""
+    from icsim.experiments.pipeline.bounds import exact_bound
+
+    try:
+        return exact_bound(outcome.curve.config(min(outcome.curve.grid)))
+    except Exception:           # noqa: BLE001 -- an aside: a curve that cannot say has none
+        return None
