@@ -106,8 +106,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("traffic.workload", f"--alone compares the jobs of an app workload "
                           f"with themselves alone; this one is {config.traffic.workload!r}")
     try:
-        result = Simulation(config, engine=args.engine,
-                            progress=progress if progress.enabled else None).run()
+        # "setting up" until the engine's first report: the network, its routing tables,
+        # the compiled engine's build where it is not built yet
+        with progress.setting_up("building the network and its routing"):
+            result = Simulation(config, engine=args.engine,
+                                progress=progress if progress.enabled else None).run()
     finally:
         progress.close()
     if args.alone:
