@@ -386,3 +386,18 @@ def test_the_paper_style_has_no_title_a_column_width_and_small_fonts(tmp_path):
     plot_results(rows, again, style="paper")
     assert (again / "latency.pdf").read_bytes() == pdf            # no date: the same file
     assert b"/FontFile2" in pdf                                    # TrueType fonts embedded
+
+
+def test_a_grid_of_two_steps_is_joined_throughout_and_a_bisection_is_not():
+    """The dragonfly's grid (0.01 to 0.04, then 0.05 to 1.0 by 0.05) is joined from end to end;
+    a bisection's far-apart runs (0.35 then 0.45 on a 0.05 grid) are not."""
+    loads = [0.01, 0.02, 0.03, 0.04, 0.05, 0.1, 0.15, 0.2, 0.25]
+    rows = [row(x, latency=1000 * (1 + x)) for x in loads]
+    segments = [list(np.round(a.get_xdata(), 2)) for a in latency_figure(rows).axes[0].get_lines()
+                if a.get_gid() == "segment:dor"]
+    assert segments == [loads]
+    lat = {0.10: 1000, 0.35: 1010, 0.45: 1020, 0.50: 1030, 0.55: 1040}
+    rows = [row(x, mode="finite", latency=v) for x, v in lat.items()]
+    segments = [list(np.round(a.get_xdata(), 2)) for a in latency_figure(rows).axes[0].get_lines()
+                if a.get_gid() == "segment:dor"]
+    assert segments == [[0.45, 0.5, 0.55]]

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from icsim.experiments.pipeline.figure_style import DEFAULT, FigureStyle
-from icsim.experiments.pipeline.lines import PANEL_COLUMN, Line, dims_text, seed_column
+from icsim.experiments.pipeline.lines import (PANEL_COLUMN, Line, dims_text, joined,
+                                             seed_column)
 from icsim.experiments.pipeline.saturation import BASELINE_LOAD, LATENCY_FACTOR
 
 #: latency axes are logarithmic when the largest drawn latency exceeds the smallest this much
@@ -328,13 +329,22 @@ def dodges(lines: list[Line], same: dict[str, str], style: FigureStyle) -> dict[
     return out
 
 
+def _within(x: np.ndarray, step: float | None) -> np.ndarray:
+    """Neighbours at most one ``step`` apart (``None``: all)."""
+    if step is None:
+        return np.ones(max(len(x) - 1, 0), dtype=bool)
+    return np.diff(x) <= step * (1 + 1e-6)
+
+
 def draw_values(ax, line: Line, column: str, i: int, step: float | None, *,
                 scale: float = 1.0, ls: str | None = None, kind: str = "",
-                style: FigureStyle = DEFAULT, dx_pt: float = 0.0) -> None:
-    """Segments joining sustained grid neighbours (never a line into a saturated run: its mean
-    covers only what was delivered, and a line would read as a trend), filled markers for
-    sustained runs and hollow ones for saturated runs, error bars over seeds; ``dx_pt`` sets
-    the whole curve that many points sideways (paper style, curves that coincide)."""
+                style: FigureStyle = DEFAULT, dx_pt: float = 0.0,
+                grid: np.ndarray | None = None) -> None:
+    """Segments joining sustained grid neighbours (:func:`~.lines.joined` over the figure's
+    ``grid``; never a line into a saturated run: its mean covers only what was delivered, and
+    a line would read as a trend), filled markers for sustained runs and hollow ones for
+    saturated runs, error bars over seeds; ``dx_pt`` sets the whole curve that many points
+    sideways (paper style, curves that coincide)."""
     pts = line.points
     if column not in pts:
         return
@@ -349,13 +359,13 @@ def draw_values(ax, line: Line, column: str, i: int, step: float | None, *,
 
         where = ax.transData + ScaledTranslation(dx_pt / 72, 0, ax.figure.dpi_scale_trans)
     tag = f"{line.label}{':' + kind if kind else ''}"
-    drawn = np.isfinite(y) & line.sustained
-    for seg in line.segments(step):
-        for part in np.split(seg, np.flatnonzero(~drawn[seg]) + 1):   # gaps: none, saturated
-            part = part[drawn[part]]
-            if len(part) > 1:
-                ax.plot(x[part], y[part], ls=dash, color=color, lw=style.line_width,
-                        transform=where, gid=f"segment:{tag}")
+    drawn = np.isfinite(y) & line.sustained            # no value, or saturated: no line
+    links = drawn[:-1] & drawn[1:] & (joined(x, grid, step) if grid is not None
+                                      else _within(x, step))
+    for part in np.split(np.arange(len(x)), np.flatnonzero(~links) + 1):
+        if len(part) > 1:
+            ax.plot(x[part], y[part], ls=dash, color=color, lw=style.line_width,
+                    transform=where, gid=f"segment:{tag}")
     good = line.sustained & np.isfinite(y)
     bad = ~line.sustained & np.isfinite(y)
     ax.plot(x[good], y[good], marker, ls="none", ms=ms, color=color, transform=where,

@@ -188,17 +188,6 @@ class Line:
                 c.startswith("config.") for c in first[0]) else None
         return self.__dict__["_exact"]
 
-    def segments(self, step: float | None) -> list[np.ndarray]:
-        """Indices of :attr:`points` split where two neighbouring loads are more than one grid
-        ``step`` apart (``None``: never split)."""
-        loads = self.loads
-        if len(loads) == 0:
-            return []
-        if step is None:
-            return [np.arange(len(loads))]
-        cut = np.flatnonzero(np.diff(loads) > step * (1 + 1e-6)) + 1
-        return np.split(np.arange(len(loads)), cut)
-
 
 def _mode_of(first: pd.Series) -> str:
     mode = first.get("mode")
@@ -324,6 +313,39 @@ def grid_step(lines: list[Line]) -> float | None:
             d = np.diff(loads)
             gaps += list(d[d > 1e-9])
     return float(min(gaps)) if gaps else None
+
+
+def grid_loads(lines: list[Line]) -> np.ndarray:
+    """Every grid load some curve of a figure ran, sorted (refinement runs are off the grid)."""
+    loads: set[float] = set()
+    for line in lines:
+        rows = line.rows
+        if "role" in rows:
+            rows = rows[rows["role"].fillna("grid").astype(str) == "grid"]
+        loads |= {load_key(x) for x in rows["offered_load"]}
+    return np.array(sorted(loads), dtype=float)
+
+
+def joined(loads: np.ndarray, grid: np.ndarray, step: float | None) -> np.ndarray:
+    """Which consecutive loads of a curve a line may join (``len(loads) - 1`` booleans): two
+    grid loads when the second is the next grid load some curve ran after the first and their
+    gap is no wider than the grid's step there (the smaller of the next two gaps of that grid):
+    a bisection's far-apart runs stay separate points, and a grid of two steps (0.01 to 0.05,
+    then 0.05 to 1) is joined throughout; a load off the grid (a refinement) within one
+    ``step`` of its neighbour."""
+    out = np.zeros(max(len(loads) - 1, 0), dtype=bool)
+    keys = [load_key(x) for x in grid]
+    where = {k: i for i, k in enumerate(keys)}
+    gaps = np.diff(grid)
+    for i in range(len(out)):
+        a, b = load_key(loads[i]), load_key(loads[i + 1])
+        ia, ib = where.get(a), where.get(b)
+        if ia is None or ib is None:
+            out[i] = step is not None and b - a <= step * (1 + 1e-6)
+            continue
+        local = gaps[ia:ia + 2]
+        out[i] = ib == ia + 1 and len(local) > 0 and b - a <= float(local.min()) * (1 + 1e-6)
+    return out
 
 
 def latency_series(data: Any) -> dict[str, list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]]:

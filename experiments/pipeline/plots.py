@@ -55,7 +55,8 @@ from icsim.experiments.pipeline.figure_layout import (by_panel, coincident, curv
                                                       new_figure, panel_legend, set_titles,
                                                       style_index, wants_log)
 from icsim.experiments.pipeline.figure_style import FigureStyle, drawing, style_of
-from icsim.experiments.pipeline.lines import Line, curve_lines, grid_step, number, to_frame
+from icsim.experiments.pipeline.lines import (Line, curve_lines, grid_loads, grid_step, number,
+                                             to_frame)
 from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.saturation import BASELINE_LOAD, LATENCY_FACTOR
 from icsim.routing.registry import ROUTING
@@ -155,7 +156,7 @@ def latency_figure(data: Any, lines: list[Line] | None = None, style: str | None
 def _latency(df, lines: list[Line], st: FigureStyle):
     from matplotlib.transforms import blended_transform_factory
 
-    step = grid_step(lines)
+    step, grid = grid_step(lines), grid_loads(lines)
     panels = by_panel(lines)
     index = style_index(lines)
     # one scale (linear or logarithmic) for every panel of the figure
@@ -173,7 +174,7 @@ def _latency(df, lines: list[Line], st: FigureStyle):
             i = index[line.label]
             color, marker, ms = curve_style(i, st)
             draw_values(ax, line, "latency_ns", i, step, scale=1e-3, style=st,
-                        dx_pt=shift.get(line.label, 0.0))
+                        dx_pt=shift.get(line.label, 0.0), grid=grid)
             pts = line.points
             lat, ci = pts["latency_ns"].to_numpy(float), pts["latency_ns_ci"].to_numpy(float)
             values += list(lat / 1e3) + list((lat + np.nan_to_num(ci)) / 1e3) \
@@ -230,7 +231,7 @@ def accepted_figure(data: Any, lines: list[Line] | None = None, style: str | Non
 
 
 def _accepted(df, lines: list[Line], st: FigureStyle):
-    step = grid_step(lines)
+    step, grid = grid_step(lines), grid_loads(lines)
     panels = by_panel(lines)
     index = style_index(lines)
     same = {p: coincident(plines, "accepted_load") for p, plines in panels.items()}
@@ -249,7 +250,7 @@ def _accepted(df, lines: list[Line], st: FigureStyle):
             i = index[line.label]
             color, marker, ms = curve_style(i, st)
             draw_values(ax, line, "accepted_load", i, step, style=st,
-                        dx_pt=shift.get(line.label, 0.0))
+                        dx_pt=shift.get(line.label, 0.0), grid=grid)
             values += list(line.points["accepted_load"].to_numpy(float))
             mark_gamma_star(ax, line, color, st, marker, ticks.get(line.label, 0.0))
             ax.plot([], [], ls=st.dash(i), marker=marker, color=color, ms=ms,
@@ -284,7 +285,7 @@ def derouted_figure(data: Any, lines: list[Line] | None = None, style: str | Non
 
 
 def _derouted(df, lines: list[Line], st: FigureStyle):
-    step = grid_step(lines)
+    step, grid = grid_step(lines), grid_loads(lines)
     panels = by_panel(lines)
     index = style_index(lines)
     styles = deroute_styles(df.columns)
@@ -309,7 +310,7 @@ def _derouted(df, lines: list[Line], st: FigureStyle):
             style, kind = styles[col]
             i = index[line.label]
             draw_values(ax, line, col, i, step, ls=style, kind=kind, style=st,
-                        dx_pt=shift.get(as_named.label, 0.0))
+                        dx_pt=shift.get(as_named.label, 0.0), grid=grid)
             values += list(line.points[col].to_numpy(dtype=float))
             color, marker, ms = curve_style(i, st)
             label = as_named.label + (f" (= {same[as_named.label]})"
