@@ -280,13 +280,15 @@ def curve_style(i: int, style: FigureStyle = DEFAULT) -> tuple[str, str, float]:
 
 def coincident(lines: list[Line], column: str, log: bool = False) -> dict[str, str]:
     """Curves of one panel that lie on an earlier one (``label -> the earlier label``): at
-    least :data:`SAME_AT` of their common loads (two or more) within :data:`SAME_SHARE` of
-    each other (relative on a logarithmic axis; of the panel's span on a linear one)."""
-    values = {}
+    least :data:`SAME_AT` of their common sustained loads (two or more; else of all their
+    common loads) within :data:`SAME_SHARE` of each other (relative on a logarithmic axis; of
+    the panel's span on a linear one)."""
+    values, kept = {}, {}
     for line in lines:
         if column in line.points:
-            values[line.label] = dict(zip(np.round(line.loads, 6),
-                                          line.points[column].to_numpy(dtype=float)))
+            loads = np.round(line.loads, 6)
+            values[line.label] = dict(zip(loads, line.points[column].to_numpy(dtype=float)))
+            kept[line.label] = set(loads[line.sustained])
     every = [v for d in values.values() for v in d.values() if np.isfinite(v)]
     span = (max(every) - min(every)) if every else 0.0
     out: dict[str, str] = {}
@@ -297,6 +299,8 @@ def coincident(lines: list[Line], column: str, log: bool = False) -> dict[str, s
                 continue
             common = [x for x in values[b] if x in values[a] and np.isfinite(values[a][x])
                       and np.isfinite(values[b][x])]
+            both = [x for x in common if x in kept[a] and x in kept[b]]
+            common = both if len(both) >= 2 else common
             if len(common) < 2:
                 continue
             if log:
