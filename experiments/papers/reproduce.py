@@ -76,49 +76,69 @@ def register(name: str, module: str, help: str, results: str | None = None,
 
 
 register("ofr-table2", "icsim.experiments.papers.ofr.table2",
-         "OutFlank Tables 2 and 3: gamma* and derouted shares of ABR/POR/OFR on 8^3 or 16^3 tori")
+         "OutFlank Tables 2 and 3: gamma* and derouted shares of ABR/POR/OFR on 8^3 or 16^3 tori",
+         cost=("--k 8 --profile both --search bisect: about 30 CPU-minutes (recorded); --report-"
+               "only on the committed runs: 10 s; --k 16 --guess paper: about 35 minutes on two "
+               "cores (recorded)"))
 register("ofr-table3", "icsim.experiments.papers.ofr.table3",
-         "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
+         "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10",
+         cost=("about 3 minutes (166 s CPU)"))
 register("torus-routing", "icsim.experiments.papers.torus_routing:TORUS_ROUTING",
          "Oblivious torus routing (DOR, ROMM, VAL, RLB, RLBth) on the 8-ary 2- and 3-cube: exact "
          "throughput per traffic and worst case, beside the RLB paper's claims",
-         results="torus_routing")
+         results="torus_routing",
+         cost=("exact tables: about 1.5 minutes (70 s CPU); --simulate: about 1.5 hours on two "
+               "cores (recorded)"))
 register("dragonfly", "icsim.experiments.papers.dragonfly:DRAGONFLY",
          "Dragonfly (1,056 terminals): MIN, VAL, UGAL-L, UGAL-G under uniform and group-shift "
          "traffic, beside the exact bounds and Kim et al. 2008 / Jiang et al. 2009",
-         results="dragonfly")
+         results="dragonfly",
+         cost=("the committed runs shown: seconds; --simulate: about 2 minutes (122 s CPU)"))
 register("fat-tree", "icsim.experiments.papers.fat_tree:FAT_TREE",
          "Fat trees: D-mod-k on k-ary 3-trees beside Zahavi's non-blocking shifts (exact), and "
          "D-mod-k vs adaptive up*/down* simulated",
-         results="fat_tree")
+         results="fat_tree",
+         cost=("the committed runs shown: seconds; --simulate: about 15 s (10 s CPU)"))
 register("hyperx", "icsim.experiments.papers.hyperx:HYPERX",
          "HyperX 8x8 (512 terminals): DOR and minimal adaptive vs Valiant and UGAL, uniform and "
          "line shift, beside the exact bounds and Ahn et al. 2009",
-         results="hyperx")
+         results="hyperx",
+         cost=("the committed runs shown: seconds; --simulate: about 40 s (32 s CPU)"))
 register("apps-torus", "icsim.experiments.papers.apps_torus:APPS_TORUS",
          "Applications on 8x8x8: a halo and an alltoall job sharing the torus under DOR, ABR, "
          "POR and OFR, their slowdowns (slabs and scattered placement)",
-         results="apps_torus")
+         results="apps_torus",
+         cost=("the committed runs shown: seconds; --simulate: about a minute (55 s CPU)"))
 register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
-         "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
+         "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs",
+         cost=("about 4 CPU-hours (recorded: 2,000 graphs x 3 assigners); --quick: seconds"))
 register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2",
-         "Angara Table 2: BFS/SSSP/Genetic table quality on the 4x2x2x2 Desmos torus")
+         "Angara Table 2: BFS/SSSP/Genetic table quality on the 4x2x2x2 Desmos torus",
+         cost=("seconds (3 s)"))
 register("angara-tori", "icsim.experiments.papers.angara.cli:TORI",
-         "Angara Sec. 5.1: SSSP vs BFS (vs Genetic) on random 2D/3D/4D tori")
+         "Angara Sec. 5.1: SSSP vs BFS (vs Genetic) on random 2D/3D/4D tori",
+         cost=("the paper's whole population: days (its 4D systems of up to 4,096 nodes); the "
+               "committed --max-nodes 768: 47 minutes on two cores (recorded)"))
 register("angara-sim", "icsim.experiments.papers.angara.cli:SIM",
-         "Angara Sec. 5.2: alltoall and tornado with SSSP vs BFS tables, simulated on 4x2x2x2")
+         "Angara Sec. 5.2: alltoall and tornado with SSSP vs BFS tables, simulated on 4x2x2x2",
+         cost=("about a minute (44 s CPU)"))
 register("angara-npb", "icsim.experiments.papers.angara.npb:NPB",
          "Angara Table 3: NPB LU/MG/CG/FT/IS skeletons (class C, 4 ranks per node) with BFS, "
          "Genetic and SSSP tables on 4x2x2x2, closed loop",
-         results="angara_npb")
+         results="angara_npb",
+         cost=("the committed runs shown: seconds; --simulate: about 3 minutes (158 s CPU)"))
 register("angara-optimum", "icsim.experiments.papers.angara.cli:OPTIMUM",
-         "Beyond Angara: proven optimal tables (MILP) on 4x2x2x2 and its Table 2 subsets")
+         "Beyond Angara: proven optimal tables (MILP) on 4x2x2x2 and its Table 2 subsets",
+         cost=("seconds (5 s)"))
 register("angara-bounds", "icsim.experiments.papers.angara.cli:BOUNDS",
-         "Beyond Angara: LP lower bounds vs SSSP vs refined tables on random 2D/3D/4D tori")
+         "Beyond Angara: LP lower bounds vs SSSP vs refined tables on random 2D/3D/4D tori",
+         cost=("about 20 minutes (recorded)"))
 register("angara-traffic", "icsim.experiments.papers.angara.cli:TRAFFIC",
-         "Beyond Angara: traffic-aware tables for the angara-sim jobs, simulated")
+         "Beyond Angara: traffic-aware tables for the angara-sim jobs, simulated",
+         cost=("about 30 minutes (recorded)"))
 register("angara-faults", "icsim.experiments.papers.angara.cli:FAULTS",
-         "Beyond Angara: tables around random failed links and nodes (4x2x2x2, 8x8x8)")
+         "Beyond Angara: tables around random failed links and nodes (4x2x2x2, 8x8x8)",
+         cost=("--dims 4x2x2x2: about 20 minutes; 8x8x8: about 25 (recorded)"))
 
 
 # ---------------------------------------------------------------------------------- results
