@@ -133,6 +133,9 @@ def test_the_quick_readme_commands_run_from_the_clone_root(clone_root, capsys):
             # the README shows a fresh install's first run, on SimPy; the record is the same
             assert printed[0].replace("compiled engine", "simpy engine") == readme[0]
             assert printed[1:-1] == readme[1:-1], command
+        if command == "icsim reproduce":
+            # every reproduction listed with what it costs
+            assert out.count("cost: ") == len(REPRODUCTIONS.names()), out
         if command.startswith("icsim reproduce ") and command.split()[2] in (
                 "dragonfly", "fat-tree", "hyperx", "angara-npb", "apps-torus"):
             # shows the committed simulated results without --out, and how to simulate again
