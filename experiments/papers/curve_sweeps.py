@@ -16,7 +16,7 @@ from icsim.experiments.pipeline.outputs import WRITTEN, Outputs, written_since
 from icsim.experiments.pipeline.plots import plot_results
 from icsim.experiments.pipeline.results_file import RESULTS_NAME
 from icsim.experiments.pipeline.rows import load_unit
-from icsim.experiments.pipeline.summaries import in_unit
+from icsim.experiments.pipeline.summaries import UNIT_STAR_COLUMN, in_unit
 from icsim.experiments.pipeline.sweep import Sweep
 
 
@@ -43,12 +43,15 @@ def sweep_curves(curves: list[Curve], folder: Path, workers: int | None, report_
     with executor:
         outcome = sweep.run(executor)
     plot_results(outcome.rows, figures or folder, outputs=outputs)
+    # γ* in the one unit across families (docs/model.md §6), for runs that record it: a table
+    # of runs made before the field redraws as it was committed
+    units = [load_unit(c.rows) for c in outcome.curves]
+    unit = any(u is not None for u in units)
     return pd.DataFrame([{**c.curve.params, "gamma_star": c.result.gamma_star,
-                          # the one unit across families (docs/model.md §6)
-                          "gamma_star_packets_per_terminal_link_time": in_unit(
-                              c.result.gamma_star, load_unit(c.rows, from_config=True)),
+                          **({UNIT_STAR_COLUMN: in_unit(c.result.gamma_star, u)} if unit
+                             else {}),
                           "lower_bound": c.result.gamma_star_lower_bound,
-                          **(extra(c) if extra else {})} for c in outcome.curves])
+                          **(extra(c) if extra else {})} for c, u in zip(outcome.curves, units)])
 
 
 def write_csv(outputs: Outputs, path: Path, df: pd.DataFrame) -> None:
