@@ -44,6 +44,7 @@ try:
                                                       add_engine_argument,
                                                       add_execution_arguments, engine_overrides,
                                                       make_executor, natural_int, positive_int)
+    from icsim.experiments.pipeline.figure_style import add_style_argument, using_style
     from icsim.experiments.pipeline.outputs import (Outputs, add_output_arguments,
                                                     add_progress_arguments, progress_option,
                                                     report_outputs)
@@ -114,8 +115,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("traffic.workload", f"--alone compares the jobs of an app workload "
                           f"with themselves alone; this one is {config.traffic.workload!r}")
     try:
-        result = Simulation(config, engine=args.engine,
-                            progress=progress if progress.enabled else None).run()
+        # "setting up" until the engine's first report: the network, its routing tables,
+        # the compiled engine's build where it is not built yet
+        with progress.setting_up("building the network and its routing"):
+            result = Simulation(config, engine=args.engine,
+                                progress=progress if progress.enabled else None).run()
     finally:
         progress.close()
     if args.alone:
@@ -192,6 +196,11 @@ def format_result(r: dict[str, Any]) -> str:
     else:
         lines.append(f"  accepted load   {r['accepted_load']:.4f} (packets per node over the "
                      f"completion time)")
+    packets = r.get("offered_packets_per_terminal_link_time")
+    if packets is not None and r["offered_load"]:
+        link_ns = cfg["packet"]["size_bytes"] * 8 / cfg["link"]["bandwidth_gbps"]
+        lines.append(f"  offered         {packets:.3f} packets per terminal per link time "
+                     f"(a link time: {link_ns:g} ns; γ = 1 is {packets / r['offered_load']:.3g})")
     if r.get("latency_ns") is not None:
         lines += [
             f"  latency         mean {r['latency_ns']:.1f} ns, p50 {r['latency_p50_ns']:.1f}, "
@@ -302,6 +311,7 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
                         "mean and 95%% confidence interval in load_summary.csv and as error "
                         "bars, gamma* per seed and its spread in gamma_star.csv (default 1)")
     p.add_argument("--no-plots", action="store_true", help="write the CSVs only")
+    add_style_argument(p)
     add_output_arguments(p)
     p.set_defaults(func=cmd_sweep)
 
@@ -345,8 +355,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                   search=args.search, progress=progress_option(args))
     try:
         with make_executor(args.workers, args.scheduler) as executor:
-            outcome = write_files(sweep.run(executor), plots=not args.no_plots,
-                                  outputs=outputs)
+            done = sweep.run(executor)
+        with using_style(args.style):
+            outcome = write_files(done, plots=not args.no_plots, outputs=outputs)
     except SweepError as exc:
         print(f"icsim sweep: {exc}", file=sys.stderr)
         return 1
@@ -357,7 +368,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(format_summary(outcome.curves))
     for line in flip_notes(outcome.curves):
         print(line)
-    print(f"{outcome.ran} runs, {outcome.reused} reused, {outcome.wall_s:.1f} s wall "
+    print(f"{outcome.ran} new, {outcome.reused} reused, {outcome.wall_s:.1f} s wall "
           f"({executor.name}, {executor.slots} slot{'s' if executor.slots > 1 else ''})")
     print(f"{'appended to' if outcome.ran else 'read'} {out / 'results.csv'}")
     return report_outputs(outputs, "icsim sweep")
@@ -373,10 +384,11 @@ def add_plot(sub: argparse._SubParsersAction) -> None:
     p.add_argument("results", help="a sweep directory or its results.csv")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="where to write the figures (default: beside the CSV)")
-    p.add_argument("--format", default="png,svg", metavar="FMT[,FMT]",
-                   help="file formats (default png,svg)")
+    p.add_argument("--format", default=None, metavar="FMT[,FMT]",
+                   help="file formats (default png,svg; with --style paper pdf,svg,png)")
     p.add_argument("--force", action="store_true",
                    help="overwrite figures tracked by git whose content changes")
+    add_style_argument(p)
     p.set_defaults(func=cmd_plot)
 
 
@@ -395,7 +407,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if df.empty:
         print(f"icsim plot: {src} holds no runs yet; nothing to draw", file=sys.stderr)
         return 0
-    plot_results(df, out, formats=[f for f in args.format.split(",") if f], outputs=outputs)
+    formats = None if args.format is None else [f for f in args.format.split(",") if f]
+    plot_results(df, out, formats=formats, outputs=outputs, style=args.style)
     return report_outputs(outputs, "icsim plot")
 
 
@@ -602,6 +615,8 @@ def main(argv: list[str] | None = None) -> int:
 def file_problem(exc: OSError) -> str:
     """One line for a file or folder icsim could not make or write (``--out`` naming a file
     where a folder goes, a folder it may not write in ...)."""
+    if exc.errno is None and exc.filename is None:      # raised with a message of its own
+        return str(exc)
     what = {FileExistsError: "is a file, not a folder",
             NotADirectoryError: "is below a file, not a folder",
             PermissionError: "may not be written here",

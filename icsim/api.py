@@ -113,7 +113,8 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
           vary: Mapping[str, Iterable[Any]] | None = None, seeds: int = 1,
           out: str | Path | None = None, workers: int | None = None, *,
           overrides: Mapping[str, Any] | None = None, search: str = "climb",
-          plots: bool | None = None, progress: bool | None = None) -> pd.DataFrame:
+          plots: bool | None = None, progress: bool | None = None,
+          style: str | None = None) -> pd.DataFrame:
     """Sweep loads (and the product of ``vary``'s values) as ``icsim sweep`` does.
 
     Parameters
@@ -136,6 +137,8 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     progress : bool, optional
         A progress bar on stderr (tqdm): runs made, at most how many to go, the last verdict.
         Default: where stderr is a terminal or a notebook's output, none otherwise.
+    style : {"default", "paper"}, optional
+        How the figures in ``out`` look (``"paper"``: also written as PDF).
 
     Returns
     -------
@@ -145,8 +148,13 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
         ``df.attrs["gamma_star_lower_bound"]`` to whether that γ* is only a lower bound ("γ* ≥":
         every load up to the top of the grid sustained); ``df.attrs["notes"]`` lists the
         curves whose verdicts flip back to sustained above a saturated load (likely noise;
-        each also a warning, as the command line prints it).
+        each also a warning, as the command line prints it).  With several seeds,
+        ``df.attrs["gamma_star_ci"]`` maps each curve's label to the mean of its seeds' γ*,
+        the half-width of its 95 % Student-t confidence interval and the number of seeds
+        that have one (``(0.283, 0.072, 3)``).
     """
+    from icsim.experiments.pipeline.confidence import mean_ci
+    from icsim.experiments.pipeline.figure_style import style_of, using_style
     from icsim.experiments.pipeline.lines import read_results
 
     overrides, loads, seeds = check_overrides(overrides), check_loads(loads), check_seeds(seeds)
@@ -164,6 +172,11 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     for key, values in varied:
         check_varied(key, values)
     check_sweep_size(len(loads), vary_sizes(vary), seeds)
+    if style is not None:
+        try:
+            style_of(style)
+        except ValueError as exc:
+            raise ConfigError("style", str(exc).removeprefix("style: ")) from None
     data = _config_data(config, overrides)
     from_dict(data)                                   # every error before the first run
     if isinstance(loads, (int, float)):
@@ -181,7 +194,7 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     tmp = None if out is not None else tempfile.TemporaryDirectory(prefix="icsim-sweep-")
     where = Path(out) if out is not None else Path(tmp.name)
     try:
-        with make_executor(workers or 1) as executor:
+        with make_executor(workers or 1) as executor, using_style(style):
             outcome = run_sweep(curves, where, executor=executor, search=search,
                                 plots=bool(out is not None if plots is None else plots),
                                 progress=ProgressBar(enabled=progress))
@@ -195,6 +208,12 @@ def sweep(config: str | Path | Mapping[str, Any] | Config, loads: str | Iterable
     df.attrs["gamma_star"] = {c.name: c.result.gamma_star for c in outcome.curves}
     df.attrs["gamma_star_lower_bound"] = {c.name: c.result.gamma_star_lower_bound
                                           for c in outcome.curves}
+    if seeds > 1:
+        by_curve: dict[str, list] = {}
+        for c in outcome.curves:
+            by_curve.setdefault(c.curve.label, []).append(c.result.gamma_star)
+        df.attrs["gamma_star_ci"] = {label: mean_ci(g for g in stars if g is not None)
+                                     for label, stars in by_curve.items()}
     df.attrs["notes"] = flip_notes(outcome.curves)
     for note in df.attrs["notes"]:
         warnings.warn(note, stacklevel=2)
@@ -227,7 +246,8 @@ def reproduce(name: str, /, **options: Any) -> Reproduction:
         Its command-line options as keyword arguments, with their Python types: ``--k 8`` is
         ``k=8``, ``--report-only`` is ``report_only=True``, ``--patterns uniform,butterfly``
         is ``patterns=["uniform", "butterfly"]``, ``--set key=value`` is
-        ``overrides={"key": value}`` (or ``["key=value"]``).
+        ``overrides={"key": value}`` (or ``["key=value"]``); ``style="paper"`` draws its
+        figures for a paper (``--style paper``).
 
     Returns
     -------
@@ -253,32 +273,37 @@ def reproduce(name: str, /, **options: Any) -> Reproduction:
 
 # The figure functions import their plot modules when first called: those load matplotlib,
 # which runs, sweeps without figures and reproductions never need.
-def latency_figure(results: Any):
+def latency_figure(results: Any, style: str | None = None):
     """Latency against offered load, one line per curve, γ* marked (a matplotlib Figure);
-    ``results``: a sweep's DataFrame, rows or path."""
+    ``results``: a sweep's DataFrame, rows or path; ``style="paper"``: a figure a journal
+    takes (no title, a column's width, 8-pt fonts, a palette that prints in grey; save it as
+    PDF or SVG)."""
     from icsim.experiments.pipeline.plots import latency_figure as draw
 
-    return draw(results)
+    return draw(results, style=style)
 
 
-def accepted_figure(results: Any):
-    """Accepted against offered load (a matplotlib Figure)."""
+def accepted_figure(results: Any, style: str | None = None):
+    """Accepted against offered load (a matplotlib Figure; ``style`` as for
+    :func:`latency_figure`)."""
     from icsim.experiments.pipeline.plots import accepted_figure as draw
 
-    return draw(results)
+    return draw(results, style=style)
 
 
-def derouted_figure(results: Any):
+def derouted_figure(results: Any, style: str | None = None):
     """Share of derouted packets against offered load (a matplotlib Figure, or None when no
-    curve deroutes)."""
+    curve deroutes; ``style`` as for :func:`latency_figure`)."""
     from icsim.experiments.pipeline.plots import derouted_figure as draw
 
-    return draw(results)
+    return draw(results, style=style)
 
 
-def latency_distribution_figure(results: Mapping[str, Any], title: str | None = None):
+def latency_distribution_figure(results: Mapping[str, Any], title: str | None = None,
+                                style: str | None = None):
     """Latency histogram and CDF of one run or of several (``{"dor": r1, "ofr": r2}``): each a
-    :class:`Result` or a record as ``icsim run --json`` prints it."""
+    :class:`Result` or a record as ``icsim run --json`` prints it (``style`` as for
+    :func:`latency_figure`)."""
     from icsim.experiments.pipeline.run_figures import latency_distribution_figure as draw
     from icsim.experiments.pipeline.run_figures import run_label
 
@@ -286,19 +311,20 @@ def latency_distribution_figure(results: Mapping[str, Any], title: str | None = 
         return isinstance(r, Mapping) and "latency_histogram" in r
 
     if is_record(results):
-        if title is None:
+        if title is None and style != "paper":
             title = f"Packet latency distribution ({run_label(results)})"
         results = {"run": results}
     if not isinstance(results, Mapping) or not all(map(is_record, results.values())):
         raise TypeError(f"latency_distribution_figure takes a run's Result (icsim.run(...)) "
                         f"or JSON record, or a dict of them, got {_what(results)}")
-    return draw({name: r["latency_histogram"] for name, r in results.items()}, title=title)
+    return draw({name: r["latency_histogram"] for name, r in results.items()}, title=title,
+                style=style)
 
 
 def channel_heatmap_figure(result: Result | pd.DataFrame, value: str = "utilisation",
-                           title: str | None = None):
+                           title: str | None = None, style: str | None = None):
     """A run's channel load: on the torus coordinates, a dragonfly's group pairs, a fat tree's
-    levels (ranked bars on graphs and HyperX)."""
+    levels (ranked bars on graphs and HyperX); ``style`` as for :func:`latency_figure`."""
     import pandas as pd
 
     from icsim.experiments.pipeline.run_figures import channel_heatmap_figure as draw
@@ -309,7 +335,7 @@ def channel_heatmap_figure(result: Result | pd.DataFrame, value: str = "utilisat
                         f"channel table, got {_what(result)}")
     channels = result.channels if isinstance(result, Result) else result
     label = run_label(result) if isinstance(result, Result) else None
-    return draw(channels, value=value, title=title, label=label)
+    return draw(channels, value=value, title=title, label=label, style=style)
 
 
 def timeline_figure(result: Result, job: int = 0, max_ranks: int = 64):

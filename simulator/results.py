@@ -51,6 +51,7 @@ from icsim.simulator.latencies import LATENCY_BIN_EDGES_NS, histogram_counts
 from icsim.simulator.measure import dilation
 from icsim.simulator.stats import Tally
 from icsim.traffic.apps.ops import KINDS, RECV
+from icsim.traffic.load import packets_per_link_time
 
 VERSION_FALLBACK = "0.0.0"
 #: window mode: sustained needs accepted >= this x the measured offered load
@@ -183,6 +184,10 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
     finite = spec.finite
     res: dict[str, Any] = {
         "offered_load": config.traffic.load,
+        # the one unit across families (docs/model.md §6): γ / max_i c_i
+        "offered_packets_per_terminal_link_time": (
+            config.traffic.load * packets_per_link_time(spec.topology)
+            if workload.kind == "open" else None),
         "mode": "finite" if finite else "window",
         "workload": workload.kind,
         "topology": spec.topology.describe(),

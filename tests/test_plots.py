@@ -113,8 +113,9 @@ def test_a_bisection_curve_joins_only_grid_neighbours():
     fig = latency_figure(rows)
     assert grid_step(curve_lines(rows)) == pytest.approx(0.05)
     segments = [a for ax in fig.axes for a in ax.get_lines() if a.get_gid() == "segment:dor"]
-    assert sorted(list(np.round(s.get_xdata(), 2)) for s in segments) == [[0.45, 0.5, 0.55]]
-    assert xy(fig, "sustained:dor")[0] == [0.1, 0.35, 0.45, 0.5]    # 0.10 and 0.35 alone
+    # 0.10 and 0.35 alone; 0.55 saturated: no line into it
+    assert sorted(list(np.round(s.get_xdata(), 2)) for s in segments) == [[0.45, 0.5]]
+    assert xy(fig, "sustained:dor")[0] == [0.1, 0.35, 0.45, 0.5]
 
 
 def test_latency_axes_fit_the_data_and_go_logarithmic_for_a_saturation_knee():
@@ -138,13 +139,16 @@ def test_an_all_saturated_curve_still_shows_its_runs():
     ax = fig.axes[0]
     lo, hi = ax.get_ylim()
     assert 70 < lo < 80 and 90 < hi < 100                   # not an empty 0-0.05 axis
-    assert ax.get_legend().get_texts()[0].get_text() == "dor: no sustained load"
+    # DOR on 4x4x4 under uniform traffic: its exact bound (icsim analyze) beside γ*
+    assert ax.get_legend().get_texts()[0].get_text() == \
+        "dor: no sustained load, exact bound 0.656"
     assert gids(fig, "gamma_star") == []
 
 
 def test_a_curve_that_never_saturates_reports_gamma_star_as_a_lower_bound():
     fig = latency_figure(window_curve(saturated=()))
-    assert fig.axes[0].get_legend().get_texts()[0].get_text() == "dor: γ* ≥ 0.80"
+    assert fig.axes[0].get_legend().get_texts()[0].get_text() == \
+        "dor: γ* ≥ 0.80, exact bound 0.656"
 
 
 def test_accepted_figure_draws_the_diagonal_and_the_runs():
@@ -177,7 +181,7 @@ def test_several_seeds_give_means_with_confidence_intervals_and_gamma_star_per_s
     assert first[0, 0] == pytest.approx(0.1)
     assert first[:, 1] == pytest.approx([(mean - half) / 1000, (mean + half) / 1000])
     text = ax.get_legend().get_texts()[0].get_text()
-    assert text == "dor: γ* = 0.37 [0.30–0.40] over 3 seeds"
+    assert text == "dor: γ* = 0.37 [0.30–0.40] over 3 seeds, exact bound 0.656"
 
 
 # ---------------------------------------------------------------------------------- layout
@@ -288,7 +292,8 @@ def test_the_derouting_figure_draws_the_kinds_the_algorithms_declare_in_their_st
     ofr = pd.DataFrame(window_curve("ofr", outflank=0.1))
     fig = plots.derouted_figure(ofr)
     labels = [line.get_label() for ax in fig.axes for line in ax.get_lines()]
-    assert "ofr outflank" in labels and "ofr total" in labels
+    # every packet derouted is an outflank one here: the two lines coincide, and say so
+    assert "ofr outflank (= ofr total)" in labels and "ofr total" in labels
 
 
 def test_a_title_over_curves_of_different_seed_counts_does_not_give_one_count():
@@ -298,3 +303,101 @@ def test_a_title_over_curves_of_different_seed_counts_does_not_give_one_count():
     assert "3 seeds (1–3), mean ± 95 % CI" in same
     mixed = describe(pd.DataFrame(rows + [{"curve": "abr", "seed": 1, "offered_load": 0.1}]))
     assert "3 seeds" not in mixed and "not the same for every curve" in mixed
+
+
+# ---------------------------------------------------------------------------------- reading
+def test_no_line_runs_into_a_saturated_run():
+    """A saturated run's mean latency covers only what it delivered (8x8 transpose under DOR:
+    28 µs at 0.30, 13 µs at 0.35): a line into it would show a curve that falls.  Lines join
+    sustained grid neighbours only, in both styles."""
+    rows = window_curve(saturated=(0.5, 0.7, 0.8))          # 0.6 sustained between them
+    for style in ("default", "paper"):
+        fig = latency_figure(rows, style=style)
+        segments = sorted(list(np.round(a.get_xdata(), 2)) for ax in fig.axes
+                          for a in ax.get_lines() if a.get_gid() == "segment:dor")
+        assert segments == [[0.1, 0.2, 0.3, 0.4]], style
+
+
+def test_the_load_axis_says_what_gamma_1_is_in_packets_per_terminal_per_link_time():
+    """γ = 1 is 2 packets per terminal per link time on 4x4x4 (c = 1/2), 1 on 8x8x8, 0.5 on
+    16x16x16 (docs/model.md §6): read from the runs' records, or from their topology for runs
+    recorded before the field."""
+    for dims, default, paper in (
+            ("[4, 4, 4]", "= γ × 2 packets per terminal per link time",
+             "(1 = 2 packets / terminal / link time)"),
+            ("[8, 8, 8]", "= packets per terminal per link time",
+             "(packets / terminal / link time)"),
+            ("[16, 16, 16]", "= γ × 0.5 packets per terminal per link time",
+             "(1 = 0.5 packets / terminal / link time)")):
+        ax = latency_figure(window_curve(dims=dims)).axes[0]
+        assert ax.get_xlabel().startswith("Offered load γ (1 = the uniform bisection bound)")
+        assert ax.get_xlabel().endswith(default), dims
+        ax = latency_figure(window_curve(dims=dims), style="paper").axes[0]
+        assert ax.get_xlabel() == "Offered load γ " + paper, dims
+    recorded = [dict(r, offered_packets_per_terminal_link_time=2 * r["offered_load"],
+                     **{"config.topology.dims": "[9, 9]"}) for r in window_curve()]
+    assert "2 packets per terminal per link time" in latency_figure(recorded).axes[0].get_xlabel()
+
+
+def test_one_latency_scale_for_every_panel_of_a_figure():
+    flat = [dict(r, **{"config.traffic.pattern": "uniform"}) for r in window_curve(saturated=())]
+    knee = [row(x, latency=v, saturated=x > 0.3, pattern="transpose")
+            for x, v in ((0.1, 1000), (0.2, 1050), (0.3, 1200), (0.4, 9000), (0.5, 60000))]
+    axes = [a for a in latency_figure(flat + knee).axes if a.get_visible()]
+    assert [a.get_yscale() for a in axes] == ["log", "log"]
+
+
+def test_curves_that_coincide_are_named_and_in_the_paper_style_set_apart():
+    rows = window_curve("abr") + window_curve("ofr") + window_curve("dor", saturated=(0.3,))
+    rows = [dict(r, latency_ns=r["latency_ns"] * (3 if r["config.routing.algorithm"] == "dor"
+                                                     else 1)) for r in rows]
+    for style in ("default", "paper"):
+        fig = latency_figure(rows, style=style)
+        texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        first = "ofr: γ* = 0.40" if style == "default" else "ofr, γ* 0.40"
+        assert texts[1].startswith(first) and texts[1].endswith("(= abr)"), texts
+        assert "(=" not in texts[0] + texts[2]
+        abr, ofr = artist(fig, "sustained:abr"), artist(fig, "sustained:ofr")
+        fig.canvas.draw()
+        gap = (ofr.get_transform().transform((0.3, 1.3))
+               - abr.get_transform().transform((0.3, 1.3)))[0]
+        assert (gap > 2.0) if style == "paper" else (gap == 0.0), (style, gap)
+
+
+def test_the_paper_style_has_no_title_a_column_width_and_small_fonts(tmp_path):
+    rows = window_curve("abr") + window_curve("ofr", saturated=(0.7, 0.8))
+    one = latency_figure(rows, style="paper")
+    assert one._suptitle is None and one.get_figwidth() == pytest.approx(3.5)
+    two = latency_figure(rows + [dict(r, **{"config.traffic.pattern": "transpose"})
+                                 for r in rows], style="paper")
+    assert two.get_figwidth() == pytest.approx(7.16)
+    ax = one.axes[0]
+    assert ax.xaxis.label.get_fontsize() == 8.0
+    colours = {artist(one, f"sustained:{a}").get_color() for a in ("abr", "ofr")}
+    assert colours == {"#000000", "#E69F00"}                    # Okabe and Ito, black first
+    markers = {artist(one, f"sustained:{a}").get_marker() for a in ("abr", "ofr")}
+    assert len(markers) == 2
+    files = plot_results(rows, tmp_path, style="paper")
+    assert sorted(f.name for f in files if f.stem == "latency") == [
+        "latency.pdf", "latency.png", "latency.svg"]
+    pdf = (tmp_path / "latency.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and b"CreationDate" not in pdf
+    again = tmp_path / "again"
+    plot_results(rows, again, style="paper")
+    assert (again / "latency.pdf").read_bytes() == pdf            # no date: the same file
+    assert b"/FontFile2" in pdf                                    # TrueType fonts embedded
+
+
+def test_a_grid_of_two_steps_is_joined_throughout_and_a_bisection_is_not():
+    """The dragonfly's grid (0.01 to 0.04, then 0.05 to 1.0 by 0.05) is joined from end to end;
+    a bisection's far-apart runs (0.35 then 0.45 on a 0.05 grid) are not."""
+    loads = [0.01, 0.02, 0.03, 0.04, 0.05, 0.1, 0.15, 0.2, 0.25]
+    rows = [row(x, latency=1000 * (1 + x)) for x in loads]
+    segments = [list(np.round(a.get_xdata(), 2)) for a in latency_figure(rows).axes[0].get_lines()
+                if a.get_gid() == "segment:dor"]
+    assert segments == [loads]
+    lat = {0.10: 1000, 0.35: 1010, 0.45: 1020, 0.50: 1030, 0.55: 1040}
+    rows = [row(x, mode="finite", latency=v) for x, v in lat.items()]
+    segments = [list(np.round(a.get_xdata(), 2)) for a in latency_figure(rows).axes[0].get_lines()
+                if a.get_gid() == "segment:dor"]
+    assert segments == [[0.45, 0.5, 0.55]]

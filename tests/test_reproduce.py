@@ -187,7 +187,7 @@ def test_ofr_table2_quick_runs_end_to_end_with_dor(configs, tmp_path, capsys):
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert main(args) == 0
     printed = capsys.readouterr().out
-    assert "; 0 runs, " in printed and "wrote" not in printed
+    assert "; 0 new, " in printed and "wrote" not in printed
     assert f"unchanged {out / 'provenance.json'}" in printed
     assert all(p.read_bytes() == data for p, data in before.items())
 
@@ -477,11 +477,14 @@ def test_a_python_option_is_refused_exactly_when_the_command_line_refuses_it(opt
 
 def test_every_reproduction_takes_its_command_lines_options_as_keyword_arguments():
     """The Python function of each registered reproduction has one keyword argument per
-    command-line option, named as its destination, with the same default."""
+    command-line option, named as its destination, with the same default; ``--style``, which
+    every reproduction takes, is the command line's and :func:`reproduce.call`'s own (``style=``
+    enters the figure style around the call)."""
     for name in reproduce.REPRODUCTIONS.names():
         entry = reproduce.REPRODUCTIONS.get(name)
         parser = reproduce._parser(name, entry)
         defaults = {a.dest: a.default for a in parser._actions if a.dest != "help"}
+        assert defaults.pop("style") is None, name
         options = reproduce.options_of(name)
         assert list(options) == list(defaults) or set(options) == set(defaults), name
         for key, default in defaults.items():
@@ -588,3 +591,21 @@ def test_report_only_on_a_folder_without_runs_is_refused_and_writes_nothing(tmp_
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no runs" in err and str(empty) in err
     assert list(empty.iterdir()) == []
+
+
+def test_a_reproduction_draws_its_figures_for_a_paper_with_style_paper(tmp_path, capsys):
+    """``style="paper"`` (``--style paper``) draws a reproduction's figures in the paper style:
+    PDF and SVG beside a PNG, the committed simulated runs judged again, nothing run."""
+    import icsim
+    from icsim.model.config import ConfigError
+
+    committed = Path(__file__).resolve().parents[1] / "experiments" / "results" / "fat_tree"
+    shutil.copytree(committed / "sim", tmp_path / "sim",
+                    ignore=shutil.ignore_patterns("*.png", "*.svg"))
+    made = icsim.reproduce("fat-tree", out=str(tmp_path), style="paper")
+    assert {p.name for p in made.files if p.parent.name == "sim" and p.stem == "latency"} == {
+        "latency.pdf", "latency.svg", "latency.png"}
+    with pytest.raises(ConfigError, match="style: expected one of 'default', 'paper'"):
+        icsim.reproduce("fat-tree", out=str(tmp_path), style="poster")
+    assert main(["reproduce", "fat-tree", "--out", str(tmp_path / "cli"), "--style",
+                 "paper"]) == 0

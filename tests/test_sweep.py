@@ -313,8 +313,12 @@ def test_a_sweep_notes_a_curve_sustained_above_its_first_saturated_load(tmp_path
                  "run.measure_us=100"]) == 0
     out = capsys.readouterr().out
     assert "note:" not in out
-    assert next(line for line in out.splitlines() if "abr" in line).split()[1:4] == \
-        ["window", "≥0.7", "≥0.7"]
+    # γ*, no exact bound for an adaptive routing, no saturated load
+    assert next(line for line in out.splitlines() if "abr" in line).split()[1:5] == \
+        ["window", "≥0.7", "-", "none"]
+    # DOR's exact bound under transpose on 4x4 (icsim analyze), above its γ*
+    dor = next(line for line in out.splitlines() if "dor" in line).split()
+    assert dor[3] == "0.25" and float(dor[2]) <= 0.25
     summary = pd.read_csv(tmp_path / "long" / "gamma_star.csv").set_index("curve")
     assert summary["gamma_star_lower_bound"].to_dict() == {"routing.algorithm=dor": False,
                                                            "routing.algorithm=abr": True}
@@ -522,7 +526,7 @@ def test_the_summary_prints_full_curve_names_and_the_spread_over_seeds(tmp_path,
                     tmp_path / "seeds", run_fn=seeded_run, plots=False, progress=False)
     [header, line] = format_summary(out.curves).splitlines()
     assert "γ* mean" in header
-    assert line.split()[:5] == ["base", "window", "3", "0.4", "0.3–0.5"]
+    assert line.split()[:5] == ["base", "window", "3", "0.40", "0.3–0.5"]
     assert line.endswith("1: 0.3, 2: 0.4, 3: 0.5")
 
 
@@ -539,14 +543,17 @@ def test_a_gamma_star_at_the_top_of_its_grid_is_reported_as_a_lower_bound(tmp_pa
     assert list(summary.columns[3:6]) == ["gamma_star", "gamma_star_lower_bound",
                                           "gamma_star_refined"]
     [_, line] = format_summary(out.curves).splitlines()
-    assert line.split()[3:5] == ["≥0.3667", "0.3–≥0.4"]
+    assert line.split()[3:5] == ["≥0.37", "0.3–≥0.4"]       # the mean at the grid's precision
     assert line.endswith("1: 0.3, 2: ≥0.4, 3: ≥0.4")
 
     out = run_sweep(make_curves(small(), [0.2, 0.4, 0.6, 0.8]), tmp_path / "saturating",
                     run_fn=counting_run, plots=False, progress=False)
     assert "gamma_star_lower_bound" not in pd.read_csv(tmp_path / "saturating" /
                                                        "gamma_star.csv")
-    assert format_summary(out.curves).splitlines()[1].split()[2:4] == ["0.4", "0.4"]
+    # γ* and the first saturated load; no "refined" column without refinement
+    [header, line] = format_summary(out.curves).splitlines()
+    # and DOR's exact bound under uniform traffic on 4x4 (icsim analyze) beside it
+    assert "refined" not in header and line.split()[2:5] == ["0.4", "0.625", "0.6"]
 
 
 @pytest.mark.parametrize("config, workload, instead", [

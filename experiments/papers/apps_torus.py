@@ -161,8 +161,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def reproduce(*, out: str | Path | None = None, simulate: bool = False) -> Reproduction:
     """``runs.csv`` (with ``--simulate``), ``report.md`` and the figures."""
-    def draw(runs: pd.DataFrame, folder: Path) -> str:
-        figures(runs, folder, Outputs())
+    def draw(runs: pd.DataFrame, folder: Path, outputs: Outputs) -> str:
+        figures(runs, folder, outputs)
         return report(runs)
 
     return from_runs("apps-torus", out, simulate, run_all, draw)

@@ -43,11 +43,11 @@ import pandas as pd
 import yaml
 
 from icsim.configs import bundled
-from icsim.experiments.papers.curve_sweeps import (add_sweep_arguments, simulated, star_cell,
-                                                  sweep_curves, write_exact)
-from icsim.experiments.papers.reproduce import Reproduction
+from icsim.experiments.papers.curve_sweeps import (add_sweep_arguments, reproduction, simulated,
+                                                   star_cell, sweep_curves, write_exact)
+from icsim.experiments.papers.reproduce import Reproduction, simulated_source
 from icsim.experiments.pipeline.curves import Curve, parse_loads
-from icsim.experiments.pipeline.outputs import file_times, written_since
+from icsim.experiments.pipeline.outputs import Outputs, file_times
 from icsim.model.config import set_path
 from icsim.model.topology import Dragonfly
 from icsim.routing.algorithms.dragonfly import MinimalRoutes
@@ -142,7 +142,8 @@ def curves() -> list[Curve]:
     return out
 
 
-def run_sweep(out: Path, workers: int | None = None, report_only: bool = False) -> pd.DataFrame:
+def run_sweep(out: Path, workers: int | None = None, report_only: bool = False,
+              figures: Path | None = None, outputs: Any = None) -> pd.DataFrame:
     """The sweep in ``out/sim`` (resumable from its ``results.csv``): one row per (algorithm,
     column) with γ*, the accepted load at the top of the grid, the latency at γ 0.1, and the
     figures."""
@@ -153,7 +154,8 @@ def run_sweep(out: Path, workers: int | None = None, report_only: bool = False) 
         return {"accepted_at_1": float(top["accepted_load"]) if top else float("nan"),
                 "latency_ns_at_0.1": float(low["latency_ns"]) if low else float("nan")}
 
-    return sweep_curves(curves(), out / "sim", workers, report_only, "dragonfly", extra)
+    return sweep_curves(curves(), out / "sim", workers, report_only, "dragonfly", extra,
+                        figures=figures, outputs=outputs)
 
 
 def checks(sim: pd.DataFrame, exact: dict[tuple[str, str], float]) -> list[tuple[str, str, str]]:
@@ -279,20 +281,19 @@ def reproduce(*, out: str | Path | None = None, simulate: bool = False,
               workers: int | None = None) -> Reproduction:
     """``report.md``, ``exact.csv`` and, with ``simulate`` (or a sweep already in the folder),
     ``simulated.csv`` and the figures in ``out/sim``."""
-    out = Path(out or "runs/dragonfly")
+    source = simulated_source("dragonfly", out, simulate, "sim/results.csv")
+    out = source.out
     out.mkdir(parents=True, exist_ok=True)
-    since = file_times(out)
+    since, outputs = file_times(out), Outputs(force=True)
     topo = Dragonfly(4, 8, 4)
     routes = MinimalRoutes(topo)
     exact = {(label, column): exact_throughput(routes, column, label == "VAL")
              for label in ("MIN", "VAL") for column in ("UR", "WC")}
-    write_exact(out, exact)
-    sim = simulated(out, run_sweep, simulate, workers)
-    booksim = read_booksim(out / "booksim.csv")
+    write_exact(out, exact, outputs)
+    sim = simulated(source, run_sweep, simulate, workers, outputs)
+    booksim = read_booksim(source.runs / "booksim.csv")
     text = report(sim, exact, booksim if sim is not None else None)
-    (out / "report.md").write_text(text, encoding="utf-8")
-    return Reproduction("dragonfly", out, text,
-                        {p: "written" for p in written_since(out, since)})
+    return reproduction(source, text, since, outputs)
 
 
 DRAGONFLY = SimpleNamespace(add_arguments=add_arguments, reproduce=reproduce)

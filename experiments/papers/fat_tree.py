@@ -24,17 +24,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import yaml
 
 from icsim.configs import bundled
-from icsim.experiments.papers.curve_sweeps import (add_sweep_arguments, simulated, star_cell,
-                                                  sweep_curves)
-from icsim.experiments.papers.reproduce import Reproduction
+from icsim.experiments.papers.curve_sweeps import (add_sweep_arguments, reproduction, simulated,
+                                                   star_cell, sweep_curves, write_csv)
+from icsim.experiments.papers.reproduce import Reproduction, simulated_source
 from icsim.experiments.pipeline.curves import Curve, parse_loads
-from icsim.experiments.pipeline.outputs import file_times, written_since
+from icsim.experiments.pipeline.outputs import Outputs, file_times
 from icsim.model.config import set_path
 from icsim.model.topology import FatTree
 from icsim.routing.algorithms.fattree import TreeRoutes
@@ -123,8 +124,10 @@ def curves() -> list[Curve]:
     return out
 
 
-def run_sweep(out: Path, workers: int | None, report_only: bool) -> pd.DataFrame:
-    return sweep_curves(curves(), out / "sim", workers, report_only, "fat-tree")
+def run_sweep(out: Path, workers: int | None = None, report_only: bool = False,
+              figures: Path | None = None, outputs: Any = None) -> pd.DataFrame:
+    return sweep_curves(curves(), out / "sim", workers, report_only, "fat-tree",
+                        figures=figures, outputs=outputs)
 
 
 def report(exact: pd.DataFrame, sim: pd.DataFrame | None) -> str:
@@ -178,15 +181,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def reproduce(*, out: str | Path | None = None, simulate: bool = False,
               workers: int | None = None) -> Reproduction:
     """``exact.csv`` and ``report.md`` (and with a sweep, ``simulated.csv`` and ``sim/``)."""
-    out = Path(out or "runs/fat-tree")
+    source = simulated_source("fat-tree", out, simulate, "sim/results.csv")
+    out = source.out
     out.mkdir(parents=True, exist_ok=True)
-    since = file_times(out)
+    since, outputs = file_times(out), Outputs(force=True)
     exact = exact_table()
-    exact.to_csv(out / "exact.csv", index=False, float_format="%.6g")
-    sim = simulated(out, run_sweep, simulate, workers)
-    text = report(exact, sim)
-    (out / "report.md").write_text(text, encoding="utf-8")
-    return Reproduction("fat-tree", out, text, {p: "written" for p in written_since(out, since)})
+    write_csv(outputs, out / "exact.csv", exact)
+    sim = simulated(source, run_sweep, simulate, workers, outputs)
+    return reproduction(source, report(exact, sim), since, outputs)
 
 
 FAT_TREE = SimpleNamespace(add_arguments=add_arguments, reproduce=reproduce)

@@ -28,11 +28,11 @@ import pandas as pd
 import yaml
 
 from icsim.configs import bundled
-from icsim.experiments.papers.curve_sweeps import (add_sweep_arguments, simulated, star_cell,
-                                                  sweep_curves, write_exact)
-from icsim.experiments.papers.reproduce import Reproduction
+from icsim.experiments.papers.curve_sweeps import (add_sweep_arguments, reproduction, simulated,
+                                                   star_cell, sweep_curves, write_exact)
+from icsim.experiments.papers.reproduce import Reproduction, simulated_source
 from icsim.experiments.pipeline.curves import Curve, parse_loads
-from icsim.experiments.pipeline.outputs import file_times, written_since
+from icsim.experiments.pipeline.outputs import Outputs, file_times
 from icsim.model.config import set_path
 from icsim.model.topology import HyperX
 from icsim.routing.algorithms.generic import ShortestPaths
@@ -160,7 +160,8 @@ def curves() -> list[Curve]:
     return out
 
 
-def run_sweep(out: Path, workers: int | None, report_only: bool) -> pd.DataFrame:
+def run_sweep(out: Path, workers: int | None = None, report_only: bool = False,
+              figures: Path | None = None, outputs: Any = None) -> pd.DataFrame:
     """The sweep in ``out/sim``: one row per (algorithm, column) with γ* and the share of
     packets derouted at the top of the grid."""
     def extra(c: Any) -> dict:
@@ -169,7 +170,8 @@ def run_sweep(out: Path, workers: int | None, report_only: bool) -> pd.DataFrame
         share = top.get("derouted.total") if top else None
         return {"derouted_at_1": float("nan") if share in (None, "") else float(share)}
 
-    return sweep_curves(curves(), out / "sim", workers, report_only, "hyperx", extra)
+    return sweep_curves(curves(), out / "sim", workers, report_only, "hyperx", extra,
+                        figures=figures, outputs=outputs)
 
 
 def checks(sim: pd.DataFrame, exact: dict[tuple[str, str], float]) -> list[tuple[str, str, str]]:
@@ -254,19 +256,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def reproduce(*, out: str | Path | None = None, simulate: bool = False,
               workers: int | None = None) -> Reproduction:
     """``exact.csv`` and ``report.md`` (and with a sweep, ``simulated.csv`` and ``sim/``)."""
-    out = Path(out or "runs/hyperx")
+    source = simulated_source("hyperx", out, simulate, "sim/results.csv")
+    out = source.out
     out.mkdir(parents=True, exist_ok=True)
-    since = file_times(out)
+    since, outputs = file_times(out), Outputs(force=True)
     hx = HyperX(SHAPE, P, 1)
     paths = ShortestPaths(hx)
     exact = {(label, column): (dal_throughput(hx, paths, column) if label == "DAL" else
                                exact_throughput(hx, paths, column, label == "VAL"))
              for label in EXACT for column in ("UR", "shift")}
-    write_exact(out, exact)
-    sim = simulated(out, run_sweep, simulate, workers)
-    text = report(exact, sim)
-    (out / "report.md").write_text(text, encoding="utf-8")
-    return Reproduction("hyperx", out, text, {p: "written" for p in written_since(out, since)})
+    write_exact(out, exact, outputs)
+    sim = simulated(source, run_sweep, simulate, workers, outputs)
+    return reproduction(source, report(exact, sim), since, outputs)
 
 
 HYPERX = SimpleNamespace(add_arguments=add_arguments, reproduce=reproduce)

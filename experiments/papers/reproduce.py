@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
 from icsim.experiments.pipeline.execution import add_execution_arguments
+from icsim.experiments.pipeline.figure_style import add_style_argument, style_of, using_style
 from icsim.experiments.pipeline.outputs import KEPT, UNCHANGED, WRITTEN
 from icsim.model.registry import Registry
 
@@ -54,73 +55,187 @@ REPRODUCTIONS: Registry = Registry("reproduction", entry_points="icsim.reproduct
 READ = "read"
 
 
-def register(name: str, module: str, help: str) -> None:
+#: each reproduction's committed folder under ``experiments/results/`` (in a clone)
+RESULTS: dict[str, str] = {}
+#: what each one costs, measured on an idle 2-core machine (the listing's last column)
+COSTS: dict[str, str] = {}
+#: where the committed results are: beside the sources in a clone (an installed wheel has none)
+RESULTS_ROOT = Path(__file__).resolve().parents[1] / "results"
+
+
+def register(name: str, module: str, help: str, results: str | None = None,
+             cost: str | None = None) -> None:
     """Make ``icsim reproduce NAME`` and ``icsim.reproduce(NAME)`` run ``module.reproduce``
-    (``module`` imported lazily)."""
+    (``module`` imported lazily); ``results`` is its committed folder under
+    ``experiments/results/``, ``cost`` what a run costs (shown in the list)."""
     REPRODUCTIONS.add_lazy(name, module, help=help)
+    if results:
+        RESULTS[name] = results
+    if cost:
+        COSTS[name] = cost
 
 
 register("ofr-table2", "icsim.experiments.papers.ofr.table2",
-         "OutFlank Tables 2 and 3: gamma* and derouted shares of ABR/POR/OFR on 8^3 or 16^3 tori")
+         "OutFlank Tables 2 and 3: gamma* and derouted shares of ABR/POR/OFR on 8^3 or 16^3 tori",
+         cost=("--k 8 --profile both --search bisect: about 30 CPU-minutes (recorded); --report-"
+               "only on the committed runs: 10 s; --k 16 --guess paper: about 35 minutes on two "
+               "cores (recorded)"))
 register("ofr-table3", "icsim.experiments.papers.ofr.table3",
-         "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10")
+         "OutFlank Table 3: derouted shares of OFR (outflank/wraparound) and POR at γ = 0.10",
+         cost=("about 3 minutes (166 s CPU)"))
 register("torus-routing", "icsim.experiments.papers.torus_routing:TORUS_ROUTING",
          "Oblivious torus routing (DOR, ROMM, VAL, RLB, RLBth) on the 8-ary 2- and 3-cube: exact "
-         "throughput per traffic and worst case, beside the RLB paper's claims")
+         "throughput per traffic and worst case, beside the RLB paper's claims",
+         results="torus_routing",
+         cost=("exact tables: about 1.5 minutes (70 s CPU); --simulate: about 1.5 hours on two "
+               "cores (recorded)"))
 register("dragonfly", "icsim.experiments.papers.dragonfly:DRAGONFLY",
          "Dragonfly (1,056 terminals): MIN, VAL, UGAL-L, UGAL-G under uniform and group-shift "
-         "traffic, beside the exact bounds and Kim et al. 2008 / Jiang et al. 2009")
+         "traffic, beside the exact bounds and Kim et al. 2008 / Jiang et al. 2009",
+         results="dragonfly",
+         cost=("the committed runs shown: seconds; --simulate: about 2 minutes (122 s CPU)"))
 register("fat-tree", "icsim.experiments.papers.fat_tree:FAT_TREE",
          "Fat trees: D-mod-k on k-ary 3-trees beside Zahavi's non-blocking shifts (exact), and "
-         "D-mod-k vs adaptive up*/down* simulated")
+         "D-mod-k vs adaptive up*/down* simulated",
+         results="fat_tree",
+         cost=("the committed runs shown: seconds; --simulate: about 15 s (10 s CPU)"))
 register("hyperx", "icsim.experiments.papers.hyperx:HYPERX",
          "HyperX 8x8 (512 terminals): DOR and minimal adaptive vs Valiant and UGAL, uniform and "
-         "line shift, beside the exact bounds and Ahn et al. 2009")
+         "line shift, beside the exact bounds and Ahn et al. 2009",
+         results="hyperx",
+         cost=("the committed runs shown: seconds; --simulate: about 40 s (32 s CPU)"))
 register("apps-torus", "icsim.experiments.papers.apps_torus:APPS_TORUS",
          "Applications on 8x8x8: a halo and an alltoall job sharing the torus under DOR, ABR, "
-         "POR and OFR, their slowdowns (slabs and scattered placement)")
+         "POR and OFR, their slowdowns (slabs and scattered placement)",
+         results="apps_torus",
+         cost=("the committed runs shown: seconds; --simulate: about a minute (55 s CPU)"))
 register("acro-layers", "icsim.experiments.papers.acro.cli:ACRO",
-         "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs")
+         "ACRO Fig. 5/6: virtual layers of ACRO vs LASH vs LASH-TOR on random regular graphs",
+         cost=("about 4 CPU-hours (recorded: 2,000 graphs x 3 assigners); --quick: seconds"))
 register("angara-table2", "icsim.experiments.papers.angara.cli:TABLE2",
-         "Angara Table 2: BFS/SSSP/Genetic table quality on the 4x2x2x2 Desmos torus")
+         "Angara Table 2: BFS/SSSP/Genetic table quality on the 4x2x2x2 Desmos torus",
+         cost=("seconds (3 s)"))
 register("angara-tori", "icsim.experiments.papers.angara.cli:TORI",
-         "Angara Sec. 5.1: SSSP vs BFS (vs Genetic) on random 2D/3D/4D tori")
+         "Angara Sec. 5.1: SSSP vs BFS (vs Genetic) on random 2D/3D/4D tori",
+         cost=("the paper's whole population: days (its 4D systems of up to 4,096 nodes); the "
+               "committed --max-nodes 768: 47 minutes on two cores (recorded)"))
 register("angara-sim", "icsim.experiments.papers.angara.cli:SIM",
-         "Angara Sec. 5.2: alltoall and tornado with SSSP vs BFS tables, simulated on 4x2x2x2")
+         "Angara Sec. 5.2: alltoall and tornado with SSSP vs BFS tables, simulated on 4x2x2x2",
+         cost=("about a minute (44 s CPU)"))
 register("angara-npb", "icsim.experiments.papers.angara.npb:NPB",
          "Angara Table 3: NPB LU/MG/CG/FT/IS skeletons (class C, 4 ranks per node) with BFS, "
-         "Genetic and SSSP tables on 4x2x2x2, closed loop")
+         "Genetic and SSSP tables on 4x2x2x2, closed loop",
+         results="angara_npb",
+         cost=("the committed runs shown: seconds; --simulate: about 3 minutes (158 s CPU)"))
 register("angara-optimum", "icsim.experiments.papers.angara.cli:OPTIMUM",
-         "Beyond Angara: proven optimal tables (MILP) on 4x2x2x2 and its Table 2 subsets")
+         "Beyond Angara: proven optimal tables (MILP) on 4x2x2x2 and its Table 2 subsets",
+         cost=("seconds (5 s)"))
 register("angara-bounds", "icsim.experiments.papers.angara.cli:BOUNDS",
-         "Beyond Angara: LP lower bounds vs SSSP vs refined tables on random 2D/3D/4D tori")
+         "Beyond Angara: LP lower bounds vs SSSP vs refined tables on random 2D/3D/4D tori",
+         cost=("about 20 minutes (recorded)"))
 register("angara-traffic", "icsim.experiments.papers.angara.cli:TRAFFIC",
-         "Beyond Angara: traffic-aware tables for the angara-sim jobs, simulated")
+         "Beyond Angara: traffic-aware tables for the angara-sim jobs, simulated",
+         cost=("about 30 minutes (recorded)"))
 register("angara-faults", "icsim.experiments.papers.angara.cli:FAULTS",
-         "Beyond Angara: tables around random failed links and nodes (4x2x2x2, 8x8x8)")
+         "Beyond Angara: tables around random failed links and nodes (4x2x2x2, 8x8x8)",
+         cost=("--dims 4x2x2x2: about 20 minutes; 8x8x8: about 25 (recorded)"))
 
 
 # ---------------------------------------------------------------------------------- results
+def committed(name: str) -> Path | None:
+    """The folder of ``experiments/results/`` that holds the committed results of the
+    reproduction ``name`` (in a clone of the repository; ``None`` in an installed wheel, or
+    for a reproduction without one)."""
+    folder = RESULTS.get(name)
+    path = RESULTS_ROOT / folder if folder else None
+    return path if path is not None and path.is_dir() else None
+
+
+def shown(path: Path) -> str:
+    """A path as the user reads it: from the working directory when it is under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+@dataclass
+class Source:
+    """Where a reproduction with ``--simulate`` writes (``out``) and where it reads its
+    simulated results from (``runs``: ``out`` itself, or the committed folder).
+
+    Without ``--out`` and ``--simulate``, and with no simulated results of the user's own in
+    ``runs/NAME``, a reproduction shows the committed ones: it reads them where they are
+    (never writing there) and writes its report and figures in ``runs/NAME``."""
+
+    name: str
+    out: Path
+    runs: Path
+    committed: bool = False
+
+    def missing(self, holds: str) -> str:
+        """Why there is nothing simulated to show, naming the folder, and how to make it."""
+        where = self.runs / holds
+        text = f"no simulated results at {shown(where)}"
+        if not self.committed and self.out == Path(f"runs/{self.name}") \
+                and RESULTS.get(self.name):
+            text += (f", and none committed in this installation (experiments/results/"
+                     f"{RESULTS[self.name]}/ is in a clone of the repository)")
+        return text + f"; --simulate runs them{cost_text(self.name, ' (', ')')}"
+
+    def note(self, holds: str) -> str:
+        """The line the command prints about the simulated results it showed."""
+        if not self.committed:
+            return ""
+        return (f"Simulated results: the committed runs in {shown(self.runs / holds)} (read, "
+                f"not changed); what it draws from them is in {shown(self.out)}. To "
+                f"simulate them again: icsim reproduce {self.name} --simulate --out DIR"
+                f"{cost_text(self.name, ' (', ')')}.")
+
+
+def cost_text(name: str, before: str = "", after: str = "") -> str:
+    """The registered cost of a reproduction (``""`` if none)."""
+    cost = COSTS.get(name)
+    return f"{before}{cost}{after}" if cost else ""
+
+
+def simulated_source(name: str, out: str | Path | None, simulate: bool, holds: str) -> Source:
+    """Where the reproduction ``name`` reads its simulated results (the file or folder
+    ``holds`` under it) and writes its own (:class:`Source`)."""
+    folder = Path(out or f"runs/{name}")
+    if simulate or out is not None or (folder / holds).exists():
+        return Source(name, folder, folder)
+    home = committed(name)
+    if home is not None and (home / holds).exists():
+        return Source(name, folder, home, committed=True)
+    return Source(name, folder, folder)
+
+
 def from_runs(name: str, out: str | Path | None, simulate: bool, run_all: Callable[[], Any],
-              draw: Callable[[Any, Path], str]) -> "Reproduction":
+              draw: Callable[[Any, Path, Any], str]) -> "Reproduction":
     """A reproduction kept as one ``runs.csv`` in ``out`` (default ``runs/NAME``): with
-    ``simulate``, ``run_all()`` makes its rows (a DataFrame); then ``draw(runs, out)`` writes
-    whatever it draws from them and returns the report, written to ``report.md``."""
+    ``simulate``, ``run_all()`` makes its rows (a DataFrame); then ``draw(runs, out, outputs)``
+    writes whatever it draws from them (through ``outputs``) and returns the report, written
+    to ``report.md``.  Without ``out`` and ``simulate`` the runs are the committed ones
+    (:func:`simulated_source`) unless ``runs/NAME`` holds some."""
     import pandas as pd
 
-    from icsim.experiments.pipeline.outputs import file_times, written_since
+    from icsim.experiments.pipeline.outputs import Outputs
 
-    out = Path(out or f"runs/{name}")
-    out.mkdir(parents=True, exist_ok=True)
-    since = file_times(out)
-    path = out / "runs.csv"
+    source = simulated_source(name, out, simulate, "runs.csv")
+    path = source.runs / "runs.csv"
+    if not (simulate or path.exists()):
+        raise ValueError(source.missing("runs.csv"))
+    source.out.mkdir(parents=True, exist_ok=True)
     if simulate:
         run_all().to_csv(path, index=False, float_format="%.6g")
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no runs yet; run with --simulate")
-    text = draw(pd.read_csv(path), out)
-    (out / "report.md").write_text(text, encoding="utf-8")
-    return Reproduction(name, out, text, {p: WRITTEN for p in written_since(out, since)})
+    outputs = Outputs()
+    text = draw(pd.read_csv(path), source.out, outputs)
+    Outputs(force=True, status=outputs.status).write(source.out / "report.md", text)
+    files = {**({path: READ} if source.committed else {}), **outputs.status}
+    note = source.note("runs.csv")
+    return Reproduction(name, source.out, text, files,
+                        summary=text + (f"\n{note}\n" if note else ""))
 
 
 @dataclass
@@ -190,6 +305,8 @@ def _parser(name: str, entry: Any) -> argparse.ArgumentParser:
                                      epilog=getattr(entry, "EPILOG", None),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     entry.add_arguments(parser)
+    if not any("--style" in a.option_strings for a in parser._actions):
+        add_style_argument(parser)           # every reproduction's figures, in any style
     return parser
 
 
@@ -300,11 +417,21 @@ def call(name: str, /, **options: Any) -> Reproduction:
         (one line naming it), or a config it reads that is wrong.
     """
     fn = _function(name)
+    style = options.pop("style", None) if "style" not in inspect.signature(fn).parameters \
+        else None
+    if style is not None:
+        try:
+            style_of(style)
+        except ValueError as exc:
+            from icsim.model.config import ConfigError
+
+            raise ConfigError("style", str(exc).removeprefix("style: ")) from None
     checked = check_options(name, options)
     shown = ", ".join([repr(name), *(f"{k}={v!r}" for k, v in options.items())])
     if "command" in inspect.signature(fn).parameters:
         checked["command"] = f"icsim.reproduce({shown})"
-    return fn(**checked)
+    with using_style(style):
+        return fn(**checked)
 
 
 def _function(name: str) -> Callable[..., Reproduction]:
@@ -347,9 +474,15 @@ def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------- command line
 def _listing() -> str:
+    """One entry per reproduction: its name and what it reproduces, then what it costs."""
     names = REPRODUCTIONS.names()
     width = max((len(n) for n in names), default=0)
-    return "\n".join(f"  {n:{width}s}  {REPRODUCTIONS.help.get(n, '')}" for n in names)
+    lines = []
+    for n in names:
+        lines.append(f"  {n:{width}s}  {REPRODUCTIONS.help.get(n, '')}")
+        if n in COSTS:
+            lines.append(f"  {'':{width}s}  cost: {COSTS[n]}")
+    return "\n".join(lines)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -370,7 +503,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """Parse a reproduction's options, run it, print its summary and its files."""
     if args.name is None:
-        print("reproductions (icsim reproduce NAME --help for one's options):\n" + _listing())
+        print("reproductions (icsim reproduce NAME --help for one's options; costs measured on "
+              "an idle 2-core machine):\n" + _listing())
         return 0
     if args.name not in REPRODUCTIONS:
         print(f"icsim reproduce: unknown reproduction {args.name!r}; registered:\n{_listing()}",
@@ -396,7 +530,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         kwargs["command"] = command
     prefix = f"icsim reproduce {args.name}"
     try:
-        made = fn(**kwargs)
+        with using_style(getattr(options, "style", None) if "style" not in params else None):
+            made = fn(**kwargs)
     except SweepError as exc:                 # another run holds the folder; the backend died
         print(f"{prefix}: {exc}", file=sys.stderr)
         return 1

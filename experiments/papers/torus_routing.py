@@ -30,9 +30,10 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from icsim.experiments.papers.reproduce import Reproduction
+from icsim.experiments.papers.curve_sweeps import write_csv
+from icsim.experiments.papers.reproduce import READ, Reproduction, simulated_source
 from icsim.experiments.pipeline.execution import natural_int, positive_int
-from icsim.experiments.pipeline.outputs import file_times, written_since
+from icsim.experiments.pipeline.outputs import WRITTEN, Outputs, file_times, written_since
 from icsim.model.config import Config
 from icsim.model.topology import Torus
 from icsim.routing.oblivious import Oblivious
@@ -355,11 +356,12 @@ def reproduce(*, out: str | Path | None = None, k: int = 8, n: tuple[int, ...] =
     if any(x > 3 for x in ns):
         raise ValueError(f"--n {max(ns)}: the exact analysis takes cubes of up to 3 dimensions "
                          f"here (the 4-cube's N x N matrices)")
-    out = Path(out or "runs/torus-routing")
+    source = simulated_source("torus-routing", out, simulate, "simulated.csv")
+    out = source.out
     out.mkdir(parents=True, exist_ok=True)
-    since = file_times(out)
+    since, outputs = file_times(out), Outputs(force=True)
     df = pd.concat([table(k, perms, seed, n) for n in ns], ignore_index=True)
-    df.to_csv(out / "torus_routing.csv", index=False, float_format="%.6g")
+    write_csv(outputs, out / "torus_routing.csv", df)
     sim = None
     if simulate:
         from icsim.experiments.papers.torus_sim import simulate as run_simulation
@@ -368,15 +370,19 @@ def reproduce(*, out: str | Path | None = None, k: int = 8, n: tuple[int, ...] =
                                         analytic=df[df.network == network(k, n)])
                          for n in ns], ignore_index=True)
         sim.to_csv(out / "simulated.csv", index=False, float_format="%.6g")
-    elif (out / "simulated.csv").exists():
-        sim = pd.read_csv(out / "simulated.csv")
-        sim_perms = sum(1 for _ in (out / "sim").glob("rp-*.txt")) if (out / "sim").is_dir() \
-            else sim_perms
+    elif (source.runs / "simulated.csv").exists():
+        sim = pd.read_csv(source.runs / "simulated.csv")
+        sims = source.runs / "sim"
+        sim_perms = sum(1 for _ in sims.glob("rp-*.txt")) if sims.is_dir() else sim_perms
     text = report(df, k, perms, seed, ns, sim, sim_perms)
-    (out / "report.md").write_text(text, encoding="utf-8")
+    outputs.write(out / "report.md", text)
     tables = {"torus_routing": df} if sim is None else {"torus_routing": df, "simulated": sim}
-    return Reproduction("torus-routing", out, text,
-                        {p: "written" for p in written_since(out, since)}, tables=tables)
+    files = {source.runs / "simulated.csv": READ} if source.committed else {}
+    files.update({p: WRITTEN for p in written_since(out, since)})
+    files.update(outputs.status)
+    note = source.note("simulated.csv")
+    return Reproduction("torus-routing", out, text, files, tables=tables,
+                        summary=text + (f"\n{note}\n" if note else ""))
 
 
 TORUS_ROUTING = SimpleNamespace(add_arguments=add_arguments, reproduce=reproduce)

@@ -39,11 +39,13 @@ from icsim.experiments.analyze import write_permutation
 from icsim.experiments.pipeline.curves import Curve, parse_loads
 from icsim.experiments.pipeline.execution import SerialExecutor, make_executor
 from icsim.experiments.pipeline.plots import plot_results
+from icsim.experiments.pipeline.rows import UNIT_FIELD
 from icsim.experiments.pipeline.sweep import Sweep
 from icsim.model.config import Config, set_path
 from icsim.model.topology import Torus
 from icsim.routing.oblivious import Oblivious
 from icsim.routing.registry import ROUTING
+from icsim.traffic.load import packets_per_link_time
 
 #: (label, algorithm, settings, oblivious)
 SIMULATED = (("DOR", "dor", {}, True), ("ROMM, random ties", "romm", {"tie": "random"}, True),
@@ -204,6 +206,11 @@ def simulate(k: int, out: Path, *, n: int = 2, perms: int = 2, seed: int = 0,
     runs = pd.DataFrame(rows)
     table = _table(runs, _ideals(ideal, named, files))
     table.insert(0, "network", f"{k}-ary {n}-cube")
+    # the one unit across families (docs/model.md §6), for runs that record it (a table of
+    # runs made before the field stays as it was committed)
+    if any(r.get(UNIT_FIELD) not in (None, "") for r in outcome.rows):
+        table.insert(4, "simulated_packets_per_terminal_link_time",
+                     table["simulated"] * packets_per_link_time(Torus((k,) * n)))
     # the figures: the named traffics, one line per algorithm (the dateline variants only in
     # the table: on the same paths, their curves lie within a few per cent of the bubble rule's)
     named_rows = [r for r in outcome.rows if r.get("config.traffic.pattern") != "permutation"

@@ -23,6 +23,7 @@ recorded as saturated with its error text (docs/model.md §7).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import select
@@ -34,7 +35,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TextIO
 
 from icsim.model.registry import did_you_mean
 
@@ -444,12 +445,17 @@ def format_duration(seconds: float) -> str:
 class Progress:
     """A one-line progress report with an ETA, on stderr.
 
-    By default (``enabled=None``) it is shown only on a terminal, where the line is rewritten
-    in place, and quiet when stderr is piped or redirected (the convention of every icsim
-    command); ``enabled=True`` forces it, one line per update when not on a terminal (for batch
-    logs, ``--progress``).  The ETA is an upper bound: the remaining count assumes every curve
-    climbs to the end of its grid.
+    By default (``enabled=None``) it is a live line on a terminal, rewritten in place; when
+    stderr is piped or redirected (a batch job's log) a job that has run :data:`BATCH_AFTER_S`
+    writes a line then and one every :data:`BATCH_EVERY_S` after (``batch``), so that a long
+    job is never silent and a short one says nothing; ``enabled=True`` (``--progress``) writes
+    every update, ``False`` (``--quiet``) none.  The ETA is an upper bound: the remaining count
+    assumes every curve climbs to the end of its grid.
     """
+
+    #: not on a terminal: the first line once a job has run this long (s), then one this often
+    BATCH_AFTER_S = 10.0
+    BATCH_EVERY_S = 30.0
 
     def __init__(self, label: str = "sweep", stream: TextIO | None = None,
                  enabled: bool | None = None) -> None:
@@ -459,17 +465,32 @@ class Progress:
         self.ran = 0
         self.reused = 0
         self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.enabled = self._tty if enabled is None else bool(enabled)
+        self.batch = enabled is None and not self._tty
+        self.enabled = True if self.batch else (self._tty if enabled is None else bool(enabled))
         self._width = 0
+        self._shown_at: float | None = None
+
+    def due(self, elapsed: float) -> bool:
+        """Whether a line is due now (always, but in a batch log: :attr:`BATCH_AFTER_S`, then
+        every :attr:`BATCH_EVERY_S`)."""
+        if not self.batch:
+            return True
+        if elapsed < self.BATCH_AFTER_S or (
+                self._shown_at is not None and elapsed - self._shown_at < self.BATCH_EVERY_S):
+            return False
+        self._shown_at = elapsed
+        return True
 
     def update(self, running: int, remaining: int, last: str = "") -> None:
         if not self.enabled:
             return
         elapsed = time.perf_counter() - self.t0
+        if not self.due(elapsed):
+            return
         eta = ""
         if self.ran and remaining + running:
             eta = f", ETA <= {format_duration((remaining + running) * elapsed / self.ran)}"
-        line = (f"[{self.label}] {self.ran} run, {self.reused} reused, {running} running, "
+        line = (f"[{self.label}] {self.ran} new, {self.reused} reused, {running} running, "
                 f"<= {remaining} to go; {format_duration(elapsed)} elapsed{eta}"
                 + (f" | {last}" if last else ""))
         self._show(line)
@@ -530,9 +551,11 @@ class ProgressBar(Progress):
 
 class RunProgress(Progress):
     """Progress of one long simulation on stderr: simulated time against the run's end (window
-    mode) or packets delivered against those to deliver (finite mode), with an ETA from the
-    wall time so far.  A callable for the engines' ``progress(now_ps, end_ps, delivered,
-    expected)``; on a terminal only unless ``enabled=True``; at most one line per ``every_s``.
+    mode) or packets delivered against those to deliver (finite mode), the rate of delivery and
+    an ETA from the wall time so far.  A callable for the engines' ``progress(now_ps, end_ps,
+    delivered, expected)``; a live line on a terminal (at most one per ``every_s``), a line now
+    and then in a batch log (:class:`Progress`); :meth:`setting_up` says that the network is
+    being built while it is (a big topology's tables, the compiled engine's build).
     """
 
     def __init__(self, stream: TextIO | None = None, enabled: bool | None = None,
@@ -541,10 +564,12 @@ class RunProgress(Progress):
         self.every_s = every_s
         self._last = -1.0
         self._first: tuple[float, float] | None = None
+        self._started = threading.Event()           # the engine's first report: set-up over
 
     def __call__(self, now_ps: int, end_ps: int, delivered: int, expected: int) -> None:
         if not self.enabled:
             return
+        self._started.set()
         elapsed = time.perf_counter() - self.t0
         if end_ps:
             done = now_ps / end_ps
@@ -553,17 +578,48 @@ class RunProgress(Progress):
             done = delivered / expected if expected > 0 else 0.0
             where = f"simulated {now_ps / 1e6:,.1f} us"
         if self._first is None:          # the rate is taken from here (model built, code loaded)
-            self._first = (elapsed, done)
-        if elapsed - self._last < self.every_s:
+            self._first = (elapsed, done, delivered)
+        if elapsed - self._last < self.every_s or not self.due(elapsed):
             return
         self._last = elapsed
         line = f"[run] {where}, {delivered:,} packets delivered" + (
             f" of {expected:,}" if expected > 0 and not end_ps else "")
+        e0, d0, n0 = self._first
+        if elapsed > e0 and delivered > n0:
+            line += f" ({(delivered - n0) / (elapsed - e0):,.0f}/s)"
         line += f"; {format_duration(elapsed)} elapsed"
-        e0, d0 = self._first
         if d0 < done < 1 and elapsed > e0:
             line += f", ETA {format_duration((elapsed - e0) * (1 - done) / (done - d0))}"
         self._show(line)
+
+    @contextlib.contextmanager
+    def setting_up(self, what: str = "building the network") -> Iterator[None]:
+        """While the body runs (the network built, the engine loaded or compiled), a line
+        saying so: on a terminal after 2 s, every second; in a batch log after
+        :attr:`BATCH_AFTER_S`, every :attr:`BATCH_EVERY_S`."""
+        if not self.enabled:
+            yield
+            return
+        done = threading.Event()
+        first, every = (2.0, 1.0) if self._tty else (self.BATCH_AFTER_S,
+                                                     max(0.05, self.BATCH_EVERY_S))
+
+        def beat() -> None:
+            if done.wait(first):
+                return
+            while not (done.is_set() or self._started.is_set()):
+                self._show(f"[run] setting up ({what}): "
+                           f"{format_duration(time.perf_counter() - self.t0)} so far")
+                if done.wait(every):
+                    return
+
+        thread = threading.Thread(target=beat, name="icsim-setup-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
 
 # ------------------------------------------------------------------ command-line argument types

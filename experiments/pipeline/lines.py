@@ -25,7 +25,8 @@ import pandas as pd
 
 from icsim.experiments.pipeline.confidence import mean_ci
 from icsim.experiments.pipeline.results_file import RESULTS_NAME
-from icsim.experiments.pipeline.rows import config_of_row, curve_hash, row_problem
+from icsim.experiments.pipeline.rows import (UNIT_FIELD, config_of_row, curve_hash, load_unit,
+                                             row_problem)
 from icsim.experiments.pipeline.saturation import analyse_rows, load_key
 from icsim.model.input_files import InputFileError, read_text
 
@@ -136,6 +137,9 @@ class Line:
         Seed -> whether that seed's γ* is only a lower bound (no saturated grid load above it).
     baseline_latency_ns : float or None
         Finite mode: the mean over seeds of the latency at γ = 0.10 (the 1.2× rule's basis).
+    unit : float or None
+        The offered load at γ = 1 in packets per terminal per link time (docs/model.md §6):
+        from the runs' records, or from the topology of their config (``None``: neither).
     """
 
     panel: str
@@ -146,6 +150,7 @@ class Line:
     gamma_stars: dict[Any, float | None] = field(default_factory=dict)
     baseline_latency_ns: float | None = None
     lower_bounds: dict[Any, bool] = field(default_factory=dict)
+    unit: float | None = None
 
     @property
     def loads(self) -> np.ndarray:
@@ -171,16 +176,17 @@ class Line:
     def n_seeds(self) -> int:
         return len(self.gamma_stars)
 
-    def segments(self, step: float | None) -> list[np.ndarray]:
-        """Indices of :attr:`points` split where two neighbouring loads are more than one grid
-        ``step`` apart (``None``: never split)."""
-        loads = self.loads
-        if len(loads) == 0:
-            return []
-        if step is None:
-            return [np.arange(len(loads))]
-        cut = np.flatnonzero(np.diff(loads) > step * (1 + 1e-6)) + 1
-        return np.split(np.arange(len(loads)), cut)
+    @property
+    def exact_bound(self) -> float | None:
+        """The exact bound of the curve's routing and traffic where it is cheap to know
+        (:mod:`.bounds`: a deterministic routing on a torus), else ``None``."""
+        if "_exact" not in self.__dict__:
+            from icsim.experiments.pipeline.bounds import exact_bound
+
+            first = _records(self.rows.head(1))
+            self.__dict__["_exact"] = exact_bound(config_of_row(first[0])) if first and any(
+                c.startswith("config.") for c in first[0]) else None
+        return self.__dict__["_exact"]
 
 
 def _mode_of(first: pd.Series) -> str:
@@ -288,7 +294,9 @@ def curve_lines(data: Any) -> list[Line]:
                     baselines.append(result.baseline_latency_ns)
             lines.append(Line(title, label, mode, cdf.reset_index(drop=True),
                               _points(cdf, verdicts), stars,
-                              float(np.mean(baselines)) if baselines else None, bounds))
+                              float(np.mean(baselines)) if baselines else None, bounds,
+                              load_unit(_records(cdf.head(1)) if UNIT_FIELD not in cdf
+                                        else _records(cdf), from_config=True)))
     return lines
 
 
@@ -305,6 +313,39 @@ def grid_step(lines: list[Line]) -> float | None:
             d = np.diff(loads)
             gaps += list(d[d > 1e-9])
     return float(min(gaps)) if gaps else None
+
+
+def grid_loads(lines: list[Line]) -> np.ndarray:
+    """Every grid load some curve of a figure ran, sorted (refinement runs are off the grid)."""
+    loads: set[float] = set()
+    for line in lines:
+        rows = line.rows
+        if "role" in rows:
+            rows = rows[rows["role"].fillna("grid").astype(str) == "grid"]
+        loads |= {load_key(x) for x in rows["offered_load"]}
+    return np.array(sorted(loads), dtype=float)
+
+
+def joined(loads: np.ndarray, grid: np.ndarray, step: float | None) -> np.ndarray:
+    """Which consecutive loads of a curve a line may join (``len(loads) - 1`` booleans): two
+    grid loads when the second is the next grid load some curve ran after the first and their
+    gap is no wider than the grid's step there (the smaller of the next two gaps of that grid):
+    a bisection's far-apart runs stay separate points, and a grid of two steps (0.01 to 0.05,
+    then 0.05 to 1) is joined throughout; a load off the grid (a refinement) within one
+    ``step`` of its neighbour."""
+    out = np.zeros(max(len(loads) - 1, 0), dtype=bool)
+    keys = [load_key(x) for x in grid]
+    where = {k: i for i, k in enumerate(keys)}
+    gaps = np.diff(grid)
+    for i in range(len(out)):
+        a, b = load_key(loads[i]), load_key(loads[i + 1])
+        ia, ib = where.get(a), where.get(b)
+        if ia is None or ib is None:
+            out[i] = step is not None and b - a <= step * (1 + 1e-6)
+            continue
+        local = gaps[ia:ia + 2]
+        out[i] = ib == ia + 1 and len(local) > 0 and b - a <= float(local.min()) * (1 + 1e-6)
+    return out
 
 
 def latency_series(data: Any) -> dict[str, list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]]:

@@ -214,22 +214,38 @@ def report_outputs(outputs: Outputs, command: str) -> int:
     return 0
 
 
-def file_times(directory: str | Path) -> dict[Path, int]:
-    """Every file under ``directory`` with its modification time (ns): what
-    :func:`written_since` compares against."""
+def file_times(directory: str | Path) -> dict[Path, tuple[int, str]]:
+    """Every file under ``directory`` with its modification time (ns) and a digest of its
+    content: what :func:`written_since` compares against."""
     root = Path(directory)
     if not root.exists():
         return {}
-    return {p: p.stat().st_mtime_ns for p in root.rglob("*")
+    return {p: (p.stat().st_mtime_ns, _digest(p)) for p in root.rglob("*")
             if p.is_file() and not p.name.endswith(".lock")}
 
 
-def written_since(directory: str | Path, since: dict[Path, int]) -> list[Path]:
-    """The files under ``directory`` that are new or modified since the :func:`file_times`
-    snapshot ``since``, for commands that write through their own code to say where they wrote.
-    (A snapshot, not a clock time: file times come from the kernel's coarse clock and can lag
-    ``time.time()`` by milliseconds.)"""
-    return sorted(p for p, t in file_times(directory).items() if since.get(p) != t)
+def _digest(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def written_since(directory: str | Path, since: dict[Path, tuple[int, str]]) -> list[Path]:
+    """The files under ``directory`` that are new or whose content changed since the
+    :func:`file_times` snapshot ``since``, for commands that write through their own code to
+    say where they wrote (a file written again with the same content is not one: "wrote" only
+    for what changed).  A snapshot, not a clock time: file times come from the kernel's coarse
+    clock and can lag ``time.time()`` by milliseconds."""
+    out = []
+    for p, (mtime, digest) in file_times(directory).items():
+        old = since.get(p)
+        if old is None or (old[0] != mtime and old[1] != digest):
+            out.append(p)
+    return sorted(out)
 
 
 def report_written(directory: str | Path, since: dict[Path, int]) -> None:

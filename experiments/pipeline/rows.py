@@ -20,6 +20,7 @@ not one, a verdict that is neither ``True`` nor ``False``, a negative seed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -34,7 +35,8 @@ from icsim.simulator.build import identity as build_identity
 IDENTITY_COLUMNS = ("curve", "role", "config_hash", "seed", "curve_hash", "offered_load",
                     "status", "error")
 RESULT_COLUMNS = (
-    "topology", "mode", "saturated", "saturation_reason", "accepted_load", "offered_measured_load",
+    "offered_packets_per_terminal_link_time", "topology", "mode", "saturated",
+    "saturation_reason", "accepted_load", "offered_measured_load",
     "latency_ns", "latency_p50_ns", "latency_p99_ns", "latency_max_ns", "network_latency_ns",
     "hops", "dilation", "derouted.total", "packets_measured", "packets_delivered",
     "packets_generated", "completion_time_ns", "source_queue_mean", "source_wait_max_ns",
@@ -206,6 +208,44 @@ def column_order(columns: Iterable[str]) -> list[str]:
         return (1, 0, col)
 
     return sorted(set(columns), key=rank)
+
+
+# ---------------------------------------------------------------------------------- the load unit
+#: the offered load in packets per terminal per link time (docs/model.md §6), a record field
+UNIT_FIELD = "offered_packets_per_terminal_link_time"
+
+
+def load_unit(rows: Iterable[Mapping[str, Any]], from_config: bool = False) -> float | None:
+    """Packets per terminal per link time at γ = 1 of one curve's runs: from the record field
+    (:data:`UNIT_FIELD` over ``offered_load``), or, for runs recorded before it and with
+    ``from_config``, from the topology their stored config describes; ``None`` otherwise.
+
+    >>> load_unit([{"offered_load": 0.3, UNIT_FIELD: 0.6}])
+    2.0
+    >>> load_unit([{"offered_load": 0.3, "config.topology.dims": "[16, 16, 16]"}], True)
+    0.5
+    """
+    first = None
+    for r in rows:
+        first = r if first is None else first
+        packets, load = as_float(r.get(UNIT_FIELD)), as_float(r.get("offered_load"))
+        if packets is not None and load:
+            return round(packets / load, 12)
+    if not from_config or first is None:
+        return None
+    return _unit_of_topology(_canonical(config_of_row(first).get("topology", {})))
+
+
+@functools.lru_cache(maxsize=64)
+def _unit_of_topology(topology: str) -> float | None:
+    from icsim.simulator.build import build_topology
+    from icsim.traffic.load import packets_per_link_time
+
+    try:
+        section = Config(topology=json.loads(topology) or {"dims": [1]}).topology
+        return packets_per_link_time(build_topology(section))
+    except (ValidationError, ConfigError, ValueError, OSError):
+        return None
 
 
 # ---------------------------------------------------------------------------------- checking rows

@@ -19,9 +19,9 @@ Channel load
     was busy, repeated on each of its VC rows), ``packets`` (crossing on this VC),
     ``mean_occupancy`` (packets in this VC's queue on average) and on tori the node's
     coordinates ``c0, c1, ...``.  :func:`channel_heatmap_figure` lays a torus's channels out on
-    its coordinates, one panel per dimension and direction, each an image of the (c0, c1) planes
-    side by side (every channel drawn; on big tori the planes folded by their maximum, so that
-    a hot channel anywhere shows);
+    its coordinates, one panel per dimension and direction, each an image of the (x, y) planes
+    side by side, the axes named by coordinate as the ports are (every channel drawn; on big
+    tori the planes folded by their maximum, so that a hot channel anywhere shows);
     a dragonfly's become a (from group, to group) matrix of its global channels beside its
     groups' local ones, a fat tree's an image of each level's switches (up and down); a
     graph's (and a HyperX's) channels become a ranked bar chart.  :func:`channel_totals` is
@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from icsim.experiments.pipeline.figure_layout import wrap_to_width
+from icsim.experiments.pipeline.figure_style import DEFAULT, FigureStyle, drawing, style_of
 
 #: the fixed latency bins: 10 ns .. 1 s, 20 per decade
 FIRST_DECADE, LAST_DECADE, BINS_PER_DECADE = 1.0, 9.0, 20
@@ -111,13 +112,23 @@ def histogram_percentile(hist: Mapping[str, Any], q: float) -> float | None:
     return float(10 ** (lo + frac * (hi - lo)))
 
 
-def _agg_canvas(figsize: tuple[float, float]):
+def _agg_canvas(figsize: tuple[float, float], style: FigureStyle = DEFAULT):
+    """A figure of this size (the paper style: scaled to two columns' width)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    if style.panel_size is None:
+        wide = style.column_widths[1]
+        figsize = (wide, figsize[1] * wide / figsize[0] * 1.15)
     fig = Figure(figsize=figsize, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
+
+
+def _suptitle(fig, text: str, style: FigureStyle, given: str | None = None, **kw) -> None:
+    """The figure's title: the paper style keeps only one the caller gave."""
+    if style.titles or given:
+        fig.suptitle(given if not style.titles else text, **kw)
 
 
 def run_label(record: Mapping[str, Any]) -> str:
@@ -137,7 +148,8 @@ def run_label(record: Mapping[str, Any]) -> str:
     return f"{topo}, {cfg.get('routing', {}).get('algorithm')}, {what}"
 
 
-def latency_distribution_figure(histograms: Mapping[str, Any], title: str | None = None):
+def latency_distribution_figure(histograms: Mapping[str, Any], title: str | None = None,
+                                style: str | None = None):
     """Histogram and cumulative distribution of packet latency, for one run or several.
 
     Parameters
@@ -146,7 +158,10 @@ def latency_distribution_figure(histograms: Mapping[str, Any], title: str | None
         One run's ``latency_histogram`` (``{"edges_ns", "counts"}``), or several as
         ``{label: histogram}`` (e.g. one per routing algorithm) drawn on the same axes.
     title : str, optional
-        The figure title (default: "Packet latency distribution").
+        The figure title (default: "Packet latency distribution"; the paper style has none
+        unless given).
+    style : {"default", "paper"}, optional
+        How it looks (:mod:`.figure_style`).
 
     Returns
     -------
@@ -157,19 +172,25 @@ def latency_distribution_figure(histograms: Mapping[str, Any], title: str | None
     if "edges_ns" in histograms:
         histograms = {"": histograms}
     checked = {label: _check_histogram(h) for label, h in histograms.items()}
-    fig = _agg_canvas((11.0, 4.4))
+    st = style_of(style)
+    with drawing(st):
+        return _distribution(checked, title, st)
+
+
+def _distribution(checked, title, st):
+    fig = _agg_canvas((11.0, 4.4), st)
     ax_hist, ax_cdf = fig.subplots(1, 2)
     lo_used, hi_used = math.inf, 0.0
     for i, (label, (edges, counts)) in enumerate(checked.items()):
-        color = f"C{i % 10}"
+        color = st.color(i)
         total = counts.sum()
         frac = counts / total if total else counts
         name = label or "packets"
-        ax_hist.stairs(frac, edges / 1000.0, color=color, lw=1.4, label=f"{name} ({int(total)})",
-                       gid=f"histogram:{label}")
+        ax_hist.stairs(frac, edges / 1000.0, color=color, lw=1.4, ls=st.dash(i),
+                       label=f"{name} ({int(total)})", gid=f"histogram:{label}")
         cdf = np.concatenate([[0.0], np.cumsum(frac)])
-        ax_cdf.step(edges / 1000.0, cdf, where="post", color=color, lw=1.4, label=name,
-                    gid=f"cdf:{label}")
+        ax_cdf.step(edges / 1000.0, cdf, where="post", color=color, lw=1.4, ls=st.dash(i),
+                    label=name, gid=f"cdf:{label}")
         used = np.flatnonzero(counts)
         if len(used):
             lo_used = min(lo_used, edges[used[0]])
@@ -197,7 +218,7 @@ def latency_distribution_figure(histograms: Mapping[str, Any], title: str | None
     for ax in (ax_hist, ax_cdf):
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize="small",
                   frameon=False, ncols=min(3, len(ax.get_legend_handles_labels()[1])))
-    fig.suptitle(title or "Packet latency distribution")
+    _suptitle(fig, title or "Packet latency distribution", st, title)
     return fig
 
 
@@ -285,7 +306,7 @@ MAX_TILES = 16
 
 def channel_heatmap_figure(channels: pd.DataFrame, value: str = "utilisation",
                            agg: str | None = "max", top: int = 30, title: str | None = None,
-                           label: str | None = None):
+                           label: str | None = None, style: str | None = None):
     """The load on a run's channels: on a torus laid out on its coordinates, on a graph ranked.
 
     Parameters
@@ -305,6 +326,8 @@ def channel_heatmap_figure(channels: pd.DataFrame, value: str = "utilisation",
         The figure title.
     label : str, optional
         What ran (:func:`run_label`), named in the default title.
+    style : {"default", "paper"}, optional
+        How it looks (:mod:`.figure_style`; the paper style: no title unless given).
 
     Returns
     -------
@@ -316,13 +339,15 @@ def channel_heatmap_figure(channels: pd.DataFrame, value: str = "utilisation",
     totals = channel_totals(channels)
     if value not in totals:
         raise ValueError(f"no column {value!r} in the channel table")
-    if _is_torus(totals):
-        return _torus_heatmap(totals, channels, value, agg, title, label)
-    if "to_group" in totals:
-        return _group_heatmap(totals, value, title, label)
-    if "level" in totals:
-        return _level_heatmap(totals, value, title, label)
-    return _ranked_channels(totals, value, top, title, label)
+    st = style_of(style)
+    with drawing(st):
+        if _is_torus(totals):
+            return _torus_heatmap(totals, channels, value, agg, title, label, st)
+        if "to_group" in totals:
+            return _group_heatmap(totals, value, title, label, st)
+        if "level" in totals:
+            return _level_heatmap(totals, value, title, label, st)
+        return _ranked_channels(totals, value, top, title, label, st)
 
 
 def _image_panel(fig, ax, image, value, xlabel, ylabel, gid):
@@ -338,7 +363,7 @@ def _image_panel(fig, ax, image, value, xlabel, ylabel, gid):
     fig.colorbar(shown, ax=ax, shrink=0.85).set_label(VALUES.get(value, value), fontsize=8)
 
 
-def _group_heatmap(totals, value, title, label=None):
+def _group_heatmap(totals, value, title, label=None, st: FigureStyle = DEFAULT):
     """A dragonfly's channels: the global ones as a (from group, to group) matrix (the
     busiest link of the pair; grey: no link), the local ones per group (busiest and mean)."""
     g = int(max(totals["group"].max(), totals["to_group"].max())) + 1
@@ -348,7 +373,7 @@ def _group_heatmap(totals, value, title, label=None):
     for (i, j), v in pairs.items():
         matrix[int(i), int(j)] = v
     local = totals[totals["link_class"] == "local"].groupby("group")[value]
-    fig = _agg_canvas((12.0, 5.2))
+    fig = _agg_canvas((12.0, 5.2), st)
     ax_g, ax_l = fig.subplots(1, 2, width_ratios=(1.15, 1))
     _image_panel(fig, ax_g, matrix, value, "to group", "from group", "heatmap:global")
     ax_g.set_title("global channels, by group pair", fontsize=10, loc="left")
@@ -364,16 +389,16 @@ def _group_heatmap(totals, value, title, label=None):
     ax_l.legend(fontsize="small")
     ax_l.set_title("local channels of each group", fontsize=10, loc="left")
     text = title or (f"Channel {value}" + (f": {label}" if label else " on the dragonfly"))
-    fig.suptitle(text + "\n" + _busiest_text(totals, value), fontsize=10)
+    _suptitle(fig, text + "\n" + _busiest_text(totals, value), st, title, fontsize=10)
     return fig
 
 
-def _level_heatmap(totals, value, title, label=None):
+def _level_heatmap(totals, value, title, label=None, st: FigureStyle = DEFAULT):
     """A fat tree's channels: per level (rows) and switch (columns), the busiest up channel
     and the busiest down channel of each switch (grey: none)."""
     levels = int(totals["level"].max()) + 1
     width = int(totals.groupby("level")["node"].nunique().max())
-    fig = _agg_canvas((12.0, 2.2 + 0.9 * levels))
+    fig = _agg_canvas((12.0, 2.2 + 0.9 * levels), st)
     axes = fig.subplots(1, 2)
     for ax, cls in zip(axes, ("up", "down")):
         part = totals[totals["link_class"] == cls]
@@ -386,8 +411,19 @@ def _level_heatmap(totals, value, title, label=None):
         ax.set_yticks(range(levels))
         ax.set_title(f"{cls} channels: each switch's busiest", fontsize=10, loc="left")
     text = title or (f"Channel {value}" + (f": {label}" if label else " on the fat tree"))
-    fig.suptitle(text + "\n" + _busiest_text(totals, value), fontsize=10)
+    _suptitle(fig, text + "\n" + _busiest_text(totals, value), st, title, fontsize=10)
     return fig
+
+
+def axis_names(totals: pd.DataFrame) -> dict[str, str]:
+    """Each coordinate column's name as the ports name its dimension: ``c0`` is ``x``, ``c1``
+    ``y``, ``c2`` ``z`` (a 4D torus's fourth ``w``)."""
+    names = {}
+    for d, direction in totals.drop_duplicates("dim")[["dim", "direction"]].itertuples(
+            index=False):
+        if d >= 0:
+            names[f"c{int(d)}"] = str(direction).rstrip("+-")
+    return {c: names.get(c, c) for c in _coords(totals)}
 
 
 def _busiest_text(totals: pd.DataFrame, value: str, n: int = 5) -> str:
@@ -400,11 +436,14 @@ def _busiest_text(totals: pd.DataFrame, value: str, n: int = 5) -> str:
     return "busiest: " + "; ".join(parts)
 
 
-def _torus_heatmap(totals, channels, value, agg, title, label=None):
+def _torus_heatmap(totals, channels, value, agg, title, label=None,
+                   st: FigureStyle = DEFAULT):
     import matplotlib
     from matplotlib.colors import Normalize
 
-    coords = _coords(totals)
+    columns = _coords(totals)
+    named = axis_names(totals)
+    coords = [named[c] for c in columns]               # x, y, z: what the axes are called
     arrays = torus_arrays(channels, value)
     tiles = int(np.prod(next(iter(arrays.values())).shape[:-2])) if len(coords) > 2 else 1
     fold = agg if (agg is not None and tiles > MAX_TILES) or agg in ("mean", "sum") else None
@@ -421,7 +460,7 @@ def _torus_heatmap(totals, channels, value, agg, title, label=None):
     nrows = math.ceil(len(keys) / ncols)
     panel_w = 10.0 if wide else 3.6
     panel_h = panel_w * ny / nx * (1.0 if wide else 1.0) + 0.6
-    fig = _agg_canvas((panel_w * ncols + 1.4, panel_h * nrows + 1.0))
+    fig = _agg_canvas((panel_w * ncols + 1.4, panel_h * nrows + 1.0), st)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     k0 = arrays[keys[0]].shape[-1]
     k1 = arrays[keys[0]].shape[-2] if len(coords) > 1 else 1
@@ -460,18 +499,19 @@ def _torus_heatmap(totals, channels, value, agg, title, label=None):
     if mappable is not None:
         bar = fig.colorbar(mappable, ax=axes[: len(keys)].tolist(), shrink=0.8)
         bar.set_label(VALUES.get(value, value))
-    dims_text = "x".join(str(int(totals[c].max()) + 1) for c in coords)
+    dims_text = "x".join(str(int(totals[c].max()) + 1) for c in columns)
     where = f": {label};" if label else f" on the {dims_text} torus,"
     text = (title or f"Channel {value}{where} each channel at the node it leaves (grey: no "
             f"channel)") + "\n" + _busiest_text(totals, value)
-    fig.suptitle(wrap_to_width(fig, text, 0.95 * fig.get_figwidth() * fig.dpi, 10),
-                 fontsize=10)
+    if st.titles or title:
+        fig.suptitle(wrap_to_width(fig, text if st.titles else title,
+                                   0.95 * fig.get_figwidth() * fig.dpi, 10), fontsize=10)
     return fig
 
 
-def _ranked_channels(totals, value, top, title, label=None):
+def _ranked_channels(totals, value, top, title, label=None, st: FigureStyle = DEFAULT):
     ranked = totals.sort_values(value, ascending=False, kind="stable").reset_index(drop=True)
-    fig = _agg_canvas((11.0, max(4.0, 0.18 * min(top, len(ranked)) + 1.6)))
+    fig = _agg_canvas((11.0, max(4.0, 0.18 * min(top, len(ranked)) + 1.6)), st)
     ax_all, ax_top = fig.subplots(1, 2, width_ratios=(1, 1.3))
     ax_all.plot(np.arange(1, len(ranked) + 1), ranked[value].to_numpy(float), color="C0",
                 gid="ranked")
@@ -492,6 +532,6 @@ def _ranked_channels(totals, value, top, title, label=None):
     ax_top.set_title(f"the {len(head)} busiest of {len(ranked)} channels (node:port)",
                      fontsize=10)
     ax_top.grid(alpha=0.3, axis="x")
-    fig.suptitle(title or f"Channel {value}, ranked" + (f" ({label})" if label else ""),
-                 fontsize=11)
+    _suptitle(fig, title or f"Channel {value}, ranked" + (f" ({label})" if label else ""), st,
+              title, fontsize=11)
     return fig

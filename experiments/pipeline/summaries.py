@@ -2,8 +2,10 @@
 
 ``gamma_star.csv``
     One row per curve (per curve and seed with several seeds, with the spread of γ* over the
-    seeds): γ*, refined γ*, the first saturated load and why.  When a curve's γ* is only a lower
-    bound — every load up to the top of its grid was sustained, or its search did not finish —
+    seeds): γ* (and, for runs that record the offered load in packets per terminal per link
+    time, γ* in that unit: docs/model.md §6), refined γ*, the first saturated load and why.
+    When a curve's γ* is only a lower bound — every load up to the top of its grid was
+    sustained, or its search did not finish —
     the file has a ``gamma_star_lower_bound`` column (True on those curves), and the printed
     summary says ``≥0.8``.
 ``verdicts.csv``
@@ -24,7 +26,7 @@ from icsim.experiments.pipeline.confidence import mean_ci
 from icsim.experiments.pipeline.curves import CurveOutcome
 from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.results_file import cell_text
-from icsim.experiments.pipeline.rows import cell
+from icsim.experiments.pipeline.rows import UNIT_FIELD, cell, load_unit
 from icsim.experiments.pipeline.saturation import as_float, bound_text, load_key, sustained_above
 
 SUMMARY_NAME = "gamma_star.csv"
@@ -42,6 +44,17 @@ BOUND_COLUMN = "gamma_star_lower_bound"
 LOAD_SUMMARY_COLUMNS = ("curve", "offered_load", "seeds", "sustained_seeds",
                         "latency_ns_mean", "latency_ns_ci95", "accepted_load_mean",
                         "accepted_load_ci95")
+
+
+#: gamma_star.csv's γ* in packets per terminal per link time, after ``gamma_star`` (for runs
+#: that record the offered load in that unit, docs/model.md §6)
+UNIT_STAR_COLUMN = "gamma_star_packets_per_terminal_link_time"
+
+
+def in_unit(value: Any, unit: float | None) -> float | None:
+    """A load in γ units as packets per terminal per link time (``None`` without one)."""
+    x = as_float(value)
+    return None if x is None or unit is None else round(x * unit, 9)
 
 
 def _groups(outcomes: list[CurveOutcome]) -> dict[str, list[CurveOutcome]]:
@@ -81,6 +94,7 @@ def summary_rows(outcomes: list[CurveOutcome]) -> list[dict[str, Any]]:
         r = o.result
         row = {"curve": o.curve.label, **{k: cell(v) for k, v in o.curve.params.items()},
                "mode": o.mode, "gamma_star": r.gamma_star,
+               UNIT_STAR_COLUMN: in_unit(r.gamma_star, load_unit(o.rows)),
                BOUND_COLUMN: r.gamma_star_lower_bound,
                "gamma_star_refined": r.gamma_star_refined,
                "first_saturated": r.first_saturated,
@@ -109,8 +123,9 @@ def write_summary(outcomes: list[CurveOutcome], path: Path,
     rows = summary_rows(outcomes)
     params = [k for o in outcomes for k in o.curve.params]
     bound = [BOUND_COLUMN] if any(r[BOUND_COLUMN] for r in rows) else []
+    unit = [UNIT_STAR_COLUMN] if any(load_unit(o.rows) for o in outcomes) else []
     columns = ["curve", *(["seed"] if _multi_seed(outcomes) else []), *dict.fromkeys(params),
-               SUMMARY_COLUMNS[1], SUMMARY_COLUMNS[2], *bound, *SUMMARY_COLUMNS[3:],
+               SUMMARY_COLUMNS[1], SUMMARY_COLUMNS[2], *unit, *bound, *SUMMARY_COLUMNS[3:],
                *(SPREAD_COLUMNS if _multi_seed(outcomes) else ())]
     (outputs or Outputs()).write(path, _csv_text(columns, ([r.get(c) for c in columns]
                                                            for r in rows)))
@@ -122,12 +137,16 @@ def write_verdicts(outcomes: list[CurveOutcome], path: Path,
     """Write ``verdicts.csv``: every run of the sweep judged sustained or saturated by its
     curve's (and seed's) rule (in finite mode this is where the 1.2 x rule's outcome is
     visible)."""
-    columns = ["curve", "offered_load", "role", "sustained", "reason", "config_hash", "seed"]
+    unit = any(load_unit(o.rows) for o in outcomes)
+    columns = ["curve", "offered_load", *([UNIT_FIELD] if unit else []), "role", "sustained",
+               "reason", "config_hash", "seed"]
     rows = []
     for o in outcomes:
+        per = load_unit(o.rows)
         for r in sorted(o.rows, key=lambda r: float(r["offered_load"])):
             v = o.result.verdicts.get(load_key(r["offered_load"]))
-            rows.append((o.curve.label, r["offered_load"], r.get("role"),
+            rows.append((o.curve.label, r["offered_load"],
+                         *([in_unit(r["offered_load"], per)] if unit else []), r.get("role"),
                          None if v is None else v.sustained, None if v is None else v.reason,
                          r["config_hash"], r["seed"]))
     (outputs or Outputs()).write(path, _csv_text(columns, rows))
@@ -147,7 +166,9 @@ def load_summary_rows(outcomes: list[CurveOutcome]) -> list[dict[str, Any]]:
             pairs = by_load[load]
             row: dict[str, Any] = {"curve": label, **{k: cell(v) for k, v in
                                                       group[0].curve.params.items()},
-                                   "offered_load": load, "seeds": len(pairs)}
+                                   "offered_load": load,
+                                   UNIT_FIELD: in_unit(load, load_unit(r for _, r in pairs)),
+                                   "seeds": len(pairs)}
             row["sustained_seeds"] = sum(
                 1 for o, _ in pairs if (v := o.result.verdicts.get(load)) and v.sustained)
             for col in ("latency_ns", "accepted_load"):
@@ -163,7 +184,9 @@ def write_load_summary(outcomes: list[CurveOutcome], path: Path,
     """Write ``load_summary.csv`` (:func:`load_summary_rows`)."""
     rows = load_summary_rows(outcomes)
     params = [k for o in outcomes for k in o.curve.params]
-    columns = ["curve", *dict.fromkeys(params), *LOAD_SUMMARY_COLUMNS[1:]]
+    unit = [UNIT_FIELD] if any(r[UNIT_FIELD] is not None for r in rows) else []
+    columns = ["curve", *dict.fromkeys(params), LOAD_SUMMARY_COLUMNS[1], *unit,
+               *LOAD_SUMMARY_COLUMNS[2:]]
     (outputs or Outputs()).write(path, _csv_text(columns, ([r.get(c) for c in columns]
                                                            for r in rows)))
     return path
@@ -217,8 +240,22 @@ def _seeds_line(label: str, group: list[CurveOutcome], width: int) -> str:
     if 0 < len(have) < len(group):
         note += (f"  [mean and range over {len(have)} of {len(group)} seeds; the "
                  f"others have no γ*]")
+    mean = spread["gamma_star_mean"]
+    shown = "-" if mean is None else ("≥" if bound else "") + f"{mean:.{grid_digits(group)}f}"
     return (f"{label:{width}s} {group[0].mode:7s} {len(group):>5d} "
-            f"{bound_text(spread['gamma_star_mean'], bound):>8s} {rng:>11s}  {per_seed}{note}")
+            f"{shown:>8s} {rng:>11s}  {per_seed}{note}")
+
+
+def grid_digits(group: list[CurveOutcome]) -> int:
+    """The decimals of a curve's load grid (0.05 -> 2, 0.0125 -> 4): a mean of grid values is
+    printed with no more digits than the grid has (``0.28``, not ``0.2833``, over seeds whose
+    γ* are 0.3, 0.3 and 0.25)."""
+    digits = 2
+    for o in group:
+        for x in o.curve.grid:
+            text = f"{float(x):.6f}".rstrip("0")
+            digits = max(digits, len(text.partition(".")[2]))
+    return digits
 
 
 def format_summary(outcomes: list[CurveOutcome]) -> str:
@@ -231,7 +268,15 @@ def format_summary(outcomes: list[CurveOutcome]) -> str:
                  f"{'range':>11s}  γ* per seed"]
         lines += [_seeds_line(label, group, width) for label, group in _groups(outcomes).items()]
         return "\n".join(lines)
-    lines = [f"{'curve':{width}s} {'mode':7s} {'γ*':>6s} {'refined':>8s}  first saturated"]
+    # the refined column only where a curve was refined (--refine N bisected past its γ*)
+    refining = any(r.get("role") == "refine" for o in outcomes for r in o.rows) or any(
+        o.result.gamma_star_refined != o.result.gamma_star for o in outcomes)
+    # the exact bound where icsim analyze knows it cheaply (a deterministic routing on a torus)
+    exact = {id(o): curve_bound(o) for o in outcomes}
+    bounded = any(v is not None for v in exact.values())
+    lines = [f"{'curve':{width}s} {'mode':7s} {'γ*':>6s} "
+             + (f"{'refined':>8s} " if refining else "")
+             + (f"{'exact':>6s} " if bounded else "") + " first saturated"]
     for o in outcomes:
         r = o.result
         sat = "none" if r.first_saturated is None else \
@@ -239,6 +284,18 @@ def format_summary(outcomes: list[CurveOutcome]) -> str:
         note = "" if r.complete else "  [incomplete]"
         refined = bound_text(r.gamma_star_refined, r.gamma_star_lower_bound
                              and r.gamma_star_refined == r.gamma_star)
+        ideal = "-" if exact[id(o)] is None else f"{exact[id(o)]:.3g}"
         lines.append(f"{o.curve.label:{width}s} {o.mode:7s} {r.gamma_star_text:>6s} "
-                     f"{refined:>8s}  {sat}{note}")
+                     + (f"{refined:>8s} " if refining else "")
+                     + (f"{ideal:>6s} " if bounded else "") + f" {sat}{note}")
     return "\n".join(lines)
+
+
+def curve_bound(outcome: CurveOutcome) -> float | None:
+    """The exact bound of a curve's routing and traffic, where cheap (:mod:`.bounds`)."""
+    from icsim.experiments.pipeline.bounds import exact_bound
+
+    try:
+        return exact_bound(outcome.curve.config(min(outcome.curve.grid)))
+    except Exception:           # noqa: BLE001 -- an aside: a curve that cannot say has none
+        return None

@@ -313,7 +313,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def reproduce(*, out: str | Path | None = None, simulate: bool = False) -> Reproduction:
     """``runs.csv`` (with ``--simulate``) and ``report.md``."""
-    return from_runs("angara-npb", out, simulate, run_all, lambda runs, _: report(
+    return from_runs("angara-npb", out, simulate, run_all, lambda runs, *_: report(
         runs, "icsim reproduce angara-npb --simulate --out DIR"))
 
 

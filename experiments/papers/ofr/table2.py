@@ -531,7 +531,7 @@ def reproduce(*, k: Literal[8, 16] | None = None,
         "redraw": redraw_command(drawn)}, bundled=configs is None, comparable=drawn.comparable)
     summary = (f"{markdown_table2(t2, drawn.profiles)}\n\nwall time "
                f"{format_duration(time.perf_counter() - t0)}; "
-               f"{sum(o.ran for *_, o in sweeps)} runs, {sum(o.reused for *_, o in sweeps)} "
+               f"{sum(o.ran for *_, o in sweeps)} new, {sum(o.reused for *_, o in sweeps)} "
                f"reused; results in " + ", ".join(str(out / p / "results.csv")
                                                   for p in drawn.profiles))
     return Reproduction("ofr-table2", out, report, dict(outputs.status),

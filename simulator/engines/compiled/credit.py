@@ -104,7 +104,6 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
     src_q = pid * prm[K_V] + vc
     q_pop(prm, qs, src_q)
     qs[q2, Q_OCC] += 1
-    pt[pid, T_BUSY] = 1
     ctr[C_PROGRESS_PS] = now
     ctr[C_LINK_HOPS] += 1
     if prm[K_CLASSED]:                    # the channel's link class
@@ -113,9 +112,10 @@ def forward(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, dl, codes, ph,
     else:
         ser = prm[K_SER]
         lat = prm[K_LAT]
+    t_end = now + ser
+    pt[pid, T_BUSY] = t_end               # busy until then (the window's share: loop.sample)
     pt[pid, T_LINK_BUSY] += ser
     qs[src_q, Q_PACKETS] += 1
-    t_end = now + ser
     at(ctr, prm, ev, wheel, heap, t_end, EV_TX_END, pid, src_q)
     hopped(ctr, prm, pk, p, v)
     pk[p, P_FPORT] = port

@@ -154,8 +154,9 @@ Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_READY_LO, Q_WAIT =
 # wait bit; the link's reverse port is that router's port T_IN (``reverse``).  Every column a hop
 # reads is on the row's first cache line, under either flow control, because two columns mean
 # one thing under credit and another under ack/nak (each flow control reads only its own):
-# T_BUSY (credit; with ack/nak, NIC and ejection channels: 1 while the channel is busy) is, for
-# an ack/nak network channel, T_FREE_AT (the time it is free); T_FIRST (credit: the port's
+# T_BUSY (credit: when the network channel's transmission under way ends, 0 when idle; NIC and
+# ejection channels: 1 while busy) is, for an ack/nak network channel, T_FREE_AT (the time it
+# is free): either way the time a transmission ends, which the window's busy time needs; T_FIRST (credit: the port's
 # oldest head in ``escape_priority``, -1 between phases) is, with ack/nak, T_WAKE_AT (the time
 # of the port's scheduled wake-up, -1: none).  The second line: the VC of the port's last NAK
 # and a bit for each VC rejected in its current round (``keeps_nak_vc``), the window's

@@ -37,6 +37,7 @@ short.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from icsim.simulator.engines.compiled.acknak import ack, decide_acknak
@@ -104,13 +105,22 @@ def sample(ctr, qs, pt, nd, smp, which):
         qs[:, Q_OCC_SUM] += qs[:, Q_OCC]
     elif which == 0:
         qs[:, Q_SNAP_PACKETS] = qs[:, Q_PACKETS]
-        pt[:, T_SNAP_BUSY] = pt[:, T_LINK_BUSY]
+        pt[:, T_SNAP_BUSY] = busy_so_far(ctr, pt)
         nd[:, N_SNAP_ACCEPTED] = nd[:, N_ACCEPTED]
     else:
         qs[:, Q_SNAP_PACKETS] = qs[:, Q_PACKETS] - qs[:, Q_SNAP_PACKETS]
-        pt[:, T_SNAP_BUSY] = pt[:, T_LINK_BUSY] - pt[:, T_SNAP_BUSY]
+        pt[:, T_SNAP_BUSY] = busy_so_far(ctr, pt) - pt[:, T_SNAP_BUSY]
         nd[:, N_SNAP_ACCEPTED] = nd[:, N_ACCEPTED] - nd[:, N_SNAP_ACCEPTED]
         ctr[C_SNAP_SAMPLES] = ctr[C_NSAMPLES]
+
+
+@njit(cache=True)
+def busy_so_far(ctr, pt):
+    """Each channel's busy time up to now (SimPy ``_busy_so_far``): serialisation summed as
+    transmissions started, less what of the one under way lies after now.  ``T_BUSY`` holds
+    when a credit channel's transmission ends (an ack/nak channel's ``T_FREE_AT``, the same
+    column); 0, 1 (a NIC or ejection channel) or a past time leave nothing to take off."""
+    return pt[:, T_LINK_BUSY] - np.maximum(pt[:, T_BUSY] - ctr[C_NOW], 0)
 
 
 @njit(cache=True, forceinline=True)

@@ -257,13 +257,20 @@ class SimpyEngine:
         occ = np.asarray(fab.occ, dtype=np.int64)
         self._occ_sum = occ if self._occ_sum is None else self._occ_sum + occ
 
+    def _busy_so_far(self) -> list[int]:
+        """Each router channel's busy time up to now: its serialisation times summed as they
+        started, less what of the transmission under way lies after now (so that the window's
+        busy time never counts a packet straddling its edge whole, and never exceeds it)."""
+        now, until = self.cal.now, self.flow.busy_until
+        return [b - max(0, until(pid) - now) for pid, b in enumerate(self.fab.link_busy_ps)]
+
     def _snapshot(self, which: int, _: Any = None) -> None:
         fab, tl = self.fab, self.tally
         if which == 0:
-            self._util0 = list(fab.link_busy_ps)
+            self._util0 = self._busy_so_far()
             self._packets0 = list(fab.link_packets)
             return
-        tl.busy_ps = [b - a for a, b in zip(self._util0, fab.link_busy_ps)]
+        tl.busy_ps = [b - a for a, b in zip(self._util0, self._busy_so_far())]
         tl.packets = [b - a for a, b in zip(self._packets0, fab.link_packets)]
         tl.occupancy = (self._occ_sum / max(1, len(tl.samples))).tolist()
         # the collector counts only consumptions inside the window; one booked before it

@@ -242,6 +242,10 @@ class AckNakFlow(CreditFlow):
                 wake_at[pid] = fa       # more to send: come back when the channel is idle
                 at(fa, chan_free, pid)
 
+    def busy_until(self, pid: int) -> int:
+        """When router channel ``pid`` is next idle (its ACK/NAK or packet under way ends)."""
+        return self.free_at[pid]
+
     def oldest_unrejected(self, pid: int, pq: list[deque]) -> int:
         """The VC whose head port ``pid`` sends under oldest-first arbitration (-1: none).
 

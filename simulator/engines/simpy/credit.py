@@ -101,12 +101,12 @@ class CreditFlow:
             src_q = pid * V + vc
             queues[src_q].popleft()
             occ[q2] += 1
-            busy[pid] = True
+            t_end = now + ser
+            busy[pid] = t_end              # busy until then (the window's share: busy_until)
             fab.progress_ps = now
             fab.link_hops += 1
             link_busy[pid] += ser
             link_packets[src_q] += 1
-            t_end = now + ser
             at(t_end, tx_end, pid, src_q)
             p.hops += 1
             if p.hops > limit:
@@ -142,6 +142,12 @@ class CreditFlow:
         return forward, tx_end, ready
 
     # ------------------------------------------------------------------ decision phase
+    def busy_until(self, pid: int) -> int:
+        """When router channel ``pid``'s transmission under way ends (ps; 0 or a past time:
+        idle).  A transmission's serialisation is counted whole when it starts; the
+        measurement window takes off what of it lies past the window's edge."""
+        return int(self.fab.busy[pid])
+
     def pending(self) -> bool:
         return bool(self.fab.dirty)
 
