@@ -57,9 +57,9 @@ QUICK = (
 PARSED = (
     "icsim run configs/ofr/clean/k16.yaml",
     "icsim run configs/ofr/clean/k16.yaml --engine simpy",
-    "icsim reproduce ofr-table2 --k 8 --profile both --search bisect",
-    "icsim reproduce ofr-table2 --k 16 --profile both --search bisect --guess paper "
-    "--stop-when-saturated --workers 2",
+    "icsim reproduce ofr-table2 --k 8 --profile both",
+    "icsim reproduce ofr-table2 --k 16 --profile both --workers 2",
+    "icsim reproduce ofr-table2 --k 16 --profile both --guess paper",
     "icsim reproduce ofr-table3",
     "icsim reproduce torus-routing",
     "icsim reproduce torus-routing --simulate",
