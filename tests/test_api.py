@@ -113,7 +113,7 @@ def test_wrong_sweep_arguments_and_engines_are_refused_before_any_run():
         icsim.sweep("quickstart", "0.1", workers=0)        # ran serially before
     with pytest.raises(TypeError, match=r"loads: a grid .* got None \(NoneType\)"):
         icsim.sweep("quickstart", None)
-    with pytest.raises(icsim.api.ConfigError, match="run.engine: unknown engine 'fast'"):
+    with pytest.raises(icsim.api.ConfigError, match="run.engine: expected .*, got 'fast'"):
         icsim.run("quickstart", SMALL, engine="fast")      # ran on SimPy before
     with pytest.raises(ValueError, match="results: no offered_load or latency_ns or "
                                          "accepted_load column"):
@@ -136,3 +136,24 @@ def test_only_the_icsim_name_is_installed(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_engine_argument_is_the_engine_the_memory_check_and_the_record_see(monkeypatch):
+    # icsim.run(engine=...) stands for run.engine, as the command line's --engine does: the
+    # record says the engine, and the memory check counts that engine's bytes (the SimPy
+    # engine's per-node cost is the larger one: a machine between the two refuses it only)
+    from icsim.model import limits
+    from icsim.model.config import ConfigError, load_config
+    from icsim.configs import bundled
+
+    r = icsim.run("quickstart", {"traffic.load": 0.05, "run.measure_us": 2}, engine="simpy")
+    assert r["config"]["run"]["engine"] == "simpy" and r["engine"] == "simpy"
+    big = {"topology.dims": [64, 64, 64]}
+    need = {e: limits.estimate_bytes(load_config(bundled("quickstart.yaml"),
+                                                 ["topology.dims=[64,64,64]", f"run.engine={e}"]))
+            for e in ("compiled", "simpy")}
+    assert need["simpy"] > need["compiled"]
+    have = (need["simpy"] + need["compiled"]) / 2 / limits.HEADROOM
+    monkeypatch.setattr(limits, "available_bytes", lambda: have)
+    with pytest.raises(ConfigError, match="this run needs about"):
+        icsim.run("quickstart", big, engine="simpy")
