@@ -401,3 +401,12 @@ def test_a_grid_of_two_steps_is_joined_throughout_and_a_bisection_is_not():
     segments = [list(np.round(a.get_xdata(), 2)) for a in latency_figure(rows).axes[0].get_lines()
                 if a.get_gid() == "segment:dor"]
     assert segments == [[0.45, 0.5, 0.55]]
+
+
+def test_curves_that_part_where_one_saturates_are_not_named_as_one():
+    # two curves equal wherever both are sustained, one saturating a step earlier (a HyperX's
+    # DOR at 0.3 beside minimal adaptive, sustained throughout): different γ*, no "(= ...)"
+    rows = window_curve("abr", saturated=()) + window_curve("dor", saturated=(0.3,))
+    for figure in (latency_figure, plots.accepted_figure):
+        texts = [t.get_text() for t in figure(rows).axes[0].get_legend().get_texts()]
+        assert not any("(=" in t for t in texts), texts

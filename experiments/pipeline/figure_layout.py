@@ -279,10 +279,11 @@ def curve_style(i: int, style: FigureStyle = DEFAULT) -> tuple[str, str, float]:
 
 
 def coincident(lines: list[Line], column: str, log: bool = False) -> dict[str, str]:
-    """Curves of one panel that lie on an earlier one (``label -> the earlier label``): at
-    least :data:`SAME_AT` of their common sustained loads (two or more; else of all their
-    common loads) within :data:`SAME_SHARE` of each other (relative on a logarithmic axis; of
-    the panel's span on a linear one)."""
+    """Curves of one panel that lie on an earlier one (``label -> the earlier label``): the
+    same loads sustained where both ran (so the same γ*: two curves that part where one
+    saturates are not one), and at least :data:`SAME_AT` of their common sustained loads (two
+    or more; else of all their common loads) within :data:`SAME_SHARE` of each other (relative
+    on a logarithmic axis; of the panel's span on a linear one)."""
     values, kept = {}, {}
     for line in lines:
         if column in line.points:
@@ -299,6 +300,8 @@ def coincident(lines: list[Line], column: str, log: bool = False) -> dict[str, s
                 continue
             common = [x for x in values[b] if x in values[a] and np.isfinite(values[a][x])
                       and np.isfinite(values[b][x])]
+            if any((x in kept[a]) != (x in kept[b]) for x in common):
+                continue
             both = [x for x in common if x in kept[a] and x in kept[b]]
             common = both if len(both) >= 2 else common
             if len(common) < 2:
