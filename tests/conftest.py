@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from icsim.model.config import config_from_dict
 from icsim.model.registry import forget_files
@@ -14,6 +15,11 @@ from icsim.simulator.engines.compiled import CompiledEngine
 from icsim.simulator.engines.compiled.building import compile_now
 from icsim.simulator.engines.simpy import RandomStream, SimpyEngine
 from icsim.traffic.workloads import scheduled
+
+# Hypothesis checks what the model does, not how fast: no per-example deadline (a shared, busy
+# two-core machine takes 250 ms for an example of 50), as no test here is timed
+settings.register_profile("icsim", deadline=None)
+settings.load_profile("icsim")
 
 
 @pytest.fixture(scope="session", autouse=True)
