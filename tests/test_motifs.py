@@ -311,6 +311,19 @@ def test_npb_is_moves_every_key_once_and_draws_its_spread_from_the_seed():
     assert not np.array_equal(ops.nbytes, again.nbytes)
 
 
+def test_npb_is_pairwise_key_exchange_moves_the_same_keys_one_partner_a_step():
+    scattered = motif_ops("npb_is", 8, 0, {"cls": "W", "iterations": 1})
+    pairwise = motif_ops("npb_is", 8, 0, {"cls": "W", "iterations": 1,
+                                          "key_exchange": "pairwise"})
+    assert Counter(sends(pairwise)) == Counter(sends(scattered))     # the same messages
+    keys = [m for m in sends(pairwise) if m[2] > 4116]
+    # pairwise on 8 ranks: step s pairs r with r ^ s, so rank r sends to r ^ 1, ..., r ^ 7
+    for r in range(8):
+        assert [d for s_, d, _ in keys if s_ == r] == [r ^ s for s in range(1, 8)]
+    with pytest.raises(AppError, match="key_exchange"):
+        motif_ops("npb_is", 8, 0, {"cls": "W", "iterations": 1, "key_exchange": "bruck"})
+
+
 def test_npb_mg_class_c_on_128_ranks_has_the_give3_faces():
     ops = motif_ops("npb_mg", 128, 0, {"cls": "C", "iterations": 1})
     sizes = set(ops.nbytes[ops.kind == SEND].tolist())

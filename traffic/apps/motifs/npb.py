@@ -97,7 +97,7 @@ import numpy as np
 
 from icsim.traffic.apps.motifs import MOTIFS, Compute
 from icsim.traffic.apps.motifs.collectives import (Message, allreduce, alltoall, alltoallv,
-                                                    check_count, exchange, iterate,
+                                                    check_choice, check_count, exchange, iterate,
                                                     mpich_allreduce, mpich_alltoall, reduce,
                                                     split)
 from icsim.traffic.apps.motifs.fft import transpose_bytes
@@ -183,9 +183,11 @@ def npb_ft(b: Builder, rng: np.random.Generator, *, cls: str = "S", iterations: 
 # ---------------------------------------------------------------------- IS
 @MOTIFS.register("npb_is", help="NPB IS: bucket allreduce, count alltoall, key alltoallv")
 def npb_is(b: Builder, rng: np.random.Generator, *, cls: str = "S", iterations: Any = None,
-           compute_us: Any = 0) -> None:
-    """NPB IS's communication (module docstring)."""
+           compute_us: Any = 0, key_exchange: str = "scattered") -> None:
+    """NPB IS's communication (module docstring); ``key_exchange``: the alltoallv's algorithm,
+    ``scattered`` (MPICH's) or ``pairwise``."""
     log_keys, log_buckets = _row(IS, cls, "IS")
+    check_choice("key_exchange", key_exchange, ("scattered", "pairwise"))
     p = b.num_ranks
     _power_of_two(p, "IS")
     low, high = (4 if log_keys == 31 else 1), (128 if log_keys == 16 else 1024)
@@ -199,7 +201,7 @@ def npb_is(b: Builder, rng: np.random.Generator, *, cls: str = "S", iterations: 
     def body(it: int, last: bool) -> None:
         allreduce(b, everyone, buckets, mpich_allreduce(buckets))
         alltoall(b, everyone, KEY, mpich_alltoall(KEY, p))
-        alltoallv(b, everyone, keys * KEY)
+        alltoallv(b, everyone, keys * KEY, key_exchange)
 
     _run(b, rng, iterations, IS_ITERATIONS, compute_us, body)
 
