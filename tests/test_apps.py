@@ -76,6 +76,8 @@ CASES = {
     "alltoall-bruck": [{"motif": "alltoall", "params": {"bytes": 1024, "algorithm": "bruck"}}],
     "npb_is-pairwise": [{"motif": "npb_is", "ranks_per_node": 2, "params": {
         "cls": "S", "iterations": 1, "key_exchange": "pairwise"}}],
+    "npb_is-pieces": [{"motif": "npb_is", "ranks_per_node": 2, "params": {
+        "cls": "S", "iterations": 1, "chunk_bytes": 1000}}],
     "two-jobs": [{"motif": "halo2d", "placement": "list", "nodes": list(range(8)),
                   "params": {"iterations": 2, "bytes": 8192}},
                  {"motif": "alltoall", "placement": "list", "nodes": list(range(8, 16)),
