@@ -214,7 +214,7 @@ def test_slowdowns_and_the_timeline_of_a_small_job():
                                                  "drain_us": 5}}))
 
 
-@pytest.mark.parametrize("name,agrees", [("angara_npb", 4), ("apps_torus", None)])
+@pytest.mark.parametrize("name,agrees", [("angara_npb", 5), ("apps_torus", None)])
 def test_the_app_reproductions_redraw_their_committed_reports(tmp_path, name, agrees):
     import shutil
 
