@@ -311,6 +311,54 @@ def test_npb_is_moves_every_key_once_and_draws_its_spread_from_the_seed():
     assert not np.array_equal(ops.nbytes, again.nbytes)
 
 
+def test_npb_is_pairwise_key_exchange_moves_the_same_keys_one_partner_a_step():
+    scattered = motif_ops("npb_is", 8, 0, {"cls": "W", "iterations": 1})
+    pairwise = motif_ops("npb_is", 8, 0, {"cls": "W", "iterations": 1,
+                                          "key_exchange": "pairwise"})
+    assert Counter(sends(pairwise)) == Counter(sends(scattered))     # the same messages
+    keys = [m for m in sends(pairwise) if m[2] > 4116]
+    # pairwise on 8 ranks: step s pairs r with r ^ s, so rank r sends to r ^ 1, ..., r ^ 7
+    for r in range(8):
+        assert [d for s_, d, _ in keys if s_ == r] == [r ^ s for s in range(1, 8)]
+    with pytest.raises(AppError, match="key_exchange"):
+        motif_ops("npb_is", 8, 0, {"cls": "W", "iterations": 1, "key_exchange": "bruck"})
+
+
+@FAST
+@given(n=st.integers(2, 40), chunk=st.integers(1, 5000), seed=st.integers(0, 3))
+def test_alltoallv_in_pieces_moves_each_pair_its_bytes_round_robin_over_the_peers(n, chunk,
+                                                                                  seed):
+    sizes = np.random.default_rng(seed).integers(0, 4 * chunk + 2, size=(n, n))  # <= 5 pieces
+    whole = collective(n, lambda b, g: coll.alltoallv(b, g, sizes))
+    cut = collective(n, lambda b, g: coll.alltoallv(b, g, sizes, chunk_bytes=chunk))
+    moved, count = Counter(), Counter()
+    for src, dst, nbytes in sends(cut):
+        assert 0 <= nbytes <= chunk
+        moved[src, dst] += nbytes
+        count[src, dst] += 1
+    assert moved == Counter({(s, d): b for s, d, b in sends(whole)})
+    assert all(c == max(1, -(-int(sizes[s, d]) // chunk)) for (s, d), c in count.items())
+    for r in range(n):        # round robin: per block of 32 peers, the pieces' rounds never fall
+        rounds, seen = [], Counter()
+        for src, dst, _ in sends(cut):
+            if src == r:
+                rounds.append((((r - dst) % n) // 32, seen[dst]))
+                seen[dst] += 1
+        assert rounds == sorted(rounds)
+
+
+def test_alltoallv_pieces_are_for_the_scattered_algorithm_and_npb_is_takes_them():
+    with pytest.raises(AppError, match="chunk_bytes"):
+        collective(4, lambda b, g: coll.alltoallv(b, g, np.ones((4, 4), int), "pairwise",
+                                                  chunk_bytes=8))
+    with pytest.raises(AppError, match="chunk_bytes"):
+        collective(4, lambda b, g: coll.alltoallv(b, g, np.ones((4, 4), int), chunk_bytes=-1))
+    whole = motif_ops("npb_is", 8, 0, {"cls": "W", "iterations": 1})
+    cut = motif_ops("npb_is", 8, 0, {"cls": "W", "iterations": 1, "chunk_bytes": 4096})
+    assert sum(m[2] for m in sends(cut)) == sum(m[2] for m in sends(whole))
+    assert len(sends(cut)) > len(sends(whole))
+
+
 def test_npb_mg_class_c_on_128_ranks_has_the_give3_faces():
     ops = motif_ops("npb_mg", 128, 0, {"cls": "C", "iterations": 1})
     sizes = set(ops.nbytes[ops.kind == SEND].tolist())

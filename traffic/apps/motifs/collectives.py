@@ -214,16 +214,28 @@ def _pairwise(b: Builder, group: list[int], size: Callable[[int, int], int]) -> 
 
 
 def _scattered(b: Builder, group: list[int], size: Callable[[int, int], int],
-               block: int = 32) -> None:
+               block: int = 32, chunk: int = 0) -> None:
     """Every message posted at once, in blocks of ``block`` peers (MPICH's throttle,
     MPIR_CVAR_ALLTOALL_THROTTLE = 32), a waitall per block: block k of rank i receives from
     i + j and sends to i - j for j in [32 k, 32 k + 32) (MPICH's medium-message alltoall and
-    its alltoallv)."""
+    its alltoallv).  With ``chunk`` > 0 each message goes as pieces of ``chunk`` bytes (the
+    last one the rest; a message of 0 bytes one piece), a rank posting the first piece of
+    every message of its block, then the second, ...: its NIC sends them round robin over
+    its peers, as concurrent sends progressing side by side do."""
     n = len(group)
     for lo in range(0, n, block):
         js = range(lo, min(n, lo + block))
-        exchange(b, [(group[i], group[(i - j) % n], size(i, (i - j) % n))
-                     for i in range(n) for j in js])
+        if chunk <= 0:
+            exchange(b, [(group[i], group[(i - j) % n], size(i, (i - j) % n))
+                         for i in range(n) for j in js])
+            continue
+        pieces = []
+        for i in range(n):
+            sizes = {j: size(i, (i - j) % n) for j in js}
+            for k in range(max(1, -(-max(sizes.values()) // chunk))):
+                pieces += [(group[i], group[(i - j) % n], min(chunk, sizes[j] - k * chunk))
+                           for j in js if k == 0 or k * chunk < sizes[j]]
+        exchange(b, pieces)
 
 
 def _bruck(b: Builder, group: list[int], size: Callable[[int, int], int]) -> None:
@@ -251,11 +263,15 @@ def alltoall(b: Builder, group: Sequence[int], nbytes_per_pair: int,
 
 
 def alltoallv(b: Builder, group: Sequence[int], sizes: Any,
-              algorithm: str = "scattered") -> None:
+              algorithm: str = "scattered", chunk_bytes: int = 0) -> None:
     """MPI_Alltoallv: ``sizes[i][j]`` bytes from group rank i to group rank j, every message
-    posted at once in blocks (``scattered``, MPICH's algorithm) or by pairwise exchange (a
+    posted at once in blocks (``scattered``, MPICH's algorithm; with ``chunk_bytes`` > 0 in
+    pieces round robin over the peers, :func:`_scattered`) or by pairwise exchange (a
     zero-byte message is still sent, as MPICH does)."""
     check_choice("algorithm", algorithm, ("scattered", "pairwise"))
+    chunk = check_count("chunk_bytes", chunk_bytes, minimum=0)
+    if chunk and algorithm != "scattered":
+        raise AppError("chunk_bytes: pieces round robin are for the scattered algorithm only")
     group = _check_group(b, group)
     n = len(group)
     try:
@@ -266,7 +282,10 @@ def alltoallv(b: Builder, group: Sequence[int], sizes: Any,
             or (matrix < 0).any() or (matrix > MAX_MESSAGE_BYTES).any()):
         raise AppError(f"sizes: an {n}x{n} matrix of byte counts from 0 to "
                        f"{MAX_MESSAGE_BYTES:,} (1 GiB)")
-    _ALLTOALL[algorithm](b, group, lambda i, j: int(matrix[i, j]))
+    if chunk:
+        _scattered(b, group, lambda i, j: int(matrix[i, j]), chunk=chunk)
+    else:
+        _ALLTOALL[algorithm](b, group, lambda i, j: int(matrix[i, j]))
 
 
 def mpich_alltoall(nbytes_per_pair: int, n: int) -> str:

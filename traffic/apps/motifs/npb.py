@@ -43,7 +43,10 @@ per destination -- keys spread evenly with a seeded jitter, drawn once before th
 iteration (IS ranks the same keys every iteration bar two), 4 bytes a key. The allreduce and
 alltoall algorithms are MPICH's choices for their sizes
 (:func:`~icsim.traffic.apps.motifs.collectives.mpich_allreduce`, ``mpich_alltoall``); the
-alltoallv posts every message at once in blocks of 32 (MPICH's). Class C on 128 ranks: 2^20
+alltoallv posts every message at once in blocks of 32 (MPICH's; ``key_exchange: pairwise``
+makes it MPICH's pairwise exchange instead, the same messages one partner a step;
+``chunk_bytes: B`` cuts the scattered exchange's messages into B-byte pieces posted round robin
+over the peers, so that the NIC interleaves them as concurrent sends do). Class C on 128 ranks: 2^20
 keys a rank, about 2^13 keys = 32 KiB per pair.
 
 CG (``cg.f``; P a power of two).  npcols = 2^ceil(log2 P / 2), nprows = P / npcols (npcols =
@@ -97,7 +100,7 @@ import numpy as np
 
 from icsim.traffic.apps.motifs import MOTIFS, Compute
 from icsim.traffic.apps.motifs.collectives import (Message, allreduce, alltoall, alltoallv,
-                                                    check_count, exchange, iterate,
+                                                    check_choice, check_count, exchange, iterate,
                                                     mpich_allreduce, mpich_alltoall, reduce,
                                                     split)
 from icsim.traffic.apps.motifs.fft import transpose_bytes
@@ -183,9 +186,13 @@ def npb_ft(b: Builder, rng: np.random.Generator, *, cls: str = "S", iterations: 
 # ---------------------------------------------------------------------- IS
 @MOTIFS.register("npb_is", help="NPB IS: bucket allreduce, count alltoall, key alltoallv")
 def npb_is(b: Builder, rng: np.random.Generator, *, cls: str = "S", iterations: Any = None,
-           compute_us: Any = 0) -> None:
-    """NPB IS's communication (module docstring)."""
+           compute_us: Any = 0, key_exchange: str = "scattered", chunk_bytes: int = 0) -> None:
+    """NPB IS's communication (module docstring); ``key_exchange``: the alltoallv's algorithm,
+    ``scattered`` (MPICH's) or ``pairwise``; ``chunk_bytes`` > 0: the scattered exchange's
+    messages in pieces of that size, round robin over the peers
+    (:func:`~icsim.traffic.apps.motifs.collectives.alltoallv`)."""
     log_keys, log_buckets = _row(IS, cls, "IS")
+    check_choice("key_exchange", key_exchange, ("scattered", "pairwise"))
     p = b.num_ranks
     _power_of_two(p, "IS")
     low, high = (4 if log_keys == 31 else 1), (128 if log_keys == 16 else 1024)
@@ -199,7 +206,7 @@ def npb_is(b: Builder, rng: np.random.Generator, *, cls: str = "S", iterations: 
     def body(it: int, last: bool) -> None:
         allreduce(b, everyone, buckets, mpich_allreduce(buckets))
         alltoall(b, everyone, KEY, mpich_alltoall(KEY, p))
-        alltoallv(b, everyone, keys * KEY)
+        alltoallv(b, everyone, keys * KEY, key_exchange, chunk_bytes)
 
     _run(b, rng, iterations, IS_ITERATIONS, compute_us, body)
 
