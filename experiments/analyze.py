@@ -31,7 +31,7 @@ BUSIEST = 5
 
 def analyze(config: str | Path, overrides: list[str] | None = None, *,
             worst_case: bool = False, out: str | Path | None = None,
-            capacity: bool = False) -> dict[str, Any]:
+            capacity: bool | str = False) -> dict[str, Any]:
     """The exact loads of ``config`` (a path or a bundled config's name) with ``overrides``
     (``key=value``); ConfigError naming the key when the routing or pattern has none."""
     return analyze_config(load_config(config_path(str(config)), overrides or []),
@@ -39,13 +39,16 @@ def analyze(config: str | Path, overrides: list[str] | None = None, *,
 
 
 def analyze_config(config: Config, *, worst_case: bool = False,
-                   out: str | Path | None = None, capacity: bool = False) -> dict[str, Any]:
+                   out: str | Path | None = None, capacity: bool | str = False
+                   ) -> dict[str, Any]:
     """:func:`analyze` for a validated :class:`~icsim.model.config.Config`: a dict with
     ``topology``, ``routing``, ``pattern``, ``uniform_bound``, ``max_load``, ``throughput``,
     ``busiest`` (channels), ``same_from_every_node``, ``time_s`` and, with ``worst_case``,
     ``worst_case`` (``max_load``, ``throughput``, ``channel``, and ``file`` with ``out``).
     With ``capacity``, a routing that is not oblivious gets its capacity bound instead of a
-    refusal (:func:`_capacity_report`: ``bound`` says which, ``max_load`` is ``None``).
+    refusal (:func:`_capacity_report`: ``bound`` says which, ``max_load`` is ``None``);
+    ``capacity="paths"`` only where its program offers its paths (a small program), else the
+    refusal.
     On a topology with several terminals per router the traffic and loads count terminals."""
     t0 = time.perf_counter()
     prep = prepare(config)
@@ -66,7 +69,7 @@ def analyze_config(config: Config, *, worst_case: bool = False,
                               f"{exc}" + ("" if worst_case else
                                           " (--capacity: the capacity bound of its paths)")
                               ) from None
-        return _capacity_report(topo, routing, cfg, rates, str(exc), t0)
+        return _capacity_report(topo, routing, cfg, rates, str(exc), t0, capacity)
     except ValueError as exc:
         raise ConfigError("topology", str(exc)) from None
     loads = exact.loads(rates)
@@ -94,10 +97,13 @@ def analyze_config(config: Config, *, worst_case: bool = False,
 
 
 def _capacity_report(topo: Any, routing: Any, cfg: Config, rates: np.ndarray, why: str,
-                     t0: float) -> dict[str, Any]:
+                     t0: float, capacity: bool | str = True) -> dict[str, Any]:
     """An adaptive routing's bound: the capacity of the paths its program offers (a minimal
     adaptive routing's), else of every channel (:mod:`icsim.routing.capacity`)."""
     masks = program_masks(topo, routing)
+    if masks is None and capacity == "paths":
+        raise ConfigError("routing.algorithm", f"{why}; its program offers no paths to bound "
+                                               f"(only the capacity of every channel)")
     try:
         value = capacity_bound(topo, rates, masks)
     except ValueError as exc:
