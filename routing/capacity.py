@@ -117,3 +117,50 @@ def capacity_bound(topology: Any, rates: np.ndarray, masks: np.ndarray | None = 
     if res.status != 0:
         raise ValueError(f"the capacity program failed: {res.message}")
     return float(topology.max_channel_load_factor * res.x[-1])
+
+
+def channel_time_bound(topology: Any, rates: np.ndarray) -> float:
+    """A bound no routing passes, cheap on any topology: a packet crosses at least its minimal
+    hops, so the channels' total time per unit of injection is at least the traffic's minimal
+    hops, and the busiest channel at least their mean: ``factor · C / Σ R[u, v] dist(u, v)``
+    (``C`` channels).  Weaker than :func:`capacity_bound`, equal to it where minimal routes
+    can load every channel alike (uniform traffic on a torus or HyperX)."""
+    R = router_traffic(topology, rates)
+    hops = float((R * np.asarray(topology.distances, dtype=float)).sum())
+    C = int((np.asarray(topology.neighbor_array) >= 0).sum())
+    return float("inf") if hops <= 0 else float(topology.max_channel_load_factor * C / hops)
+
+
+def global_channel_bound(topology: Any, rates: np.ndarray) -> float:
+    """On a dragonfly, a bound no routing passes from the global channels alone: traffic from
+    group G to group H crosses at least one global channel, and what the ``c(G, H)`` direct
+    links between them do not carry crosses at least two; the total over every pair of groups
+    is at most the number of global channels.  The largest γ that meets it (bisection; the
+    total is increasing in γ).  Group shift on the balanced dragonfly: (a h + 1) / (2 a p)."""
+    R = router_traffic(topology, rates)
+    a, g = topology.routers_per_group, topology.num_groups
+    group = np.arange(topology.num_nodes) // a
+    D = np.zeros((g, g))
+    np.add.at(D, (group[:, None].repeat(topology.num_nodes, 1), group[None, :].repeat(
+        topology.num_nodes, 0)), R)
+    np.fill_diagonal(D, 0.0)
+    nbr = np.asarray(topology.neighbor_array)
+    links = np.zeros((g, g))
+    u, p = np.nonzero(nbr >= 0)
+    cross = group[u] != group[nbr[u, p]]
+    np.add.at(links, (group[u[cross]], group[nbr[u[cross], p[cross]]]), 1.0)
+    total = float(cross.sum())
+
+    def need(x: float) -> float:
+        direct = np.minimum(D * x, links)
+        return float(direct.sum() + 2 * (D * x - direct).sum())
+
+    if need(1.0) <= 0:
+        return float("inf")
+    lo, hi = 0.0, 1.0
+    while need(hi) <= total:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if need(mid) <= total else (lo, mid)
+    return float(topology.max_channel_load_factor * lo)

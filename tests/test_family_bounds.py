@@ -134,3 +134,69 @@ def test_the_cli_gives_an_adaptive_routing_its_capacity_only_when_asked(capsys):
     assert "--capacity" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="the worst case is searched over permutations of nodes"):
         analyze(FT, [], worst_case=True)
+
+
+# ------------------------------------------------------------- the committed γ* held to them
+#: committed γ* above their bound today: their runs predate the guard (issue 56; a 60-100 µs
+#: window judged only the aggregate); a re-run of the reproduction under the guard removes
+#: them -- then remove them here: a γ* newly above its bound fails this test
+KNOWN_ABOVE = {("fat_tree", "D-mod-k RP"), ("hyperx", "minimal adaptive UR")}
+
+
+def cheap_bound(row) -> float:
+    """A bound on the γ* of a committed run's config, independent of the simulation: the
+    routing's exact loads, its paths' capacity, else counts no routing beats."""
+    from icsim.experiments.analyze import analyze_config
+    from icsim.experiments.pipeline.rows import config_of_row
+    from icsim.model.config import config_from_dict
+    from icsim.routing.capacity import (capacity_bound, channel_time_bound,
+                                        global_channel_bound, program_masks)
+    from icsim.simulator.build import prepare
+
+    config = config_from_dict(config_of_row({k: v for k, v in row.items() if v == v}))
+    try:
+        return analyze_config(config)["throughput"]
+    except ConfigError:
+        pass
+    prep = prepare(config)
+    topo, rates = prep.topology, prep.pattern.rates()
+    masks = program_masks(topo, prep.routing_cls(topo, prep.config, prep.settings))
+    if masks is not None:
+        return capacity_bound(topo, rates, masks)
+    out = channel_time_bound(topo, rates)
+    if "groups" in topo.capabilities:
+        out = min(out, global_channel_bound(topo, rates))
+    return out
+
+
+@pytest.mark.parametrize("family", ["fat_tree", "dragonfly", "hyperx"])
+def test_no_committed_family_gamma_star_above_its_bound(family):
+    """The families' redraw tests compare only with their own committed output; this holds
+    every committed γ* to a bound computed without simulating."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    folder = Path(__file__).resolve().parents[1] / "experiments" / "results" / family
+    runs = pd.read_csv(folder / "sim" / "results.csv", low_memory=False)
+    above = set()
+    for r in pd.read_csv(folder / "simulated.csv").itertuples():
+        label = f"{r.algorithm} {r.column}"
+        bound = cheap_bound(runs[runs.curve == label].iloc[0].to_dict())
+        if r.gamma_star > bound + 1e-9:
+            above.add((family, label))
+    assert above <= KNOWN_ABOVE
+
+
+def test_the_group_shift_bound_of_any_routing_by_hand():
+    """Group shift on the balanced dragonfly: a group's 32 terminals send 32 γ to the next
+    group over its one direct global link (at most 1) or two global links; the 33 groups own
+    32 global channels each: 33 (64 γ - 1) <= 33 x 32, γ <= 33/64.  PAR's committed 0.50 is
+    below it (the issue's doubt about PAR is the window's, not this bound's)."""
+    from icsim.configs import config_path
+    from icsim.model.config import load_config
+    from icsim.routing.capacity import global_channel_bound
+    from icsim.simulator.build import prepare
+
+    prep = prepare(load_config(config_path(DF), ["traffic.pattern=group_shift"]))
+    assert global_channel_bound(prep.topology, prep.pattern.rates()) == pytest.approx(33 / 64)
