@@ -193,7 +193,7 @@ def _seeds() -> list[dict[str, Any]]:
 
 def _row(source: str, curve: str, gamma: float, at_least: bool, bound: float,
          kind: str) -> dict[str, Any]:
-    margin = bound - gamma
+    margin = round(bound - gamma, 9) + 0.0          # no -0.0000 where they are equal
     return {"reproduction": source, "curve": curve, "gamma_star": gamma,
             "gamma_star_lower_bound": at_least, "bound": bound, "bound_kind": kind,
             "margin": margin, "above": bool(margin < -1e-9)}
@@ -216,7 +216,7 @@ def report(df: pd.DataFrame, seconds: float) -> str:
     above = df[df.above]
     lines = ["# Every committed γ* beside its exact bound", "",
              "Written by `python -m icsim.experiments.bound_table` from the committed CSVs (no "
-             f"simulation; {seconds:.0f} s here). Bound kinds: **exact**, an oblivious "
+             f"simulation; {seconds:.0f} s on the two shared cores). Bound kinds: **exact**, an oblivious "
              "routing's ideal throughput from its channel loads (`icsim analyze`, per terminal "
              "on the families); **paths**, the maximum concurrent flow over the paths a minimal "
              "adaptive routing's program offers (`icsim analyze --capacity`); **capacity**, any "
@@ -229,7 +229,8 @@ def report(df: pd.DataFrame, seconds: float) -> str:
              f"**{len(above)} of {len(df)} above their bound**"
              + (":" if len(above) else "."), ""]
     for r in above.itertuples():
-        lines.append(f"* {r.reproduction}: {r.curve}: γ* {r.gamma_star:.4g} > {r.bound_kind} "
+        star = ("≥ " if r.gamma_star_lower_bound else "") + f"{r.gamma_star:.4g}"
+        lines.append(f"* {r.reproduction}: {r.curve}: γ* {star} > {r.bound_kind} "
                      f"{r.bound:.4g} ({r.margin:+.4f})")
     lines += ["", "Without a γ*: " + "; ".join(f"`{n}/` ({why})" for n, why in NO_GAMMA) + ".",
               "", "| reproduction | curve | γ* | bound | kind | margin |",
