@@ -101,3 +101,16 @@ def test_without_a_bound_nothing_is_run_again(tmp_path):
     out = run_sweep(curves, tmp_path, run_fn=fake(0.35, 0.30), guard=True, plots=False,
                     progress=False)
     assert all(w == 100 for _, w in RAN) and out.curves[0].result.gamma_star == 0.35
+
+
+def test_a_redraw_judges_as_the_guarded_sweep_did(tmp_path):
+    """Nothing run (``run_missing=False``): the recheck in results.csv decides the load, so
+    the redraw's γ* is the guarded sweep's, not the short window's."""
+    grid = [0.25, 0.30, 0.35, 0.40, 0.45]
+    run_sweep(make_curves(tree(), grid), tmp_path, run_fn=fake(0.40, 0.40), guard=True,
+              plots=False, progress=False)
+    RAN.clear()
+    out = run_sweep(make_curves(tree(), grid), tmp_path, run_fn=fake(0.40, 0.40), guard=True,
+                    run_missing=False, plots=False, progress=False)
+    assert RAN == [] and out.curves[0].result.gamma_star == pytest.approx(0.30)
+    assert out.curves[0].result.first_saturated_reason.startswith("model error")

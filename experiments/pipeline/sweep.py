@@ -160,8 +160,9 @@ class Sweep:
         ``recheck`` in ``results.csv``), and the curve is given that run's verdict, saturated
         as a *model error* naming the bound if it too is sustained: γ* is never above the
         bound.  ``None`` (default): on for the simulator, off for an injected ``run_fn`` (a
-        test's stand-in is no model); never when ``run_missing`` is False (a redraw judges
-        the committed runs as they are).
+        test's stand-in is no model).  With ``run_missing`` False (a redraw) a recheck already
+        in ``results.csv`` is used, and a run without one is judged as it is (runs made before
+        the guard redraw unchanged).
 
     Raises
     ------
@@ -198,7 +199,7 @@ class Sweep:
         self.ran = self.reused = 0
         self.old_commits: set[str] = set()
         self.compiled = run_fn is not None       # a fake run function needs no engine
-        self.guard = (run_fn is None if guard is None else guard) and run_missing
+        self.guard = run_fn is None if guard is None else guard
         # a recheck's key -> the key and role of the run it checks
         self.rechecks: dict[Key, tuple[Key, str]] = {}
         if self.guard:
