@@ -483,11 +483,14 @@ def add_analyze(sub: argparse._SubParsersAction) -> None:
         description="For the config's topology, routing and traffic pattern: the expected "
                     "load of every channel, the ideal throughput in units of gamma and the "
                     "busiest channels; --worst-case adds the routing's worst-case permutation "
-                    "(Towles and Dally 2002). Oblivious routing only (DOR, tables, Valiant, "
-                    "...); an adaptive one is refused.",
+                    "(Towles and Dally 2002). Oblivious routing (DOR, tables, Valiant, D-mod-k, "
+                    "...) on every topology (loads per terminal where a router has several); "
+                    "an adaptive one is refused, or with --capacity given its capacity bound.",
         epilog="examples:\n  icsim analyze quickstart --set 'topology.dims=[8,8]' "
                "--set traffic.pattern=tornado\n"
                "  icsim analyze quickstart --worst-case --out wc.txt\n"
+               "  icsim analyze configs/families/hyperx.yaml --set routing.algorithm=hx_adaptive"
+               " --capacity\n"
                "  icsim run quickstart --set traffic.pattern=permutation "
                "--set traffic.params.permutation.file=wc.txt",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -498,6 +501,10 @@ def add_analyze(sub: argparse._SubParsersAction) -> None:
                    help="also find the worst-case permutation (a matching per channel)")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the worst-case permutation here (with --worst-case)")
+    p.add_argument("--capacity", action="store_true",
+                   help="a routing that is not oblivious (adaptive): its capacity bound, the "
+                        "maximum concurrent flow over the paths its program offers (a minimal "
+                        "adaptive routing's) or over every channel (a linear program)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.set_defaults(func=cmd_analyze)
 
@@ -508,7 +515,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     if args.out and not args.worst_case:
         raise ConfigError("--out", "writes the worst-case permutation: add --worst-case")
-    report = analyze(args.config, args.overrides, worst_case=args.worst_case, out=args.out)
+    report = analyze(args.config, args.overrides, worst_case=args.worst_case, out=args.out,
+                     capacity=args.capacity)
     if args.json:
         _print_json(report)
     else:

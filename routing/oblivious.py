@@ -27,7 +27,11 @@ occupancy and is refused.  On a torus whose every dimension is a ring, with tabl
 coordinate offsets (DOR, Valiant over DOR, ...), the routing is the same from every node, and
 the paths of node 0 alone are walked (``N · hops`` entries); otherwise (tables of pairs, source
 routes, meshes, graphs) every pair is walked (``N² · hops`` entries, refused beyond
-:data:`MAX_ENTRIES`).
+:data:`MAX_ENTRIES`).  On a topology with several terminals per router (a dragonfly, fat tree or HyperX)
+the traffic matrix is over terminals and is folded onto the routers with terminals; a phase
+that reads the destination terminal (``terminal_escape``: D-mod-k at a leaf) is walked once per
+terminal index; a :class:`~icsim.routing.program.TableTarget` decision (Valiant's target drawn
+from the source router's row) is two segments weighted by the row's shares.
 
 >>> from icsim.model.topology import Torus
 >>> from icsim.model.config import Config
@@ -49,7 +53,7 @@ import numpy as np
 
 from icsim.routing.program import (OFFSET, ROUTE, Option, Profit, Program, QueueQuadrant,
                                    RandomInBox,
-                                   RandomTarget, Uniform)
+                                   RandomTarget, TableTarget, Uniform)
 
 #: the most (pair, channel) entries walked for a routing that is not the same from every node
 MAX_ENTRIES = 60_000_000
@@ -110,6 +114,15 @@ class Oblivious:
             firsts = decision.options()
             afters = tuple(Option(phase=self._after(program, o)) for o in firsts)
             self.segments = [(firsts, "to"), (afters, "from")]
+        elif isinstance(decision, TableTarget):
+            # a target drawn from the source router's row of the table, then the next phase
+            first = decision.option
+            self.segments = [((first,), "table_to"),
+                             ((Option(phase=self._after(program, first)),), "table_from")]
+            targets = np.asarray(decision.targets, dtype=np.int64)
+            self._target_share = np.zeros((self.N, self.N))     # M[s, t]: P(target t | s)
+            np.add.at(self._target_share, (np.repeat(np.arange(self.N), targets.shape[1]),
+                                           targets.ravel()), 1.0 / targets.shape[1])
         elif isinstance(decision, RandomInBox):
             first = decision.option
             self.segments = [((first, Option(phase=self._after(program, first))), "box")]
@@ -118,7 +131,14 @@ class Oblivious:
                                f"{type(decision).__name__}")
         phases = {o.phase for opts, _ in self.segments for o in opts}
         caps = topology.capabilities
-        self.symmetric = ("rings" in caps and "offsets" in caps
+        # several terminals per router (docs/model.md §4): traffic counts terminals, routing
+        # sees routers; a phase that reads the destination terminal (D-mod-k's leaf up port,
+        # ``terminal_escape``) is walked once per terminal index j of the destination router
+        self.c = int(topology.terminals_per_router)
+        self.T = int(topology.num_terminals)
+        self.by_terminal = any(program.phases[p].terminal_escape is not None for p in phases)
+        self.classes: list[int | None] = list(range(self.c)) if self.by_terminal else [None]
+        self.symmetric = ("rings" in caps and "offsets" in caps and not self.by_terminal
                           and all(program.phases[p].key == OFFSET for p in phases))
         if self.symmetric:
             self._coords = np.asarray(topology.coord_array, dtype=np.int64)
@@ -127,12 +147,14 @@ class Oblivious:
         if self.segments[0][1] == "box" and not self.symmetric:
             raise NotOblivious(f"{self.name}: a box decision is analysed on a torus of rings "
                                f"with offset tables only")
-        # per segment: its paths as (source, target, channel node, port, weight) arrays
-        self._paths = [self._walk_box(*opts) if role == "box" else self._walk_options(opts)
+        # per segment and destination-terminal class: its paths as (source, target, channel
+        # node, port, weight) arrays
+        self._paths = [[self._walk_box(*opts)] if role == "box" else
+                       [self._walk_options(opts, j) for j in self.classes]
                        for opts, role in self.segments]
         if self.symmetric:                       # by destination offset, for loads()
-            self._paths = [tuple(col[np.argsort(path[1], kind="stable")] for col in path)
-                           for path in self._paths]
+            self._paths = [[tuple(col[np.argsort(path[1], kind="stable")] for col in path)]
+                           for (path,) in self._paths]
         self.segments = [(opts, None if role == "box" else role)
                          for opts, role in self.segments]
 
@@ -148,9 +170,10 @@ class Oblivious:
         c = self._coords[a] + sign * self._coords[b]
         return (c % self._dims) @ self._strides
 
-    def _walk_options(self, options: tuple[Option, ...]):
-        """Every option's paths, weighted by the option's share."""
-        parts = [self._walk(o, 1.0 / len(options)) for o in options]
+    def _walk_options(self, options: tuple[Option, ...], terminal: int | None = None):
+        """Every option's paths, weighted by the option's share (``terminal``: the destination
+        terminal's index on its router, for a phase that reads it)."""
+        parts = [self._walk(o, 1.0 / len(options), terminal=terminal) for o in options]
         return tuple(np.concatenate(cols) for cols in zip(*parts))
 
     def _walk_box(self, first: Option, then: Option):
@@ -200,7 +223,8 @@ class Oblivious:
         d, u, p = key // (N * self.P), key // self.P % N, key % self.P
         return np.zeros(len(key), dtype=np.int64), d, u, p, w
 
-    def _walk(self, option: Option, weight: float, lenient: bool = False):
+    def _walk(self, option: Option, weight: float, lenient: bool = False,
+              terminal: int | None = None):
         """The channels of every path of ``option``'s phase: arrays (source, target, channel
         origin, port, weight); from node 0 only when the routing is the same everywhere."""
         N, phase = self.N, self.program.phases[option.phase]
@@ -212,23 +236,36 @@ class Oblivious:
                 raise ValueError(f"{self.topology.describe()}: {self.name}'s paths differ from "
                                  f"node to node, and walking all {N * N:,} pairs would hold "
                                  f"more than {MAX_ENTRIES:,} entries")
-            src = np.repeat(np.arange(N, dtype=np.int64), N)
-            dst = np.tile(np.arange(N, dtype=np.int64), N)
+            ends = self._ends()
+            src = np.repeat(ends, len(ends))
+            dst = np.tile(ends, len(ends))
         if phase.key == ROUTE:
             return self._walk_routes(phase, src, dst, weight)
-        return self._walk_tables(option, phase, src, dst, weight, lenient)
+        return self._walk_tables(option, phase, src, dst, weight, lenient, terminal)
+
+    def _ends(self) -> np.ndarray:
+        """The routers a path may start or end at: those with terminals, and the targets a
+        decision may draw (a fat tree's upper switches are neither: no packet heads there)."""
+        ends = np.unique(np.asarray(self.topology.terminal_routers, dtype=np.int64))
+        share = getattr(self, "_target_share", None)
+        if share is not None:
+            ends = np.union1d(ends, np.flatnonzero(share.any(axis=0)))
+        return ends
 
     def _diameter_guess(self) -> int:
         """Node 0's eccentricity: about the hops of a path (of a minimal one, at least)."""
         far = np.asarray(self.topology.hop_distances(0))
         return int(far[far >= 0].max(initial=1))
 
-    def _walk_tables(self, option: Option, phase, src, dst, weight, lenient=False):
+    def _walk_tables(self, option: Option, phase, src, dst, weight, lenient=False,
+                     terminal=None):
         """Every pair's path in ``phase``; ``lenient``: a pair that finds no port (its
         filter forbids it: a target the option never gives) is left out, not an error."""
         N, P = self.N, self.P
         ports = np.asarray(phase.ports, dtype=np.int64)
         escape = None if phase.escape is None else np.asarray(phase.escape, dtype=np.int64)
+        by_terminal = (None if phase.terminal_escape is None or terminal is None else
+                       np.asarray(phase.terminal_escape, dtype=np.int64))
         if phase.key == OFFSET:
             codes = np.asarray(self.topology.relative_codes, dtype=np.int64)
             base = int(self.topology.relative_base)
@@ -256,6 +293,8 @@ class Oblivious:
                         f"{self.name} is adaptive: at node {int(cur[i])} a packet for "
                         f"{int(t[i])} may take more than one port, chosen by the queues")
             port = escape[k] if (escape is not None and phase.escape_vc is not None) else lowest
+            if by_terminal is not None:          # -1: by the destination terminal's index
+                port = np.where(port == -1, by_terminal[cur * self.c + terminal], port)
             if lenient and (port < 0).any():
                 dead[pair[port < 0]] = True
                 keep = port >= 0
@@ -324,22 +363,52 @@ class Oblivious:
                                  minlength=N * P)
         return loads
 
+    def terminal_traffic(self, rates: np.ndarray) -> list[np.ndarray]:
+        """Router-to-router traffic from a traffic matrix over terminals (T x T): one N x N
+        matrix per destination-terminal class of :attr:`classes` (``R_j[u, v]``: the share of
+        per-terminal injection from u's terminals to terminal j of v's), or one for all."""
+        lam = np.asarray(rates, dtype=float)
+        routers = np.asarray(self.topology.terminal_routers, dtype=np.int64)
+        A = np.zeros((self.T, self.N))
+        A[np.arange(self.T), routers] = 1.0
+        index = np.arange(self.T) % self.c
+        out = []
+        for j in self.classes:
+            cols = np.ones(self.T, dtype=bool) if j is None else index == j
+            out.append(A.T @ lam[:, cols] @ A[cols])
+        return out
+
     def loads(self, rates: np.ndarray) -> np.ndarray:
         """Expected load of every channel (index ``node * num_ports + port``) per unit of
-        per-node injection, under traffic ``rates`` (N x N, rows summing to 1)."""
+        per-node injection, under traffic ``rates`` (N x N, rows summing to 1); on a topology
+        with several terminals per router (or routers without terminals), ``rates`` is over
+        terminals (T x T) and the loads are per unit of per-terminal injection."""
         lam = np.asarray(rates, dtype=float)
-        if lam.shape != (self.N, self.N):
-            raise ValueError(f"traffic of shape {lam.shape} for {self.N} nodes")
+        if self.c != 1 or self.T != self.N:
+            if lam.shape != (self.T, self.T):
+                raise ValueError(f"traffic of shape {lam.shape} for {self.T} terminals")
+            by_class = self.terminal_traffic(lam)
+        else:
+            if lam.shape != (self.N, self.N):
+                raise ValueError(f"traffic of shape {lam.shape} for {self.N} nodes")
+            by_class = [lam]
         total = np.zeros(self.N * self.P)
         for (options, role), paths in zip(self.segments, self._paths):
-            if role == "to":             # s -> a random intermediate, drawn over all nodes
-                seg = np.repeat(lam.sum(axis=1, keepdims=True) / self.N, self.N, axis=1)
-            elif role == "from":         # the intermediate -> d
-                seg = np.repeat(lam.sum(axis=0, keepdims=True) / self.N, self.N, axis=0)
-            else:
-                seg = lam
-            total += self._segment_loads(paths, seg)
+            for lam_j, paths_j in zip(by_class if len(paths) > 1 else [sum(by_class)], paths):
+                total += self._segment_loads(paths_j, self._segment_traffic(role, lam_j))
         return total
+
+    def _segment_traffic(self, role: str | None, lam: np.ndarray) -> np.ndarray:
+        """The traffic a segment of the route carries, from the end-to-end traffic."""
+        if role == "to":             # s -> a random intermediate, drawn over all nodes
+            return np.repeat(lam.sum(axis=1, keepdims=True) / self.N, self.N, axis=1)
+        if role == "from":           # the intermediate -> d
+            return np.repeat(lam.sum(axis=0, keepdims=True) / self.N, self.N, axis=0)
+        if role == "table_to":       # s -> t drawn from s's row of the table
+            return lam.sum(axis=1)[:, None] * self._target_share
+        if role == "table_from":     # t -> d, over every s that drew t
+            return self._target_share.T @ lam
+        return lam
 
     def throughput(self, loads: np.ndarray) -> float:
         """The ideal throughput in units of γ: the uniform bound over the busiest channel."""
@@ -351,7 +420,11 @@ class Oblivious:
         """``W[s, d]``: the expected crossings of ``channel`` by one packet from s to d."""
         N, (node, port) = self.N, channel
         W = np.zeros((N, N))
-        for (options, role), (s, d, u, p, w) in zip(self.segments, self._paths):
+        if self.by_terminal or self.c != 1 or self.T != self.N:
+            raise NotOblivious(f"{self.name}: the worst case is searched over permutations of "
+                               f"nodes; {self.topology.describe()} has {self.T} terminals on "
+                               f"{self.N} routers (not analysed)")
+        for (options, role), ((s, d, u, p, w),) in zip(self.segments, self._paths):
             on = p == port
             if self.symmetric:        # (s, s + r) crosses (node, port) where s + u = node
                 s_abs = self._shift(np.full(int(on.sum()), node), u[on], -1)
@@ -362,6 +435,14 @@ class Oblivious:
                 ss, dd, ww = s[on], d[on], w[on]
             if role is None:
                 np.add.at(W, (ss, dd), ww)
+            elif role == "table_to":     # s -> t, t from s's row: a term of s alone
+                a = np.zeros(N)
+                np.add.at(a, ss, ww * self._target_share[ss, dd])
+                W += a[:, None]
+            elif role == "table_from":   # t -> d, weighted by the share of s drawing t
+                B = np.zeros((N, N))
+                np.add.at(B, (ss, dd), ww)
+                W += self._target_share @ B
             elif role == "to":           # s -> i, i uniform: a term of s alone
                 a = np.zeros(N)
                 np.add.at(a, ss, ww / N)

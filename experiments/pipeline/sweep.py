@@ -46,6 +46,7 @@ machine code instead of each compiling it.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -60,10 +61,12 @@ from icsim.experiments.pipeline.outputs import Outputs
 from icsim.experiments.pipeline.results_file import RESULTS_NAME, ResultsFile, SweepError
 from icsim.experiments.pipeline.rows import config_hash, make_row, point_key
 from icsim.experiments.pipeline.saturation import (BASELINE_LOAD, STOP_AFTER, CurveSearch,
-                                                   load_key)
+                                                   judge, load_key)
 from icsim.experiments.pipeline.summaries import write_summaries
 
 Key = tuple[str, str]
+#: a run sustained above its curve's bound is run again with this many times its window
+GUARD_WINDOW = 10
 
 
 @dataclass
@@ -103,6 +106,7 @@ class _Track:
     roles: dict[float, str] = field(default_factory=dict)     # every load run or running
     siblings: list[_Track] = field(default_factory=list)     # the other seeds of this curve
     stalled: bool = False            # run_missing=False: its next point is not run
+    bound: Any = None                # the guard's bound (bounds.Bound), or None
 
     def record(self, load: float, row: dict[str, Any], role: str) -> None:
         self.search.record(load, row)
@@ -149,6 +153,16 @@ class Sweep:
         (a curve whose search needs another run is reported incomplete).
     progress : Progress or bool, optional
         Progress line on stderr; ``None``: only when stderr is a terminal.
+    guard : bool, optional
+        Exact bounds as guards (issue 56): a window-mode curve's bound is computed first where
+        it is cheap (:func:`~icsim.experiments.pipeline.bounds.guard_bound`); a run sustained
+        above it is run again with :data:`GUARD_WINDOW` times its ``run.measure_us`` (role
+        ``recheck`` in ``results.csv``), and the curve is given that run's verdict, saturated
+        as a *model error* naming the bound if it too is sustained: γ* is never above the
+        bound.  ``None`` (default): on for the simulator, off for an injected ``run_fn`` (a
+        test's stand-in is no model).  With ``run_missing`` False (a redraw) a recheck already
+        in ``results.csv`` is used, and a run without one is judged as it is (runs made before
+        the guard redraw unchanged).
 
     Raises
     ------
@@ -161,7 +175,7 @@ class Sweep:
                  run_fn: Callable | None = None, stop_after: int = STOP_AFTER, refine: int = 0, full: bool = False,
                  baseline_load: float = BASELINE_LOAD, search: str = "climb",
                  run_missing: bool = True, progress: Progress | bool | None = None,
-                 label: str = "sweep"):
+                 label: str = "sweep", guard: bool | None = None):
         # every config is validated before the first run (docs/model.md §9)
         self.tracks = [_Track(c, CurveSearch(
             c.grid, c.check().run.mode, stop_after=stop_after, refine_steps=refine, full=full,
@@ -185,6 +199,15 @@ class Sweep:
         self.ran = self.reused = 0
         self.old_commits: set[str] = set()
         self.compiled = run_fn is not None       # a fake run function needs no engine
+        self.guard = run_fn is None if guard is None else guard
+        # a recheck's key -> the key and role of the run it checks
+        self.rechecks: dict[Key, tuple[Key, str]] = {}
+        if self.guard:
+            from icsim.experiments.pipeline.bounds import guard_bound
+
+            for t in self.tracks:
+                if t.search.mode == "window":
+                    t.bound = guard_bound(t.curve.config(min(t.curve.grid)))
 
     # ------------------------------------------------------------------ the loop
     def run(self, executor: Executor | None = None) -> SweepOutcome:
@@ -241,8 +264,9 @@ class Sweep:
             # the finite-mode baseline first: the other loads' configs depend on it
             base = t.search.baseline
             for load in sorted(t.curve.grid, key=lambda x: load_key(x) != base):
-                row = self._finished_row(*self._point_config(t, load)[1:])
-                if row is not None:
+                cfg, key, alias = self._point_config(t, load)
+                row = self._finished_row(key, alias)
+                if row is not None and not self._held(t, load, cfg, key, row, "grid"):
                     self._reuse(t, load, row, "grid", note_commit=False)
 
     def _fill(self) -> None:
@@ -313,6 +337,8 @@ class Sweep:
         cfg, key, alias = self._point_config(t, load)
         row = self._finished_row(key, alias)
         if row is not None:
+            if self._held(t, load, cfg, key, row, role):
+                return
             self._reuse(t, load, row, role)
             return
         if not self.run_missing:
@@ -324,12 +350,63 @@ class Sweep:
             self.waiting[key].append((t, load))
             return
         self.waiting[key] = [(t, load)]
+        self._submit(key, role, t, cfg)
+
+    def _submit(self, key: Key, role: str, t: _Track, cfg: dict[str, Any]) -> None:
         if not self.compiled:
             # before the first run starts a worker: the compiled engine compiled once, here
             self.compiled = True
             if self.executor.local:
                 compile_first(c.curve.config(min(c.curve.grid)) for c in self.tracks)
         self.handles[self.executor.submit(execute_point, cfg, self.run_fn)] = (key, role, t, cfg)
+
+    # ------------------------------------------------------------------ the guard
+    def _above(self, t: _Track, cfg: dict[str, Any], row: dict[str, Any]) -> bool:
+        """Whether ``row`` (of curve ``t``) is a window run sustained above the curve's bound."""
+        return (t.bound is not None and cfg["run"]["mode"] == "window"
+                and float(cfg["traffic"]["load"]) > t.bound.value * (1 + 1e-9)
+                and judge(row, "window").sustained)
+
+    def _recheck_config(self, cfg: dict[str, Any]) -> tuple[dict[str, Any], Key]:
+        longer = json.loads(json.dumps(cfg))
+        longer["run"]["measure_us"] = cfg["run"]["measure_us"] * GUARD_WINDOW
+        return longer, point_key(config_hash(longer), longer["seed"])
+
+    def _held(self, t: _Track, load: float, cfg: dict[str, Any], key: Key,
+              row: dict[str, Any], role: str) -> bool:
+        """A finished run of ``t`` sustained above its bound is held back until its recheck
+        (a longer window) is known: reuse a finished recheck, or start it.  Whether it is."""
+        if not self._above(t, cfg, row):
+            return False
+        longer, key2 = self._recheck_config(cfg)
+        if key2 in self.finished:
+            self._reuse(t, load, self._guarded(t, longer, self.finished[key2]), role)
+            return True
+        if not self.run_missing:
+            return False
+        t.in_flight.add(load)
+        t.roles.setdefault(load_key(load), role)
+        if key in self.waiting:
+            self.waiting[key].append((t, load))
+        else:
+            self.waiting[key] = [(t, load)]
+        if key2 not in self.rechecks:
+            self.rechecks[key2] = (key, role)
+            self._submit(key2, "recheck", t, longer)
+        return True
+
+    def _guarded(self, t: _Track, cfg: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+        """A recheck's row as its curve sees it: sustained above the bound even in the longer
+        window is a model error, saturated, naming the bound."""
+        if not self._above(t, cfg, row):
+            return row
+        row = dict(row)
+        row["saturated"] = True
+        row["saturation_reason"] = (
+            f"model error: sustained at γ {float(cfg['traffic']['load']):g} above the "
+            f"{t.bound.what} {t.bound.value:.4g} (icsim analyze), in a "
+            f"{cfg['run']['measure_us']:g} µs window ({GUARD_WINDOW} x run.measure_us)")
+        return row
 
     def _collect(self, handle: Any) -> str:
         """A run finished: save its row, give it to every curve waiting for it; returns the
@@ -349,6 +426,16 @@ class Sweep:
         self.finished[key] = row
         self.ran += 1
         self.progress.ran += 1
+        if role == "recheck":             # the curves waiting for the run it checks
+            (key, role), row = self.rechecks.pop(key), self._guarded(t, cfg, row)
+        elif self._above(t, cfg, row):    # sustained above the bound: a longer window first
+            longer, key2 = self._recheck_config(cfg)
+            if key2 in self.finished:
+                row = self._guarded(t, longer, self.finished[key2])
+            else:
+                self.rechecks[key2] = (key, role)
+                self._submit(key2, "recheck", t, longer)
+                return f"{t.curve.label} γ={cfg['traffic']['load']:g} above its bound: recheck"
         for other, load in self.waiting.pop(key):
             other.in_flight.discard(load)
             other.record(load, row, role)
@@ -409,7 +496,8 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
               run_fn: Callable | None = None, stop_after: int = STOP_AFTER, refine: int = 0,
               full: bool = False, baseline_load: float = BASELINE_LOAD, search: str = "climb",
               run_missing: bool = True, plots: bool = True, progress: Progress | bool | None = None,
-              label: str = "sweep", outputs: Outputs | None = None) -> SweepOutcome:
+              label: str = "sweep", outputs: Outputs | None = None,
+              guard: bool | None = None) -> SweepOutcome:
     """Run (or resume) a sweep (:class:`Sweep`, whose parameters these are; ``executor`` as for
     :meth:`Sweep.run`), then write
     ``gamma_star.csv``, ``verdicts.csv`` (with several seeds also ``load_summary.csv``) and, with
@@ -429,5 +517,5 @@ def run_sweep(curves: list[Curve], out_dir: str | Path, *, executor: Executor | 
     """
     sweep = Sweep(curves, out_dir, run_fn=run_fn, stop_after=stop_after, refine=refine,
                   full=full, baseline_load=baseline_load, search=search,
-                  run_missing=run_missing, progress=progress, label=label)
+                  run_missing=run_missing, progress=progress, label=label, guard=guard)
     return write_files(sweep.run(executor), plots=plots, outputs=outputs)
