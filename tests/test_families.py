@@ -271,8 +271,9 @@ def test_a_link_class_the_topology_lacks_is_named():
 
 
 def test_the_dragonfly_reproduction_redraws_the_committed_tables(tmp_path):
-    """``icsim reproduce dragonfly`` without ``--simulate`` judges the committed sweep again
-    (no run): the same γ* table and report, every claim agreeing, and the exact bounds."""
+    """``icsim reproduce dragonfly`` without ``--simulate`` judges the committed sweeps again
+    (no run): the same γ* tables (the main one and UGAL-L's queues) and report, every claim
+    agreeing, and the exact bounds."""
     import shutil
 
     import icsim
@@ -280,10 +281,13 @@ def test_the_dragonfly_reproduction_redraws_the_committed_tables(tmp_path):
 
     committed = REPO / "experiments" / "results" / "dragonfly"
     shutil.copytree(committed / "sim", tmp_path / "sim")
-    if (committed / "booksim.csv").exists():
-        shutil.copy(committed / "booksim.csv", tmp_path)
+    shutil.copytree(committed / "queues", tmp_path / "queues")
+    for name in ("booksim.csv", "booksim_ugal.csv"):
+        if (committed / name).exists():
+            shutil.copy(committed / name, tmp_path)
     rep = icsim.reproduce("dragonfly", out=tmp_path)
-    assert (tmp_path / "simulated.csv").read_text() == (committed / "simulated.csv").read_text()
+    for name in ("simulated.csv", "queues.csv"):
+        assert (tmp_path / name).read_text() == (committed / name).read_text()
     assert rep.report == (committed / "report.md").read_text()
     assert "| differs" not in rep.report and rep.report.count("| agrees") == 11
     exact = {(r["algorithm"], r["column"]): r["throughput"] for r in
