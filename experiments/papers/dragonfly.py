@@ -179,13 +179,19 @@ def queue_curves() -> list[Curve]:
 def run_queue_sweep(out: Path, workers: int | None = None, report_only: bool = False,
                     figures: Path | None = None, outputs: Any = None) -> pd.DataFrame:
     """The UGAL-L sweep in ``out/queues`` (resumable): one row per (variant, column) with γ*
-    and the accepted load at every load of its grid (``accepted_at_<load>``)."""
+    and the accepted load and mean latency at every load of its grid (``accepted_at_<load>``,
+    ``latency_us_at_<load>``); its figure is :func:`queue_figure`."""
     def extra(c: Any) -> dict:
-        return {f"accepted_at_{float(r['offered_load']):g}": float(r["accepted_load"])
-                for r in c.rows}
+        out = {}
+        for r in c.rows:
+            x = f"{float(r['offered_load']):g}"
+            out[f"accepted_at_{x}"] = float(r["accepted_load"])
+            out[f"latency_us_at_{x}"] = float(r["latency_ns"] or "nan") / 1000
+        return out
 
     return sweep_curves(queue_curves(), out / "queues", workers, report_only,
-                        "dragonfly-ugal-queues", extra, figures=figures, outputs=outputs)
+                        "dragonfly-ugal-queues", extra, figures=figures, outputs=outputs,
+                        plot=False)
 
 
 def run_sweep(out: Path, workers: int | None = None, report_only: bool = False,
@@ -328,46 +334,57 @@ def read_booksim_ugal(path: Path) -> pd.DataFrame | None:
 BOOKSIM_TRAFFIC = {"UR": "uniform", "WC": "bad_dragon"}
 
 
-def accepted_by_load(queues: pd.DataFrame, variant: str, column: str) -> dict[float, float]:
-    """One UGAL-L variant's accepted load at each load of its grid."""
+def accepted_by_load(queues: pd.DataFrame, variant: str, column: str,
+                     field: str = "accepted") -> dict[float, float]:
+    """One UGAL-L variant's accepted load (or ``field``: ``latency_us``) at each load of its
+    grid."""
     row = queues[(queues.variant == variant) & (queues.column == column)].iloc[0]
-    return dict(sorted((float(k.removeprefix("accepted_at_")), float(v)) for k, v in row.items()
-                       if k.startswith("accepted_at_") and not pd.isna(v)))
+    prefix = f"{field}_at_"
+    return dict(sorted((float(k.removeprefix(prefix)), float(v)) for k, v in row.items()
+                       if k.startswith(prefix) and not pd.isna(v)))
 
 
 def queue_figure(queues: pd.DataFrame, booksim: pd.DataFrame | None):
-    """Accepted against offered load of UGAL-L's four variants (lines) and BookSim2's UGAL-L
-    on its own dragonfly (open markers), group shift and uniform side by side."""
+    """Accepted load (above) and mean latency (below) against offered load of UGAL-L's four
+    variants (lines) and BookSim2's UGAL-L on its own dragonfly (open markers; a cycle is a
+    link time, 204.8 ns), group shift and uniform side by side."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8.5), layout="constrained")
     styles = {"once, 8": ("C0", "-", "o"), "once, 256": ("C1", "-", "s"),
               "every attempt, 8": ("C0", ":", "o"), "every attempt, 256": ("C1", ":", "s")}
-    for ax, (column, title) in zip(axes, (("WC", "group shift (WC)"), ("UR", "uniform (UR)"))):
+    cycle_us = 512 * 8 / 20.0 / 1000
+    for i, (column, title) in enumerate((("WC", "group shift (WC)"), ("UR", "uniform (UR)"))):
         top = 0.0
         for variant, _ in QUEUE_VARIANTS:
-            acc = accepted_by_load(queues, variant, column)
             color, ls, marker = styles[variant]
-            ax.plot(list(acc), list(acc.values()), ls=ls, marker=marker, color=color,
-                    label=f"icsim UGAL-L, {variant}-packet queues")
-            top = max(top, *acc)
+            for ax, field in zip(axes[:, i], ("accepted", "latency_us")):
+                values = accepted_by_load(queues, variant, column, field)
+                ax.plot(list(values), list(values.values()), ls=ls, marker=marker, color=color,
+                        label=f"icsim UGAL-L, {variant}-packet queues")
+                top = max(top, *values)
         if booksim is not None:
             bs = booksim[booksim.traffic == BOOKSIM_TRAFFIC[column]]
             for size, rows in bs.groupby("vc_buf_size"):
                 color = {32: "C3", 64: "C2"}.get(int(size), "C4")
                 rows = rows.sort_values("offered")
-                ax.plot(rows.offered, rows.accepted, ls="--", marker="D", mfc="none",
-                        color=color, label=f"BookSim2 UGAL-L, {size}-flit VCs")
+                for ax, ys in zip(axes[:, i], (rows.accepted, rows.latency_cycles * cycle_us)):
+                    ax.plot(rows.offered, ys, ls="--", marker="D", mfc="none", color=color,
+                            label=f"BookSim2 UGAL-L, {size}-flit VCs")
                 top = max(top, rows.offered.max())
-        ax.plot([0, top], [0, top], color="0.6", lw=1, ls="--", label="accepted = offered")
-        ax.set_xlabel("Offered load γ (packets per terminal per link time)")
-        ax.set_ylabel("Accepted load (γ units)")
-        ax.set_title(f"UGAL-L, {title}")
-        ax.grid(alpha=0.3)
+        axes[0, i].plot([0, top], [0, top], color="0.6", lw=1, ls="--",
+                        label="accepted = offered")
+        axes[0, i].set_ylabel("Accepted load (γ units)")
+        axes[1, i].set_ylabel("Mean packet latency (µs, log scale)")
+        axes[1, i].set_yscale("log")
+        axes[0, i].set_title(f"UGAL-L, {title}")
+        for ax in axes[:, i]:
+            ax.set_xlabel("Offered load γ (packets per terminal per link time)")
+            ax.grid(alpha=0.3)
     handles = {}
-    for ax in axes:
+    for ax in axes[0]:
         handles.update(zip(*reversed(ax.get_legend_handles_labels())))
-    axes[0].legend(handles.values(), handles.keys(), fontsize=7.5)
+    axes[0, 0].legend(handles.values(), handles.keys(), fontsize=7.5)
     fig.suptitle("The 1,056-terminal dragonfly: UGAL-L decided once or at every attempt, "
                  "shallow and deep queues, beside BookSim2", fontsize=10)
     return fig
@@ -402,10 +419,8 @@ def queue_report(queues: pd.DataFrame, booksim: pd.DataFrame | None) -> list[str
     star = {(r.variant, r.column): r.gamma_star for r in queues.itertuples()}
     lines += ["γ*: " + "; ".join(f"{v} {star_cell(star[(v, 'UR')])} UR, "
                                  f"{star_cell(star[(v, 'WC')])} WC" for v, _ in QUEUE_VARIANTS)
-              + ".", "", "Figures: `queues/booksim.png`; icsim's own `queues/accepted.png`, "
-              "`queues/latency.png` and `queues/derouted.png` (the pipeline's; their legend "
-              "does not name the variants, which share one algorithm: blue once 8, orange "
-              "once 256, green every attempt 8, red every attempt 256).", "", QUEUE_FINDINGS]
+              + ".", "", "Figure: `queues/booksim.png` (accepted load and latency; BookSim2's cycles "
+              "at 204.8 ns).", "", QUEUE_FINDINGS]
     return lines
 
 
@@ -449,7 +464,9 @@ QUEUE_FINDINGS = (
     "measured cycles, its 3 x 256-flit buffers still filling. Under uniform traffic deciding "
     "once changes little (8 packets: 0.81 against 0.80 at γ 0.9; with 256 the two rules give "
     "the same records, no packet finding its queue full): icsim's UGAL-L levels at 0.80 with "
-    "8-packet queues and reaches 0.89 at 1.0 with 256, BookSim2's at 0.62-0.63.")
+    "8-packet queues and reaches 0.89 at 1.0 with 256, BookSim2's at 0.62-0.63. BookSim2's "
+    "latencies sit an order of magnitude above icsim's at every load because its channels are "
+    "10 and 100 cycles (2 and 20 µs) against icsim's 48 ns and 1 µs.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
