@@ -43,7 +43,9 @@ class Interpreter:
         self.has_admit = (program.has_routes or any(r is not None for r in self._reroute)
                           or any(k is not None for k in self._detour_kind))
         self._decide = self._decision(program.decision) if self.has_inject else None
-        self._once = not isinstance(program.decision, (Profit, QueueQuadrant, Ugal))
+        d = program.decision
+        self._once = (not isinstance(d, (Profit, QueueQuadrant, Ugal))
+                      or isinstance(d, Ugal) and d.once)
         self.queues: Sequence[int] = ()
         self.num_vcs = self.ports_per_router = 1
         self.adaptive_vc = 0

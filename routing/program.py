@@ -80,7 +80,8 @@ algorithm's ``deroute_kinds``) — and possibly a target:
   :class:`TableTarget`'s, whichever has the smaller congestion times hops (UGAL: the source's
   queue of each route's first hop, or with global information the queue of a channel each
   route crosses); its minimal option may head for a first target (``minimal_via``), where a
-  phase's :class:`Reroute` makes the choice again (PAR);
+  phase's :class:`Reroute` makes the choice again (PAR).  Taken again at every attempt, or
+  with ``once`` at the first only, as a draw;
 * :class:`RandomInBox` — a target drawn coordinate by coordinate from a box of source and
   destination (the minimal box, or RLB's: a direction per dimension first; one draw per
   dimension, from :func:`box_table`), then its option;
@@ -259,7 +260,11 @@ class Ugal(Decision):
     occupancy of the source's queue of that port on the VC of the source's decisions
     (``local``; UGAL-L), or with ``probe`` tables the occupancy of the queue of port id
     ``probe[phase][s * N + t]`` on VC ``probe_vc`` (a channel of the route anywhere in the
-    network: UGAL-G's global queues).  Read again at every attempt, as the queues change."""
+    network: UGAL-G's global queues).  Read again at every attempt, as the queues change;
+    with ``once``, read (and the target drawn) at the first attempt only, and the packet waits
+    for the queue it chose (BookSim2's ``ugal_dragonflynew``, where the route is computed once
+    when the packet reaches the head of the source router's input buffer).  A
+    :class:`Reroute` reads the queues at every attempt either way."""
 
     minimal: Option
     valiant: Option
@@ -274,6 +279,7 @@ class Ugal(Decision):
     #: :class:`Reroute` makes the choice again
     minimal_via: np.ndarray | None = field(default=None, repr=False, compare=False)
     minimal_via_phase: int = 0
+    once: bool = False
     rule: ClassVar[str] = "ugal"
 
     def options(self) -> tuple[Option, ...]:
@@ -689,6 +695,8 @@ class Program:
                 raise ValueError(f"a decision's targets[{int(bad[0][0])}, {int(bad[1][0])}] is "
                                  f"not a router")
         if isinstance(d, Ugal):
+            if not isinstance(d.once, (bool, np.bool_)):
+                raise ValueError(f"UGAL's once is {described(d.once)}, not True or False")
             tables = [("hops", d.hops), ("first", d.first[0]), ("first", d.first[1])]
             if d.minimal_via is not None:
                 tables.append(("minimal_via", d.minimal_via))

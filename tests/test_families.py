@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import networkx as nx
 import numpy as np
 import pytest
 
 from icsim.model.config import ConfigError, config_from_dict
+from icsim.model.packet import Packet
 from icsim.routing.program import Program
 from icsim.simulator.build import build
 from icsim.simulator.simulation import run
@@ -108,12 +110,48 @@ def test_dragonfly_minimal_routes_cross_at_most_one_global_link(table1):
             assert topo.distance(r, t) <= hops[r * n + t] <= topo.lgl_hops(r, t)
 
 
-def test_valiant_routes_cross_two_global_links_at_most():
-    res = run(config(DRAGONFLY, "dfly_val", load=0.2), engine="compiled")
-    a = res.records() if hasattr(res, "records") else None
-    assert res["derouted"]["valiant"] == 1.0
-    assert 3 < res["hops"] <= 5
-    del a
+def walk(model, src: int, dst: int, phase: int = 0, target: int = -1) -> list[int]:
+    """The routers a packet from router ``src`` to ``dst`` visits, set off in ``phase``
+    heading for ``target``: the interpreter's first candidate at every router (a dragonfly
+    phase names one port per entry), over the topology's links."""
+    it, nbr = model.routing.interpreter, model.topology.neighbor_array
+    packet = Packet(0, src, dst, 0, 0, False)
+    packet.phase, packet.target = phase, target
+    node, path = src, [src]
+    for _ in range(12):
+        ((port, vc), *_), *_ = it.candidates(node, packet)
+        if port == it.eject:
+            assert node == dst
+            return path
+        it.admitted(node, packet, port, vc)
+        node = int(nbr[node, port])
+        path.append(node)
+    raise AssertionError(f"no delivery from {src} to {dst} in 12 hops: {path}")
+
+
+def global_links(path: list[int], a: int) -> int:
+    """Links of ``path`` between two groups (routers are numbered group by group)."""
+    return sum(u // a != v // a for u, v in zip(path, path[1:]))
+
+
+@pytest.mark.parametrize("topology", [DRAGONFLY, {"kind": "dragonfly", "p": 1, "a": 4, "h": 2,
+                                                  "g": 5}], ids=["one-link", "two-links"])
+def test_every_minimal_route_crosses_at_most_one_global_link_and_valiant_two(topology):
+    """Every route walked hop by hop through the program, every (source, destination) pair
+    and every Valiant target of the source: MIN crosses exactly one link between groups when
+    the two are in different groups (none otherwise) in the hops its table says; Valiant's
+    crosses at most two."""
+    model = build(config(topology, "dfly_val"))
+    topo, routes = model.topology, model.routing.routes
+    n, a = topo.num_nodes, topo.routers_per_group
+    minimal = build(config(topology, "dfly_min"))
+    for s in range(n):
+        for d in range(n):
+            path = walk(minimal, s, d)
+            assert global_links(path, a) == (s // a != d // a)
+            assert len(path) - 1 == routes.hops[s * n + d] <= 3
+            for via in routes.entry[s]:
+                assert global_links(walk(model, s, d, 0, int(via)), a) <= 2
 
 
 def test_minimal_routing_under_group_shift_stops_at_one_link_per_group():
@@ -233,8 +271,9 @@ def test_a_link_class_the_topology_lacks_is_named():
 
 
 def test_the_dragonfly_reproduction_redraws_the_committed_tables(tmp_path):
-    """``icsim reproduce dragonfly`` without ``--simulate`` judges the committed sweep again
-    (no run): the same γ* table and report, every claim agreeing, and the exact bounds."""
+    """``icsim reproduce dragonfly`` without ``--simulate`` judges the committed sweeps again
+    (no run): the same γ* tables (the main one and UGAL-L's queues) and report, every claim
+    agreeing, and the exact bounds."""
     import shutil
 
     import icsim
@@ -242,10 +281,13 @@ def test_the_dragonfly_reproduction_redraws_the_committed_tables(tmp_path):
 
     committed = REPO / "experiments" / "results" / "dragonfly"
     shutil.copytree(committed / "sim", tmp_path / "sim")
-    if (committed / "booksim.csv").exists():
-        shutil.copy(committed / "booksim.csv", tmp_path)
+    shutil.copytree(committed / "queues", tmp_path / "queues")
+    for name in ("booksim.csv", "booksim_ugal.csv"):
+        if (committed / name).exists():
+            shutil.copy(committed / name, tmp_path)
     rep = icsim.reproduce("dragonfly", out=tmp_path)
-    assert (tmp_path / "simulated.csv").read_text() == (committed / "simulated.csv").read_text()
+    for name in ("simulated.csv", "queues.csv"):
+        assert (tmp_path / name).read_text() == (committed / name).read_text()
     assert rep.report == (committed / "report.md").read_text()
     assert "| differs" not in rep.report and rep.report.count("| agrees") == 11
     exact = {(r["algorithm"], r["column"]): r["throughput"] for r in
@@ -410,3 +452,108 @@ def test_a_program_whose_new_tables_are_wrong_is_refused_naming_the_entry():
     with pytest.raises(ValueError, match="a reroute applies the program's UGAL rule"):
         check(Phase(PAIR, ports=ports, escape=escape, escape_vc=0,
                     reroute=Reroute(Option(phase=0, kind="valiant"))))
+
+
+TWO_LINKS = {"kind": "dragonfly", "p": 1, "a": 4, "h": 2, "g": 5}   # 2 links per group pair
+
+
+def test_a_dragonfly_of_five_groups_has_two_global_links_between_every_two():
+    """Counted by hand: 4 routers x 2 global ports = 8 per group, spread over the 4 other
+    groups, 2 links to each; 5 x 8 / 2 = 20 global links; each group a K4 of 6 local links.
+    Counted here on the links as networkx sees them (a multigraph: parallel links stay two)."""
+    topo = build(config(TWO_LINKS, "dfly_min")).topology
+    a = 4
+    graph = nx.MultiGraph()
+    nbr = topo.neighbor_array
+    for u in range(topo.num_nodes):
+        for port in range(topo.num_ports):
+            v = int(nbr[u, port])
+            if u < v:
+                graph.add_edge(u, v)
+    between: dict[tuple[int, int], int] = {}
+    for u, v in graph.edges():
+        if u // a != v // a:
+            key = (min(u // a, v // a), max(u // a, v // a))
+            between[key] = between.get(key, 0) + 1
+    assert topo.num_groups == 5 and topo.num_nodes == 20
+    assert between == {(i, j): 2 for i in range(5) for j in range(i + 1, 5)}
+    assert graph.number_of_edges() == 20 + 5 * 6
+    for grp in range(5):
+        members = range(grp * a, grp * a + a)
+        assert nx.Graph(graph.subgraph(members)).number_of_edges() == 6
+    assert nx.diameter(nx.Graph(graph)) == 3
+
+
+@pytest.mark.parametrize("algorithm", ["dfly_min", "dfly_val", "ugal_l", "ugal_g", "par"])
+@pytest.mark.parametrize("pattern", ["uniform", "group_shift"])
+def test_two_links_between_groups_both_engines_identical_and_every_packet_delivered(
+        algorithm, pattern):
+    cfg = config(TWO_LINKS, algorithm, pattern, 1.5)
+    a, b = run(cfg, engine="simpy"), run(cfg, engine="compiled")
+    assert pinned(a) == pinned(b)
+    done = run(config(TWO_LINKS, algorithm, pattern, 1.5,
+                      run={"mode": "finite", "messages_per_node": 10}), engine="compiled")
+    assert done["packets_delivered"] == done["packets_generated"] > 0
+
+
+UGAL_RULES = [{"decide": "every_attempt"}, {"weights": "one_two", "threshold": 3},
+              {"decide": "every_attempt", "weights": "one_two"}]
+
+
+@pytest.mark.parametrize("algorithm", ["ugal_l", "ugal_g", "par"])
+@pytest.mark.parametrize("rule", UGAL_RULES, ids=["every-attempt", "one-two", "both"])
+@pytest.mark.parametrize("pattern,load", [("uniform", 1.5), ("group_shift", 0.4),
+                                          ("group_shift", 1.5)])
+def test_every_ugal_rule_gives_identical_results_in_both_engines(algorithm, rule, pattern, load):
+    cfg = config(DRAGONFLY, algorithm, pattern, load,
+                 routing={"algorithm": algorithm, algorithm: rule})
+    a, b = run(cfg, engine="simpy"), run(cfg, engine="compiled")
+    assert pinned(a) == pinned(b)
+
+
+def ugal_at_the_source(decide: str, weights: str = "hops"):
+    """A UGAL-L interpreter bound to queues all empty, and what it is asked: router 0 to a
+    destination 3 hops away, with a drawn Valiant target whose route leaves router 0 by
+    another port than the minimal one (the draw forced to it): ``(model, interpreter,
+    occupancy, V, destination, target)``."""
+    model = build(config(DRAGONFLY, "ugal_l", routing={
+        "algorithm": "ugal_l", "ugal_l": {"decide": decide, "weights": weights}}))
+    topo, routes = model.topology, model.routing.routes
+    it = model.routing.interpreter
+    V, P = len(model.routing.vcs), topo.num_ports + topo.terminals_per_router
+    occupancy = [0] * (topo.num_nodes * P * V)
+    targets = routes.entry[0]
+    dst, j = next((d, j) for d in range(topo.num_nodes) if routes.hops[d] == 3
+                  for j, via in enumerate(targets) if routes.port[via] != routes.port[d])
+    it.bind_queues(occupancy, V, P, 0, lambda: (j + 0.5) / len(targets))
+    return model, it, occupancy, V, dst, int(targets[j])
+
+
+@pytest.mark.parametrize("decide", ["once", "every_attempt"])
+def test_ugal_decided_once_keeps_its_choice_when_the_queues_change(decide):
+    """Empty queues: the minimal route.  Then the source's queue of the minimal route's first
+    port fills: decided at every attempt, the packet's next attempt goes Valiant's way;
+    decided once, it keeps the minimal route and waits for that queue.  (Mutation tried:
+    ``Interpreter._once`` without its UGAL ``once`` term fails the ``once`` case.)"""
+    model, it, occupancy, V, dst, via = ugal_at_the_source(decide)
+    packet = Packet(0, 0, dst, 0, 0, False)
+    it.inject(0, packet, None, None)
+    assert packet.target == -1 and packet.deroute == 0             # minimal
+    occupancy[int(model.routing.routes.port[dst]) * V] = 8
+    it.inject(0, packet, None, None)
+    if decide == "once":
+        assert packet.target == -1 and packet.deroute == 0
+    else:
+        assert packet.target == via and packet.deroute == 1         # valiant
+
+
+@pytest.mark.parametrize("weights,minimal", [("hops", False), ("one_two", True)])
+def test_ugal_weights_one_two_compare_the_queues_as_booksim2_does(weights, minimal):
+    """The minimal route's queue at 2, Valiant's at 1: by hops (3 against Valiant's fewer
+    than 6) 2 x 3 > 1 x h_val, Valiant wins; by BookSim2's 1 and 2, 2 x 1 <= 1 x 2, the
+    minimal route wins."""
+    model, it, occupancy, V, dst, via = ugal_at_the_source("once", weights)
+    routes, n = model.routing.routes, model.topology.num_nodes
+    assert routes.hops[via] + routes.hops[via * n + dst] < 6
+    occupancy[int(routes.port[dst]) * V], occupancy[int(routes.port[via]) * V] = 2, 1
+    assert it._choose(0, dst) == (via, minimal)

@@ -32,17 +32,19 @@ def add_sweep_arguments(parser: argparse.ArgumentParser, name: str, sweep: str) 
 
 def sweep_curves(curves: list[Curve], folder: Path, workers: int | None, report_only: bool,
                  label: str, extra: Callable[[Any], dict] | None = None,
-                 figures: Path | None = None, outputs: Outputs | None = None) -> pd.DataFrame:
+                 figures: Path | None = None, outputs: Outputs | None = None,
+                 plot: bool = True) -> pd.DataFrame:
     """Every load of every curve's grid (resumable from ``folder/results.csv``; with
-    ``report_only`` nothing is run), the figures in ``figures`` (default ``folder``), and one
-    row per curve: its ``params``, ``gamma_star``, ``lower_bound`` and what ``extra(curve
-    outcome)`` adds."""
+    ``report_only`` nothing is run), the figures in ``figures`` (default ``folder``; none
+    without ``plot``: a reproduction that draws its own), and one row per curve: its
+    ``params``, ``gamma_star``, ``lower_bound`` and what ``extra(curve outcome)`` adds."""
     sweep = Sweep(curves, folder, search="climb", full=True, run_missing=not report_only,
                   label=label)
     executor = SerialExecutor() if workers == 1 else make_executor(workers)
     with executor:
         outcome = sweep.run(executor)
-    plot_results(outcome.rows, figures or folder, outputs=outputs)
+    if plot:
+        plot_results(outcome.rows, figures or folder, outputs=outputs)
     # γ* in the one unit across families (docs/model.md §6), for runs that record it: a table
     # of runs made before the field redraws as it was committed
     units = [load_unit(c.rows) for c in outcome.curves]

@@ -93,7 +93,9 @@ register("dragonfly", "icsim.experiments.papers.dragonfly:DRAGONFLY",
          "Dragonfly (1,056 terminals): MIN, VAL, UGAL-L, UGAL-G under uniform and group-shift "
          "traffic, beside the exact bounds and Kim et al. 2008 / Jiang et al. 2009",
          results="dragonfly",
-         cost=("the committed runs shown: seconds; --simulate: about 2 minutes (122 s CPU)"))
+         cost=("the committed runs shown: seconds; --simulate: about 10 minutes on two cores "
+               "(240 runs and UGAL-L's 56 longer ones; 144 and the 56 took 7.5 minutes on a "
+               "shared machine)"))
 register("fat-tree", "icsim.experiments.papers.fat_tree:FAT_TREE",
          "Fat trees: D-mod-k on k-ary 3-trees beside Zahavi's non-blocking shifts (exact), and "
          "D-mod-k vs adaptive up*/down* simulated",

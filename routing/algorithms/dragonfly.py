@@ -29,6 +29,7 @@ acyclic (:attr:`~icsim.routing.registry.Routing.acyclic`); no bubble rule.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -190,12 +191,32 @@ class DragonflyValiant(_Dragonfly):
 
 
 class UgalSettings(BaseModel):
-    """``routing.ugal_l`` / ``routing.ugal_g``: ``threshold`` -- the minimal route is taken
-    while its queue times its hops is at most Valiant's plus this many packet-hops (0: the
-    papers' plain comparison; a positive value favours the minimal route)."""
+    """``routing.ugal_l`` / ``routing.ugal_g`` / ``routing.par``: how UGAL chooses at the
+    source (Kim et al. 2008, §4; BookSim2's ``ugal_dragonflynew``).
+
+    * ``threshold`` -- the bias: the minimal route is taken while its weighted queue is at
+      most Valiant's plus this many packets (0: the papers' plain comparison; a positive
+      value favours the minimal route; BookSim2's dragonfly uses 30 flits);
+    * ``weights`` -- what each route's queue is multiplied by: ``"hops"``, its hop count
+      (source to destination; source to the Valiant target and on); ``"one_two"``, 1 for the
+      minimal route and 2 for Valiant's, whatever their lengths (BookSim2's ``q_min <= 2
+      q_nonmin + bias``);
+    * ``decide`` -- ``"once"`` (the default): the Valiant target drawn and the queues read at
+      the packet's first injection attempt only, and the packet waits for the queue it chose,
+      as a router computes a packet's route once, when it reaches the head of its input
+      buffer (Kim et al. 2008; Jiang et al. 2009; BookSim2's ``ugal_dragonflynew``);
+      ``"every_attempt"`` (icsim's rule before December 2026): drawn and read again at every
+      attempt until the router takes the packet, so a packet whose chosen queue is full goes
+      the other way as soon as that one has room -- an adaptivity at injection no router of
+      the papers has, which hides the head-of-line blocking that makes UGAL-L's throughput
+      fall past saturation (docs/model.md §5.1).  PAR's second choice at the gateway is read
+      at every attempt either way.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     threshold: int = Field(0, ge=0, le=1 << 20, strict=True)
+    weights: Literal["hops", "one_two"] = "hops"
+    decide: Literal["once", "every_attempt"] = "once"
 
 
 class _Ugal(_Dragonfly):
@@ -204,14 +225,21 @@ class _Ugal(_Dragonfly):
     Settings = UgalSettings
     global_queues = False
 
+    def decision(self, **rest) -> Ugal:
+        """The program's UGAL rule as the settings say (:class:`UgalSettings`), with
+        ``rest`` (its options and PAR's first target)."""
+        routes, s = self.routes, self.settings
+        hops = routes.hops if s.weights == "hops" else np.ones_like(routes.hops)
+        return Ugal(targets=routes.entry, hops=hops, first=(routes.port, routes.port),
+                    threshold=s.threshold, once=s.decide == "once", **rest)
+
     def program(self) -> Program:
         routes = self.routes
         phases = (*self.valiant_phases(), routes.phase(0, 1))
         probe = (routes.probe, routes.probe) if self.global_queues else None
-        return Program(phases, Ugal(
+        return Program(phases, self.decision(
             minimal=Option(phase=2), valiant=Option(phase=0, kind="valiant"),
-            targets=routes.entry, hops=routes.hops, first=(routes.port, routes.port),
-            threshold=self.settings.threshold, probe=probe, probe_vc=0))
+            probe=probe, probe_vc=0))
 
 
 @register("par")
@@ -235,17 +263,18 @@ class ProgressiveAdaptive(_Ugal):
             r.phase(0, 2, reached=no_local_in_source,                        # 3: MIN onwards
                     reroute=Reroute(Option(phase=4, kind="progressive"))),
             r.phase(1, 1, next_phase=1, reachable_same_group=False, vc_global=0))  # 4: diverted
-        return Program(phases, Ugal(
+        return Program(phases, self.decision(
             minimal=Option(phase=3), valiant=Option(phase=0, kind="valiant"),
-            targets=r.entry, hops=r.hops, first=(r.port, r.port),
-            threshold=self.settings.threshold, minimal_via=r.via, minimal_via_phase=2))
+            minimal_via=r.via, minimal_via_phase=2))
 
 
 @register("ugal_l")
 class UgalLocal(_Ugal):
     """UGAL-L: at injection, the minimal route or Valiant's through a random other group
-    (drawn at every attempt), whichever has the smaller queue x hops at the source: the
-    occupancy of the source's VC-0 queue of each route's first port (Kim et al. 2008, §4)."""
+    (one draw), whichever has the smaller queue x hops at the source: the occupancy of the
+    source's VC-0 queue of each route's first port (Kim et al. 2008, §4); decided once, at the
+    packet's first attempt, by default (:class:`UgalSettings`: ``decide``, ``weights`` and the
+    bias ``threshold`` give BookSim2's q_min <= 2 q_nonmin + 30 and icsim's earlier rule)."""
 
 
 @register("ugal_g")

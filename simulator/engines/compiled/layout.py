@@ -97,7 +97,8 @@ D_TABLE_TARGET, D_UGAL = 6, 7
 # ----------------------------------------------------------------------------- prm
 # K_T and K_CONC: terminals, and terminals per router; K_TARGETS .. K_UG_THRESHOLD: where a
 # table-target or UGAL decision's tables start in ``rtab`` (the (N, m) targets, m =
-# K_TARGETS_M; UGAL's hops, first ports and probes, -1: none) and its numbers
+# K_TARGETS_M; UGAL's hops, first ports and probes, -1: none) and its numbers; K_UG_ONCE 1:
+# UGAL decides once per packet (``Ugal.once``)
 (K_N, K_P1, K_P1_INV, K_NPORTS, K_V, K_V_INV, K_NP, K_CAP, K_INJ_MIN, K_ORDERED,
  K_ESCAPE_FIRST, K_CUT, K_ACKNAK, K_SAW, K_CYC, K_CYC_INV, K_DELAY, K_SER, K_LAT, K_SER_NIC,
  K_LAT_NIC, K_SER_ACK, K_SER_ACK_NIC, K_WATCHDOG, K_HAS_WINDOW, K_W0, K_W1, K_PROGRESS, K_WSIZE,
@@ -105,9 +106,9 @@ D_TABLE_TARGET, D_UGAL = 6, 7
  K_PK_RESERVE, K_DECISION, K_BASE, K_ROUTES, K_MIN_OPT, K_AVAIL, K_VARIANT, K_MDD, K_CTRL0, K_CHUNK,
  K_CHUNKS_END, K_STOP_SATURATED, K_PREFETCH, K_QBUF, K_T, K_CONC, K_TARGETS, K_TARGETS_M,
  K_UG_HOPS, K_UG_FIRST_MIN, K_UG_FIRST_VAL, K_UG_PROBE_MIN, K_UG_PROBE_VAL, K_UG_PROBE_VC,
- K_UG_THRESHOLD, K_CLASSED, K_UG_VIA, K_UG_VIA_PHASE, K_APP, K_REC_RESERVE, K_OPEN, K_G_M,
+ K_UG_THRESHOLD, K_CLASSED, K_UG_VIA, K_UG_VIA_PHASE, K_UG_ONCE, K_APP, K_REC_RESERVE, K_OPEN, K_G_M,
  K_G_LIMIT, K_G_HORIZON, K_G_EXP, K_G_ALIGNED, K_G_RULE, K_G_SIZE, K_G_OFFSET, K_G_SKIP,
- K_G_NHOT, K_STARVE, K_DIL_H, K_DIL_D, K_HOP_LIMIT, K_NPRM) = range(82)
+ K_G_NHOT, K_STARVE, K_DIL_H, K_DIL_D, K_HOP_LIMIT, K_NPRM) = range(83)
 
 
 # a divisor K_X is followed by K_X_INV, its multiplier ceil(2**63 / prm[K_X]) (``divide``)

@@ -38,8 +38,9 @@ from icsim.simulator.engines.compiled.layout import (D_NONE, D_PROFIT, D_QUEUE_Q
                                                      K_DECISION, K_MDD, K_MIN_OPT, K_N, K_NPORTS,
                                                      K_NPV_NODE, K_P1, K_ROUTES, K_TARGETS,
                                                      K_TARGETS_M, K_UG_FIRST_MIN, K_UG_FIRST_VAL,
-                                                     K_UG_HOPS, K_UG_PROBE_MIN, K_UG_PROBE_VAL,
-                                                     K_UG_PROBE_VC, K_UG_THRESHOLD, K_UG_VIA,
+                                                     K_UG_HOPS, K_UG_ONCE, K_UG_PROBE_MIN,
+                                                     K_UG_PROBE_VAL, K_UG_PROBE_VC,
+                                                     K_UG_THRESHOLD, K_UG_VIA,
                                                      K_UG_VIA_PHASE, K_V, K_VARIANT, PH_DATELINE,
                                                      PH_DETOUR, PH_DETOUR_FROM, PH_DETOUR_KIND,
                                                      PH_DIMS, PH_ESCAPE, PH_ESC_VCS, PH_FILTERED,
@@ -194,7 +195,8 @@ def lay_out(form: Program, topology: Any, kinds: Sequence[str]) -> LaidOut:
         params.update(K_UG_HOPS=starts[1], K_UG_FIRST_MIN=starts[2], K_UG_FIRST_VAL=starts[3],
                       K_UG_PROBE_MIN=starts[4], K_UG_PROBE_VAL=starts[5],
                       K_UG_PROBE_VC=decision.probe_vc, K_UG_THRESHOLD=decision.threshold,
-                      K_UG_VIA=starts[6], K_UG_VIA_PHASE=decision.minimal_via_phase)
+                      K_UG_VIA=starts[6], K_UG_VIA_PHASE=decision.minimal_via_phase,
+                      K_UG_ONCE=int(decision.once))
     else:
         params["K_UG_VIA"] = -1
     fparams = {"F_ETA": 0.0}
@@ -415,7 +417,8 @@ def inject_route(prm, fprm, pk, qs, pt, rtab, used, dec, rng, node, p):
     rule = prm[K_DECISION]
     if rule == D_NONE:
         return
-    if rule != D_PROFIT and rule != D_QUEUE_QUADRANT and rule != D_UGAL:   # a draw: once
+    if (rule != D_PROFIT and rule != D_QUEUE_QUADRANT
+            and (rule != D_UGAL or prm[K_UG_ONCE])):  # a draw, or UGAL deciding once: once
         if pk[p, P_DRAWN]:
             return
         pk[p, P_DRAWN] = 1
