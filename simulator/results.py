@@ -162,10 +162,11 @@ def growing_sources(samples, limit: float) -> tuple[np.ndarray, np.ndarray, np.n
 def mser_truncation(series, flat: float) -> int:
     """MSER (White 1997) on the window's samples of the NIC backlog: the d that minimises the
     squared standard error of the mean of the samples after the d-th, ``sum((x_i - mean)^2) /
-    (n - d)^2`` over i >= d, searched over every d that leaves at least 5 samples (the
-    smallest d on a tie).  A series whose range is at most ``flat`` (the growth limit) is
-    steady as it stands: 0.  Each sample is a window-twentieth apart, already a batch, so no
-    further batching (MSER-5 batches by 5 a series sampled every event).
+    (n - d)^2`` over i >= d, searched over the first half of the window (d <= n // 2, the
+    smallest d on a tie: over the whole window a few equal samples at its end would look the
+    steadiest of all).  A series whose range is at most ``flat`` (the growth limit) is steady
+    as it stands: 0.  Each sample is a window-twentieth apart, already a batch, so no further
+    batching (MSER-5 batches by 5 a series sampled every event).
 
     >>> mser_truncation([9, 7, 5, 3] + [1, 0] * 8, 1.0), mser_truncation([0] * 21, 1.0)
     (4, 0)
@@ -175,7 +176,7 @@ def mser_truncation(series, flat: float) -> int:
     if n < 8 or float(x.max() - x.min()) <= flat:
         return 0
     best, arg = np.inf, 0
-    for d in range(n - 4):
+    for d in range(n // 2 + 1):
         tail = x[d:]
         stat = float(((tail - tail.mean()) ** 2).sum()) / (n - d) ** 2
         if stat < best * (1 - 1e-12):
@@ -189,8 +190,8 @@ def steady_state(spec: Any, tally: Tally) -> dict[str, Any]:
     settling_time`), where MSER puts the end of the transient in the window
     (``window_settled_us``, from its start; :func:`mser_truncation` on the NIC backlog), and
     ``window_too_short``: the window is shorter than the settling time, or its steady part is
-    less than half of it (MSER's own test of a run too short): a verdict on such a window may
-    be the transient's, not the load's."""
+    less than half of it (MSER's truncation reaches the search's bound, the window's middle):
+    a verdict on such a window may be the transient's, not the load's."""
     if spec.window is None:
         return {k: None for k in ("warmup_us", "drain_us", "warmup_rule", "window_settled_us",
                                   "window_too_short")}
@@ -205,7 +206,7 @@ def steady_state(spec: Any, tally: Tally) -> dict[str, Any]:
     d = mser_truncation(s, spec.growth_limit * tally.num_nodes)
     n = len(s)
     out["window_settled_us"] = ((tally.samples[d][0] - w0) / 1e6 if n else None)
-    out["window_too_short"] = bool(w1 - w0 < settle or (n >= 8 and d > n // 2))
+    out["window_too_short"] = bool(w1 - w0 < settle or (n >= 8 and d >= n // 2))
     return out
 
 
