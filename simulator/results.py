@@ -3,7 +3,10 @@
 
 Window mode (docs/model.md §7)
 ------------------------------
-Messages created in [warm-up, warm-up + measure) are measured.  The run continues (traffic
+Messages created in [warm-up, warm-up + measure) are measured; the warm-up and the drain are
+``run.warmup_us`` and ``run.drain_us``, or the settling time when it is longer
+(:func:`~icsim.simulator.build.settling_time`; :func:`steady_state` says which, and whether
+the window was too short to judge).  The run continues (traffic
 keeps flowing) until every measured packet is consumed, or the drain time is over.  The
 *accepted load* is the number of packets consumed inside the window per node per window
 length, in γ units.  A load is **saturated** when (a) some measured packet is still undelivered
@@ -11,15 +14,18 @@ at the end of the drain, or (b) accepted / offered < 0.95 where *offered* is the
 generators created in the window (``offered_measured_load``; the nominal γ differs from it with
 Poisson arrivals and short windows), or (c) the NIC source queues grow
 through the window: their mean backlog over the last quarter of the window exceeds that over the
-first quarter by more than max(1, M/4) packets per node.  ``saturation_reason`` names the
-rule and the numbers it compared.
+first quarter by more than max(1, M/4) packets per node, or (d) some sources' own backlogs
+grew through the window, by more than that limit and significantly (:func:`growing_sources`:
+every flow watched, so that one overloaded channel does not hide in the average).
+``saturation_reason`` names the rule and the numbers it compared; (d) names the sources and
+the channels busy through the window.
 
-Rules (b) and (c) are decided when the window closes: nothing the drain does changes them.  With
-``run.stop_when_saturated`` the engines evaluate them then (:func:`window_rule`) and, when one
-fires, stop the run there instead of draining it (a large part of a saturated run's cost):
-the record is saturated by the same rule, its ``saturation_reason`` says the run stopped, and
-its latency statistics cover only the measured packets delivered by the window's end.  A
-sustained load's record is unchanged by the option.
+Rules (b), (c) and (d) are decided when the window closes: nothing the drain does changes
+them.  With ``run.stop_when_saturated`` the engines evaluate (b) and (c) then
+(:func:`window_rule`) and, when one fires, stop the run there instead of draining it (a large
+part of a saturated run's cost): the record is saturated by the same rule, its
+``saturation_reason`` says the run stopped, and its latency statistics cover only the measured
+packets delivered by the window's end.  A sustained load's record is unchanged by the option.
 
 Finite mode (the OutFlank reference method; collectives and traces)
 -------------------------------------------------------------------
