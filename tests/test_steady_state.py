@@ -145,3 +145,18 @@ def test_both_engines_sample_every_source_alike_and_the_samples_add_up(flow):
     assert a.shape == (21, 16) and np.array_equal(a, b)
     assert np.array_equal(a.sum(axis=1), in_sources(tallies[0]))
     assert a.max() > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(t=st.floats(-50, 50), df=st.integers(1, 60))
+def test_the_t_test_needs_no_scipy_and_agrees_with_it(t, df):
+    """The record's t test is computed without scipy (a run loads none); scipy's own Student t
+    is the independent check."""
+    from scipy.stats import t as student
+
+    from icsim.simulator.results import student_isf, student_sf
+
+    expected = float(student.sf(t, df))
+    assert float(student_sf(np.array(t), df)) == pytest.approx(expected, rel=1e-3, abs=1e-15)
+    if 1e-9 < expected < 0.5:
+        assert student_isf(expected, df) == pytest.approx(t, rel=1e-6)
