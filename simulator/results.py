@@ -3,7 +3,10 @@
 
 Window mode (docs/model.md §7)
 ------------------------------
-Messages created in [warm-up, warm-up + measure) are measured.  The run continues (traffic
+Messages created in [warm-up, warm-up + measure) are measured; the warm-up and the drain are
+``run.warmup_us`` and ``run.drain_us``, or the settling time when it is longer
+(:func:`~icsim.simulator.build.settling_time`; :func:`steady_state` says which, and whether
+the window was too short to judge).  The run continues (traffic
 keeps flowing) until every measured packet is consumed, or the drain time is over.  The
 *accepted load* is the number of packets consumed inside the window per node per window
 length, in γ units.  A load is **saturated** when (a) some measured packet is still undelivered
@@ -11,15 +14,18 @@ at the end of the drain, or (b) accepted / offered < 0.95 where *offered* is the
 generators created in the window (``offered_measured_load``; the nominal γ differs from it with
 Poisson arrivals and short windows), or (c) the NIC source queues grow
 through the window: their mean backlog over the last quarter of the window exceeds that over the
-first quarter by more than max(1, M/4) packets per node.  ``saturation_reason`` names the
-rule and the numbers it compared.
+first quarter by more than max(1, M/4) packets per node, or (d) some sources' own backlogs
+grew through the window, by more than that limit and significantly (:func:`growing_sources`:
+every flow watched, so that one overloaded channel does not hide in the average).
+``saturation_reason`` names the rule and the numbers it compared; (d) names the sources and
+the channels busy through the window.
 
-Rules (b) and (c) are decided when the window closes: nothing the drain does changes them.  With
-``run.stop_when_saturated`` the engines evaluate them then (:func:`window_rule`) and, when one
-fires, stop the run there instead of draining it (a large part of a saturated run's cost):
-the record is saturated by the same rule, its ``saturation_reason`` says the run stopped, and
-its latency statistics cover only the measured packets delivered by the window's end.  A
-sustained load's record is unchanged by the option.
+Rules (b), (c) and (d) are decided when the window closes: nothing the drain does changes
+them.  With ``run.stop_when_saturated`` the engines evaluate (b) and (c) then
+(:func:`window_rule`) and, when one fires, stop the run there instead of draining it (a large
+part of a saturated run's cost): the record is saturated by the same rule, its
+``saturation_reason`` says the run stopped, and its latency statistics cover only the measured
+packets delivered by the window's end.  A sustained load's record is unchanged by the option.
 
 Finite mode (the OutFlank reference method; collectives and traces)
 -------------------------------------------------------------------
@@ -58,6 +64,10 @@ VERSION_FALLBACK = "0.0.0"
 THROUGHPUT_RATIO = 0.95
 #: :func:`window_rule`'s verdicts
 SUSTAINED, THROUGHPUT, GROWING_QUEUES = 0, 1, 2
+#: window mode's per-source rule: the false discovery rate of its test (:func:`growing_sources`)
+SOURCE_FDR = 0.01
+#: window mode: a channel busy at least this fraction of the window is named full
+FULL_CHANNEL = 0.99
 #: the rule that stopped a finite run (:func:`latency_rule`; ``Tally.stopped_by_rule``)
 LATENCY = 3
 STOPPED_TEXT = "; the run stopped as the window closed (run.stop_when_saturated)"
@@ -95,6 +105,151 @@ def queue_growth(in_sources, num_nodes):
         return 0.0
     q = n // 4
     return (np.mean(in_sources[n - q:]) - np.mean(in_sources[:q])) / num_nodes
+
+
+def source_trends(samples) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's backlog trend through the window, from its samples (``samples``: samples x
+    nodes): the least-squares line's rise over the window (packets) and its t statistic, the
+    slope over its standard error, the error widened for the residuals' lag-1 autocorrelation
+    r (by sqrt((1 + r) / (1 - r)), r clipped to [0, 0.9]: the effective number of samples of
+    an AR(1) series).  A node whose backlog never varies has t 0; one that rises on a straight
+    line, t infinite.
+
+    >>> b = np.array([[k, 5, 2 + k % 2] for k in range(8)])   # a line, flat, zig-zag
+    >>> rise, t = source_trends(b)
+    >>> [round(float(x), 2) for x in rise], t.tolist()[:2], round(float(t[2]), 2)
+    ([7.0, 0.0, 0.33], [inf, 0.0], 0.55)
+    """
+    b = np.asarray(samples, dtype=np.float64)
+    n = b.shape[0]
+    k = np.arange(n) - (n - 1) / 2
+    sxx = float(k @ k)
+    centred = b - b.mean(axis=0)
+    slope = k @ centred / sxx
+    res = centred - np.outer(k, slope)
+    ss = (res * res).sum(axis=0)
+    varies = ss > 0
+    r1 = np.clip(np.divide((res[1:] * res[:-1]).sum(axis=0), ss, out=np.zeros_like(ss),
+                           where=varies), 0.0, 0.9)
+    se = np.sqrt(ss / (n - 2) / sxx * (1 + r1) / (1 - r1))
+    t = np.divide(slope, se, out=np.where(slope > 0, np.inf, 0.0), where=varies)
+    return slope * (n - 1), t
+
+
+def student_sf(t, df: int) -> np.ndarray:
+    """P(T > t) for Student's t with ``df`` (a whole number >= 1) degrees of freedom, by the
+    closed forms of Abramowitz and Stegun 26.7.3 and 26.7.4 (no scipy: a run loads none).
+
+    >>> [round(float(p), 6) for p in student_sf(np.array([0.0, 1.0, 2.093024, np.inf]), 19)]
+    [0.5, 0.164938, 0.025, 0.0]
+    """
+    t = np.asarray(t, dtype=np.float64)
+    theta = np.arctan(np.abs(t) / np.sqrt(df))
+    c2 = np.cos(theta) ** 2
+    term = np.ones_like(theta)
+    total = np.ones_like(theta)
+    if df % 2:                    # odd: (2/pi)(theta + sin cos (1 + 2/3 c^2 + 2.4/3.5 c^4 ..))
+        for k in range(1, (df - 1) // 2):
+            term = term * c2 * (2 * k) / (2 * k + 1)
+            total = total + term
+        inside = (2 / np.pi) * (theta + (np.sin(theta) * np.cos(theta) * total if df > 1
+                                         else 0.0))
+    else:                         # even: sin (1 + 1/2 c^2 + 1.3/2.4 c^4 ..)
+        for k in range(1, df // 2):
+            term = term * c2 * (2 * k - 1) / (2 * k)
+            total = total + term
+        inside = np.sin(theta) * total
+    tail = (1.0 - inside) / 2
+    return np.where(t >= 0, tail, 1.0 - tail)
+
+
+def student_isf(p: float, df: int) -> float:
+    """The t with ``student_sf(t, df) == p`` (0 < p < 0.5), by bisection."""
+    lo, hi = 0.0, 1.0
+    while student_sf(np.array(hi), df) > p:
+        lo, hi = hi, hi * 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if student_sf(np.array(mid), df) > p else (lo, mid)
+    return hi
+
+
+def growing_sources(samples, limit: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Window mode's per-source rule (docs/model.md §7): the nodes whose NIC backlog grew
+    through the window, by more than ``limit`` packets (the line's rise) and significantly, by
+    a one-sided t test of the trend (:func:`source_trends`; n - 2 degrees of freedom) over all
+    the nodes at a false discovery rate of :data:`SOURCE_FDR` (Benjamini and Hochberg; on a
+    network with no growing source, the chance that any is called growing).  Returns the nodes
+    (most significant first), their rises and t statistics, and the t the last one passed
+    (inf when none did); nothing with fewer than 8 samples."""
+    b = np.asarray(samples)
+    n, T = b.shape if b.ndim == 2 else (0, 0)
+    none = np.zeros(0, dtype=np.int64)
+    if n < 8 or T == 0:
+        return none, np.zeros(0), np.zeros(0), np.inf
+    rise, t = source_trends(b)
+    cand = np.nonzero(rise > limit)[0]
+    if not len(cand):
+        return none, np.zeros(0), np.zeros(0), np.inf
+    order = cand[np.argsort(-t[cand], kind="stable")]
+    p = student_sf(t[order], n - 2)
+    ok = np.nonzero(p <= SOURCE_FDR * np.arange(1, len(order) + 1) / T)[0]
+    if not len(ok):
+        return none, np.zeros(0), np.zeros(0), np.inf
+    m = int(ok[-1]) + 1
+    chosen = order[:m]
+    return chosen, rise[chosen], t[chosen], student_isf(SOURCE_FDR * m / T, n - 2)
+
+
+def mser_truncation(series, flat: float) -> int:
+    """MSER (White 1997) on the window's samples of the NIC backlog: the d that minimises the
+    squared standard error of the mean of the samples after the d-th, ``sum((x_i - mean)^2) /
+    (n - d)^2`` over i >= d, searched over the first half of the window (d <= n // 2, the
+    smallest d on a tie: over the whole window a few equal samples at its end would look the
+    steadiest of all).  A series whose range is at most ``flat`` (the growth limit) is steady
+    as it stands: 0.  Each sample is a window-twentieth apart, already a batch, so no further
+    batching (MSER-5 batches by 5 a series sampled every event).
+
+    >>> mser_truncation([9, 7, 5, 3] + [1, 0] * 8, 1.0), mser_truncation([0] * 21, 1.0)
+    (4, 0)
+    """
+    x = np.asarray(series, dtype=np.float64)
+    n = len(x)
+    if n < 8 or float(x.max() - x.min()) <= flat:
+        return 0
+    best, arg = np.inf, 0
+    for d in range(n // 2 + 1):
+        tail = x[d:]
+        stat = float(((tail - tail.mean()) ** 2).sum()) / (n - d) ** 2
+        if stat < best * (1 - 1e-12):
+            best, arg = stat, d
+    return arg
+
+
+def steady_state(spec: Any, tally: Tally) -> dict[str, Any]:
+    """Window mode: which warm-up and drain were used and why (``warmup_rule``:
+    ``run.warmup_us``, or the settling time when it is longer: :func:`~icsim.simulator.build.
+    settling_time`), where MSER puts the end of the transient in the window
+    (``window_settled_us``, from its start; :func:`mser_truncation` on the NIC backlog), and
+    ``window_too_short``: the window is shorter than the settling time, or its steady part is
+    less than half of it (MSER's truncation reaches the search's bound, the window's middle):
+    a verdict on such a window may be the transient's, not the load's."""
+    if spec.window is None:
+        return {k: None for k in ("warmup_us", "drain_us", "warmup_rule", "window_settled_us",
+                                  "window_too_short")}
+    w0, w1 = spec.window
+    settle, how = spec.settling if spec.settling is not None else (0, "")
+    out: dict[str, Any] = {
+        "warmup_us": w0 / 1e6,
+        "drain_us": ((spec.horizon_ps or w1) - w1) / 1e6,
+        "warmup_rule": (f"the settling time, {how}" if settle and settle >= w0
+                        else "run.warmup_us")}
+    s = in_sources(tally)
+    d = mser_truncation(s, spec.growth_limit * tally.num_nodes)
+    n = len(s)
+    out["window_settled_us"] = ((tally.samples[d][0] - w0) / 1e6 if n else None)
+    out["window_too_short"] = bool(w1 - w0 < settle or (n >= 8 and d >= n // 2))
+    return out
 
 
 def latency_rule(latency_sum, waiting, waiting_birth_sum, now, expected, limit_ns):
@@ -230,6 +385,10 @@ def make_result(config: Any, spec: Any, workload: Any, tally: Tally,
     res["source_queue_mean"] = (float(np.mean([s for _, s in tally.samples])) / N
                                 if tally.samples else None)
     res.update(utilisation(spec, tally))
+    res.update(steady_state(spec, tally))
+    res["sources_growing"] = (None if finite else
+                              int(len(growing_sources(tally.source_samples,
+                                                      spec.growth_limit)[0])))
     res["retransmissions"] = tally.retransmissions
     res["packet_hops"] = tally.link_hops
     res["sim_time_ns"] = tally.end_ps / 1000.0
@@ -291,7 +450,41 @@ def saturation_reason(spec: Any, tally: Tally, unfinished: bool, accepted: float
         growth = queue_growth(s, tally.num_nodes)
         return (f"growing_queues: source queues grew by {growth:.3g} packets per node "
                 f"through the window (> {limit:.3g})")
+    nodes, rise, t, crit = growing_sources(tally.source_samples, limit)
+    if len(nodes):
+        shown = ", ".join(f"{int(i)} (+{r:.3g}, t {x:.3g})"
+                          for i, r, x in zip(nodes[:8], rise[:8], t[:8]))
+        more = f" and {len(nodes) - 8} more" if len(nodes) > 8 else ""
+        return (f"growing_sources: the backlogs of {len(nodes)} of {tally.num_nodes} sources "
+                f"grew through the window (by > {limit:.3g} packets, trend t >= {crit:.3g}: "
+                f"{SOURCE_FDR:.0%} false discoveries): terminals {shown}{more}"
+                f"{full_channels_text(spec, tally)}")
     return None
+
+
+def full_channels(spec: Any, tally: Tally) -> list[tuple[int, int, float]]:
+    """The router-to-router channels busy at least :data:`FULL_CHANNEL` of the window, busiest
+    first: (router, port, utilisation)."""
+    if tally.busy_ps is None:
+        return []
+    vals = channel_utilisation(spec, tally)
+    node, port = np.nonzero(spec.neighbor >= 0)
+    full = np.nonzero(vals >= FULL_CHANNEL)[0]
+    full = full[np.argsort(-vals[full], kind="stable")]
+    return [(int(node[i]), int(port[i]), float(vals[i])) for i in full]
+
+
+def full_channels_text(spec: Any, tally: Tally) -> str:
+    """``; channels busy >= 99 % of the window: router 0 port p4 (1.000), ...`` (empty when
+    none is)."""
+    full = full_channels(spec, tally)
+    if not full:
+        return ""
+    topo = spec.topology
+    shown = ", ".join(f"router {topo.where(r)} port {topo.port_name(p)} ({u:.3f})"
+                      for r, p, u in full[:8])
+    more = f" and {len(full) - 8} more" if len(full) > 8 else ""
+    return f"; channels busy >= {FULL_CHANNEL:.0%} of the window: {shown}{more}"
 
 
 def starved_packets(spec: Any, tally: Tally) -> int | None:

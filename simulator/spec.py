@@ -120,6 +120,8 @@ class NetworkSpec:
     growth_limit: float
     latency_limit_ns: float | None
     time_limit_ps: int | None = None
+    #: window mode: the settling time (ps) and how it was made (``build.settling_time``)
+    settling: tuple[int, str] | None = None
 
     # ------------------------------------------------------------------ sizes
     @property

@@ -38,7 +38,9 @@ class Tally:
     ``generated`` and ``measured`` (packets the workload created so far, and the measured ones),
     ``expected_measured`` (finite runs: what must be delivered), ``last_consume``, ``finish``
     (per node, its last packet received), ``samples`` ((time, packets at NICs) through the
-    window), ``link_hops``, ``retransmissions``, ``events``.  Window channel statistics
+    window), ``source_samples`` (each node's NIC backlog at each of those samples: a samples x
+nodes array, packets created there less those its router accepted), ``link_hops``,
+``retransmissions``, ``events``.  Window channel statistics
     (None in finite runs): ``busy_ps`` (per port id), ``packets`` (per queue id), ``occupancy``
     (per queue id, mean over the samples), ``accepted`` (per node, consumed inside the
     window).  ``stuck_ports``:
@@ -85,6 +87,7 @@ class Tally:
     stuck_ports: int | None = None
     stopped_by_rule: int = 0
     op_times: Any = None
+    source_samples: Any = None
 
     def __post_init__(self) -> None:
         if self.finish is None:

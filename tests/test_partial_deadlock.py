@@ -64,13 +64,24 @@ def test_the_command_line_exits_3_naming_the_cycle(tmp_path, capsys):
 def test_a_slow_network_is_not_a_deadlock(engine):
     # links so slow that one packet takes longer than the watchdog period to cross, at a load
     # far beyond saturation: queues are full and heads stay put between checks, but every
-    # stuck port waits on a channel that is busy transmitting, so nothing is called dead
+    # stuck port waits on a channel that is busy transmitting, so nothing is called dead.
+    # A 512-byte packet at 0.01 Gb/s takes 512 x 8 / 0.01 = 409,600 ns to send, so the
+    # watchdog period is at least two of those (never less than twice the longest hop), 819.2
+    # us, not the 200 us asked; the run must last several periods for the partial check to
+    # compare heads with those of a period before at all
+    serialisation_ns = 512 * 8 / 0.01
+    period_ns = 2 * serialisation_ns
     cfg = config_from_dict({
         "topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "dor"},
+        "packet": {"size_bytes": 512},
         "link": {"bandwidth_gbps": 0.01}, "traffic": {"load": 2.0, "message_packets": 4},
-        "run": {"warmup_us": 100, "measure_us": 400, "drain_us": 100, "watchdog_us": 200}})
+        "run": {"warmup_us": 100, "measure_us": 400, "drain_us": 3000, "watchdog_us": 200}})
     r = run(cfg, engine=engine)
+    assert r["sim_time_ns"] >= 4 * period_ns            # the watchdog looked three times or more
     assert r["saturated"] and r["saturation_reason"].startswith("unfinished")
+    # it found ports stuck for a period, and called them slow, not dead
+    assert re.search(r"; [1-9]\d* router ports stuck for a watchdog period or more, in no "
+                     r"deadlocked cycle", r["saturation_reason"])
 
 
 @pytest.mark.parametrize("engine", ENGINES)

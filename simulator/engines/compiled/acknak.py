@@ -28,7 +28,7 @@ from icsim.simulator.engines.compiled.layout import (C_ARR_N, C_DIRTY_N, C_IN_NE
                                                      P_LO, Q_LEN, Q_OCC, Q_PACKETS, T_BUSY, T_CHEAD,
                                                      T_CLEN, T_DIRTY, T_DOWN, T_FREE_AT,
                                                      T_LINK_BUSY, T_NAK_MASK, T_NAK_VC, T_WAKE_AT,
-                                                     V_ORDER)
+                                                     V_ORDER, T_INJECTED)
 from icsim.simulator.engines.compiled.nic import may_send
 from icsim.simulator.engines.compiled.prefetching import (PF_STEP, prefetch_arrival_stage,
                                                           prefetch_port_stage)
@@ -75,6 +75,7 @@ def receive(ctr, prm, ev, wheel, heap, pk, qs, pt, dl, codes, ph, rtab,
         else:
             ctr[C_IN_SOURCES] -= 1
             ctr[C_IN_NETWORK] += 1
+            pt[prm[K_NP] - 1 - src, T_INJECTED] += 1
             pk[p, P_ENTER] = now
         admitted(prm, pk, ph, rtab, p, q2)
         if prm[K_DELAY]:

@@ -28,7 +28,7 @@ from icsim.simulator.engines.compiled.layout import (C_DIRTY_N, C_FAULT, C_FAULT
                                                      P_SRC,
                                                      P_LO, P_READY, Q_LEN, Q_OCC, Q_PACKETS,
                                                      RADIX_FROM, T_BUSY, T_DIRTY, T_DOWN, T_FIRST,
-                                                     T_IN, T_LINK_BUSY, V_RANK)
+                                                     T_IN, T_LINK_BUSY, V_RANK, T_INJECTED)
 from icsim.simulator.engines.compiled.nic import may_send, sink
 from icsim.simulator.engines.compiled.prefetching import prefetch_heads, prefetch_ports
 from icsim.simulator.engines.compiled.routing import admitted, candidates, inject_route
@@ -182,6 +182,7 @@ def try_inject(ctr, prm, fprm, ev, wheel, heap, pk, qs, pt, nd, codes, ph,
     ctr[C_IN_NETWORK] += 1
     qs[q2, Q_OCC] += 1
     pt[nic, T_BUSY] = 1
+    pt[nic, T_INJECTED] += 1
     ctr[C_PROGRESS_PS] = now
     t_end = now + prm[K_SER_NIC]
     at(ctr, prm, ev, wheel, heap, t_end, EV_NIC_TX_END, node, 0)

@@ -320,7 +320,9 @@ class CompiledEngine:
     def _records(self) -> None:
         """The source-queue samples, the traffic and an application's operations."""
         a = self.a
-        a["smp"] = np.zeros((32, 2), np.int64)
+        # time, packets at NICs, then each node's backlog (window mode: 21 samples)
+        T = self.spec.num_terminals if self.spec.window is not None else 0
+        a["smp"] = np.zeros((32, 2 + T), np.int64)
         self._traffic()
         self._app_arrays()
 
@@ -614,6 +616,7 @@ class CompiledEngine:
         tl.finish = a["nd"][:, kl.N_FINISH].tolist()
         ns = int(c[kl.C_NSAMPLES])
         tl.samples = list(zip(a["smp"][:ns, 0].tolist(), a["smp"][:ns, 1].tolist()))
+        tl.source_samples = a["smp"][:ns, 2:].copy()
         tl.link_hops = int(c[kl.C_LINK_HOPS])
         tl.retransmissions = int(c[kl.C_RETRANS])
         tl.events = int(c[kl.C_ACTIONS])

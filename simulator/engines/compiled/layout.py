@@ -167,6 +167,11 @@ Q_OCC, Q_HEAD, Q_LEN, Q_PACKETS, Q_OCC_SUM, Q_SNAP_PACKETS, Q_READY_LO, Q_WAIT =
  T_SNAP_BUSY, T_NAK_MASK, T_SER, T_LAT, T_SER_ACK) = range(14)
 
 
+#: a NIC's row (``K_NP + node``): the packets its router has accepted from it so far, so that
+#: ``N_SRC_SEQ`` less this is the node's source backlog (``loop.sample``)
+T_INJECTED = 14
+
+
 #: the most VCs oldest-first arbitration under ack/nak keeps a round for (``T_NAK_MASK``'s bits)
 MAX_ROUND_VCS = 62
 
@@ -317,9 +322,9 @@ class Records(NamedTuple):
     (``topology.distance_tables()``); their latencies, hops, network latencies
     and waits at the NIC are summed (``C_LAT_TOTAL``, ``C_HOPS_SUM``, ``C_NET_SUM``,
     ``C_WAIT_MAX``, ``C_STARVED``) and counted per terminal (``N_M_*``).  Then the
-    source-queue samples (``smp``) and a closed-loop workload's operations (``oa``: ``OA_*``,
-    their dependants ``osucc``, their state ``ost``: ``OS_*``, and the done operations' first-in
-    first-out queue ``ofifo``)."""
+    source-queue samples (``smp``: time, packets at NICs, then each node's backlog) and a
+    closed-loop workload's operations (``oa``: ``OA_*``, their dependants ``osucc``, their
+    state ``ost``: ``OS_*``, and the done operations' first-in first-out queue ``ofifo``)."""
 
     mlat: np.ndarray
     mder: np.ndarray

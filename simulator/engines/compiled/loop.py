@@ -71,7 +71,8 @@ from icsim.simulator.engines.compiled.layout import (C_ACTIONS, C_ARR_N, C_CUR_S
                                                      S_HEAD, S_HINT, S_TAIL, S_TAIL_T, T_BUSY,
                                                      T_LINK_BUSY, T_SNAP_BUSY, T_WAKE_AT, W_DST,
                                                      W_MEASURED, W_PACKETS, W_SRC, W_TIME,
-                                                     YIELD_PROGRESS, YIELD_WATCHDOG)
+                                                     YIELD_PROGRESS, YIELD_WATCHDOG, N_SRC_SEQ,
+                                                     T_INJECTED)
 from icsim.simulator.engines.compiled.nic import finish, nic_ack
 from icsim.simulator.engines.compiled.prefetching import prefetch_event
 from icsim.simulator.engines.compiled.rawarray import raw
@@ -95,12 +96,15 @@ def post(ctr, prm, ev, wheel, heap, pk, pt, nd, dl, wl, i):
 
 @njit(cache=True, forceinline=False)
 def sample(ctr, qs, pt, nd, smp, which):
-    """``which`` -1: a window sample (time, packets at NICs; queue occupancies summed);
-    0 and 1: the statistics at the start and the end of the window."""
+    """``which`` -1: a window sample (time, packets at NICs, each node's backlog: packets
+    created there less those its router accepted; queue occupancies summed); 0 and 1: the
+    statistics at the start and the end of the window."""
     if which < 0:
         i = ctr[C_NSAMPLES]
         smp[i, 0] = ctr[C_NOW]
         smp[i, 1] = ctr[C_IN_SOURCES]
+        np0 = pt.shape[0] - nd.shape[0]
+        smp[i, 2:] = nd[:, N_SRC_SEQ] - pt[np0:, T_INJECTED]
         ctr[C_NSAMPLES] = i + 1
         qs[:, Q_OCC_SUM] += qs[:, Q_OCC]
     elif which == 0:

@@ -97,6 +97,7 @@ class SimpyEngine:
         self._util0: list[int] | None = None
         self._packets0: list[int] | None = None
         self._occ_sum: np.ndarray | None = None
+        self._backlogs: list[list[int]] = []          # each node's backlog at each sample
         # run.latency_limit_ns: the latencies delivered, the creation times of the measured
         # packets not yet delivered (``latency_rule``)
         self._latency_sum = 0
@@ -239,6 +240,8 @@ class SimpyEngine:
         if runner is not None:
             tally.expected_measured = self.workload.expected_measured
             tally.op_times = runner.times()
+        tally.source_samples = np.array(self._backlogs, dtype=np.int64).reshape(
+            len(self._backlogs), spec.num_terminals if self._backlogs else 0)
         tally.stuck_ports = self.watchdog.stuck_at_end()
         tally.events = cal.actions
         tally.link_hops = self.fab.link_hops
@@ -254,6 +257,7 @@ class SimpyEngine:
     def _sample(self, a: Any = None, b: Any = None) -> None:
         fab = self.fab
         self.tally.samples.append((self.cal.now, fab.in_sources))
+        self._backlogs.append([a - b for a, b in zip(fab.src_seq, fab.injected)])
         occ = np.asarray(fab.occ, dtype=np.int64)
         self._occ_sum = occ if self._occ_sum is None else self._occ_sum + occ
 

@@ -114,6 +114,7 @@ class AckNakFlow(CreditFlow):
                 else:
                     fab.in_sources -= 1
                     fab.in_network += 1
+                    fab.injected[p.tsrc] += 1
                     p.enter = now
                 if has_admit:
                     admitted(p, q2)

@@ -214,6 +214,7 @@ class CreditFlow:
             self.queued(p, q2)
         fab.srcq[node].popleft()
         fab.in_sources -= 1
+        fab.injected[node] += 1
         fab.in_network += 1
         fab.occ[q2] += 1
         fab.busy[fab.NP + node] = True

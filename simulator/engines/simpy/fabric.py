@@ -62,6 +62,7 @@ class Fabric:
         self.nic_wake = [-1] * T                      # pending NIC wake-up time
         self.next_avail = [0] * T                     # NIC availability pacing
         self.src_seq = [0] * T                        # packets created per source
+        self.injected = [0] * T                       # packets its router accepted, per source
         self.outstanding = [0] * T                    # NIC packets not yet acknowledged
         self.nic_free_at = [0] * T                    # stop-and-wait: when the last ACK came back
         self.progress_ps = 0          # last time any packet moved
