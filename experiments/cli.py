@@ -185,6 +185,11 @@ def format_result(r: dict[str, Any]) -> str:
         verdict = "finished (every operation of every job done)"
     else:
         verdict = "finished (every packet delivered)"
+    if r.get("window_too_short"):
+        verdict += (f"; the window is too short to judge (shorter than the network's settling "
+                    f"time, or no steady half: warm-up {r['warmup_us']:g} us by "
+                    f"{r['warmup_rule']}; docs/model.md §7): the verdict may be the "
+                    f"transient's, not the load's")
     lines.append(f"  verdict         {verdict}")
     if r["mode"] == "finite":
         last = "last operation done" if workload == "app" else "last packet consumed"

@@ -129,6 +129,11 @@ def test_deep_queues_under_ugal_l_are_sustained_once_their_transient_is_over():
     assert r["warmup_us"] == pytest.approx(104.8576)
     assert r["warmup_rule"] == "the settling time, 2 x 256 packets x 204.8 ns"
     assert r["window_too_short"]              # its 60 µs window is shorter than the settling
+    from icsim.experiments.cli import format_result       # and icsim run says so
+
+    assert ("too short to judge (shorter than the network's settling time, or no steady half: "
+            "warm-up 104.858 us by the settling time, 2 x 256 packets x 204.8 ns"
+            in format_result(dict(r)))
 
 
 @pytest.mark.parametrize("flow", ["credit", "ack_nak"])
