@@ -137,10 +137,10 @@ def test_the_cli_gives_an_adaptive_routing_its_capacity_only_when_asked(capsys):
 
 
 # ------------------------------------------------------------- the committed γ* held to them
-#: committed γ* above their bound today: their runs predate the guard (issue 56; a 60-100 µs
-#: window judged only the aggregate); a re-run of the reproduction under the guard removes
-#: them -- then remove them here: a γ* newly above its bound fails this test
-KNOWN_ABOVE = {("fat_tree", "D-mod-k RP"), ("hyperx", "minimal adaptive UR")}
+#: committed γ* above their bound: none since the families were re-run under issue 56's rules
+#: (the fat tree's D-mod-k RP 0.35 and the HyperX's minimal adaptive UR ≥ 1.00 were, judged by
+#: the aggregate over a 60-100 µs window): a γ* newly above its bound fails this test
+KNOWN_ABOVE: set[tuple[str, str]] = set()
 
 
 def cheap_bound(row) -> float:

@@ -410,3 +410,21 @@ def test_curves_that_part_where_one_saturates_are_not_named_as_one():
     for figure in (latency_figure, plots.accepted_figure):
         texts = [t.get_text() for t in figure(rows).axes[0].get_legend().get_texts()]
         assert not any("(=" in t for t in texts), texts
+
+
+@pytest.mark.parametrize("still_sustained", [False, True])
+def test_a_recheck_gives_its_verdict_to_the_run_it_checks_and_is_no_curve_of_its_own(
+        still_sustained):
+    # the bounds guard ran 0.4 again in a 10x window (config.run.measure_us differs, so the
+    # recheck alone would be a curve of its own, 'measure_us=600'): saturated there, or a model
+    # error if still sustained; either way 0.4 is not sustained and γ* is 0.3
+    rows = window_curve(saturated=(0.5, 0.6, 0.7, 0.8))
+    for r in rows:
+        r["config.run.measure_us"] = 60.0
+    check = dict(row(0.4, role="recheck", saturated=not still_sustained, latency=9999.0),
+                 **{"config.run.measure_us": 600.0})
+    lines = curve_lines(rows + [check])
+    assert len(lines) == 1 and lines[0].label == "dor"
+    assert lines[0].gamma_star == 0.3
+    point = lines[0].points.set_index("offered_load").loc[0.4]
+    assert not point["sustained"] and point["latency_ns"] == 1400.0     # the checked run's
