@@ -11,10 +11,10 @@ channel "1.001" busy.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from icsim.model.config import config_from_dict
+from icsim.model.config import ConfigError, config_from_dict
 from icsim.simulator.simulation import run
 
 #: one small network of every family, each with a routing it runs
@@ -75,7 +75,14 @@ def test_utilisation_never_passes_one_and_both_engines_agree(family, load, measu
     if flow == "ack_nak" and family not in ("torus", "mesh"):
         flow = "credit"                   # the reference profile's protocol: tori
     cfg = config(family, load, measure_us, seed, flow, switching)
-    compiled, simpy = run(cfg, engine="compiled"), run(cfg, engine="simpy")
+    try:
+        compiled = run(cfg, engine="compiled")
+    except ConfigError as exc:
+        # a window so short, at so low a load, that no message falls in it is refused (its
+        # start is the settling time when that exceeds the 2 µs warm-up): not a case here
+        assume("no message is created inside the measurement window" not in str(exc))
+        raise
+    simpy = run(cfg, engine="simpy")
     assert max(utilisation(compiled)) <= 1.0
     for key in ("channel_utilisation_mean", "channel_utilisation_max"):
         assert compiled[key] == simpy[key], key
