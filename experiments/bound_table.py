@@ -216,8 +216,8 @@ def report(df: pd.DataFrame, seconds: float) -> str:
     above = df[df.above]
     lines = ["# Every committed γ* beside its exact bound", "",
              "Written by `python -m icsim.experiments.bound_table` from the committed CSVs (no "
-             f"simulation; {seconds:.0f} s on the two shared cores). Bound kinds: **exact**, an oblivious "
-             "routing's ideal throughput from its channel loads (`icsim analyze`, per terminal "
+             f"simulation; {seconds:.0f} s on the two shared cores). Bound kinds: **exact**, an "
+             "oblivious routing's ideal throughput from its channel loads (`icsim analyze`, per terminal "
              "on the families); **paths**, the maximum concurrent flow over the paths a minimal "
              "adaptive routing's program offers (`icsim analyze --capacity`); **capacity**, any "
              "routing's: the maximum concurrent flow over every channel (LP) where small, else "

@@ -27,8 +27,8 @@ occupancy and is refused.  On a torus whose every dimension is a ring, with tabl
 coordinate offsets (DOR, Valiant over DOR, ...), the routing is the same from every node, and
 the paths of node 0 alone are walked (``N · hops`` entries); otherwise (tables of pairs, source
 routes, meshes, graphs) every pair is walked (``N² · hops`` entries, refused beyond
-:data:`MAX_ENTRIES`).  On a topology with several terminals per router (a dragonfly, fat tree or HyperX)
-the traffic matrix is over terminals and is folded onto the routers with terminals; a phase
+:data:`MAX_ENTRIES`).  On a topology with several terminals per router (a dragonfly, fat tree or
+HyperX) the traffic matrix is over terminals and is folded onto the routers with terminals; a phase
 that reads the destination terminal (``terminal_escape``: D-mod-k at a leaf) is walked once per
 terminal index; a :class:`~icsim.routing.program.TableTarget` decision (Valiant's target drawn
 from the source router's row) is two segments weighted by the row's shares.
