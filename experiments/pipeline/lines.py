@@ -101,11 +101,10 @@ def fold_rechecks(df: pd.DataFrame) -> pd.DataFrame:
     for _, r in df[is_check].iterrows():
         same = ((rest["curve"] == r["curve"]) & (loads == load_key(r["offered_load"]))
                 & (seeds == seed_column(pd.DataFrame([r])).iloc[0]))
-        window = r.get("config.run.measure_us")
-        reason = (f"{r['saturation_reason']} (in the recheck's {window:g} µs window)"
-                  if bool(r.get("saturated")) else
-                  f"model error: sustained above its exact bound, also in the recheck's "
-                  f"{window:g} µs window")
+        window = number(r.get("config.run.measure_us"))
+        longer = f"the recheck's {window:g} µs window" if math.isfinite(window) else "a recheck"
+        reason = (f"{r['saturation_reason']} (in {longer})" if bool(r.get("saturated")) else
+                  f"model error: sustained above its exact bound, also in {longer}")
         if "saturated" in rest:
             rest["saturated"] = rest["saturated"].astype(object)
         rest.loc[same, "saturated"] = True
