@@ -57,7 +57,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def with_engine(overrides: dict[str, Any], engine: str | None) -> dict[str, Any]:
+def _with_engine(overrides: dict[str, Any], engine: str | None) -> dict[str, Any]:
     """``engine=`` as the command line's ``--engine``: an override of ``run.engine``, so that
     the memory check and the record see the engine that runs."""
     return overrides if engine is None else {**overrides, "run.engine": engine}
@@ -103,7 +103,7 @@ def run(config: str | Path | Mapping[str, Any] | Config,
         The result record (a dict, as ``icsim run --json`` prints it) with ``latencies``
         (ns, numpy), ``channels`` and ``nodes`` (pandas DataFrames).
     """
-    overrides = with_engine(check_overrides(overrides), engine)
+    overrides = _with_engine(check_overrides(overrides), engine)
     progress = check_flag("progress", progress)
     cfg = config_from_dict(_config_data(config, overrides))
     if not progress:
@@ -363,7 +363,7 @@ def slowdowns(config: str | Path | Mapping[str, Any] | Config,
     (one more run per job): ``(result, [{name, shared_ns, alone_ns, slowdown}, ...])``."""
     from icsim.experiments.pipeline.apps import slowdowns as measure
 
-    overrides = with_engine(check_overrides(overrides), engine)
+    overrides = _with_engine(check_overrides(overrides), engine)
     return measure(config_from_dict(_config_data(config, overrides)), engine=engine)
 
 
