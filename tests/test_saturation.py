@@ -260,17 +260,21 @@ def test_gamma_star_of_a_real_dor_sweep_is_where_its_curve_says(tmp_path):
 
 
 # ---------------------------------------------------------------------------------- bisection
+def monotone_curve(threshold, finite_mode):
+    """A curve saturated from grid index ``threshold`` on (none past the grid's end), as the
+    run function of its mode, and the mode."""
+    edge = GRID[threshold] if threshold < len(GRID) else 2.0
+    if finite_mode:
+        return finite(lambda load: 100.0 if load_key(load) < edge else 500.0), "finite"
+    return window([g for g in GRID if g >= edge]), "window"
+
+
 @given(threshold=st.integers(min_value=0, max_value=len(GRID)), finite_mode=st.booleans())
 def test_bisection_finds_the_climbing_gamma_star_of_a_monotone_curve_in_log_runs(threshold,
                                                                                   finite_mode):
     """Saturated from grid index ``threshold`` on: both searches agree on γ*; bisection needs
     at most the baseline plus ceil(log2(grid + 1)) runs."""
-    edge = GRID[threshold] if threshold < len(GRID) else 2.0
-    if finite_mode:
-        point = finite(lambda load: 100.0 if load_key(load) < edge else 500.0)
-    else:
-        point = window([g for g in GRID if g >= edge])
-    mode = "finite" if finite_mode else "window"
+    point, mode = monotone_curve(threshold, finite_mode)
     climbing, bisecting = CurveSearch(GRID, mode), CurveSearch(GRID, mode, search="bisect")
     climb(climbing, point)
     ran = climb(bisecting, point)
@@ -315,13 +319,9 @@ def test_a_guessed_bisection_finds_the_same_gamma_star_and_two_runs_confirm_a_ri
     at the climbing search's γ*; before each run, remaining_bound() is at least the runs still
     to come; a guess equal to γ* takes the guess and the load above it (plus the baseline), one
     a grid step above γ* the guess and γ*."""
-    edge = GRID[threshold] if threshold < len(GRID) else 2.0
+    point, mode = monotone_curve(threshold, finite_mode)
     if finite_mode:
-        point = finite(lambda load: 100.0 if load_key(load) < edge else 500.0)
         threshold = threshold or len(GRID)       # all at the baseline's latency: all sustained
-    else:
-        point = window([g for g in GRID if g >= edge])
-    mode = "finite" if finite_mode else "window"
     climbing = CurveSearch(GRID, mode)
     climb(climbing, point)
     right = GRID[threshold - 1] if threshold > 0 else None
@@ -466,12 +466,7 @@ def test_a_bisection_on_two_slots_with_any_guess_finds_the_exact_gamma_star(
     ahead on a free slot (:meth:`CurveSearch.speculate`), starting from any guess or none and
     told another after its first probe, ends at the climbing search's γ* whatever order its
     runs end in, running no load twice."""
-    edge = GRID[threshold] if threshold < len(GRID) else 2.0
-    if finite_mode:
-        point = finite(lambda load: 100.0 if load_key(load) < edge else 500.0)
-    else:
-        point = window([g for g in GRID if g >= edge])
-    mode = "finite" if finite_mode else "window"
+    point, mode = monotone_curve(threshold, finite_mode)
     climbing = CurveSearch(GRID, mode)
     climb(climbing, point)
     s = CurveSearch(GRID, mode, search="bisect", guess=guess)
